@@ -1,0 +1,629 @@
+"""Turn tokenised sentences into per-token feature dicts for CRF taggers."""
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from numbers import Integral
+from operator import itemgetter
+
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
+
+__all__ = ["SequenceFeaturizer"]
+
+# Names accepted in ``neighbor_features`` (besides "all"), mapped to the
+# token-feature kinds they select.  Columns are always emitted for neighbours.
+_NEIGHBOR_GROUPS = {
+    "lower": ("lower",),
+    "identity": ("identity",),
+    "prefixes": ("prefix",),
+    "suffixes": ("suffix",),
+    "shape": ("shape", "short_shape"),
+    "flags": ("isupper", "istitle", "isdigit"),
+    "isupper": ("isupper",),
+    "istitle": ("istitle",),
+    "isdigit": ("isdigit",),
+}
+
+
+class _ShapeTable(dict):
+    """``str.translate`` table mapping code points to their shape character.
+
+    Filled lazily, so it works for any Unicode character: letters become
+    ``"X"``/``"x"``, digits ``"d"``, everything else is kept.
+    """
+
+    def __missing__(self, code):
+        char = chr(code)
+        if char.isalpha():
+            shape = "X" if char.isupper() else "x"
+        elif char.isdigit():
+            shape = "d"
+        else:
+            shape = char
+        self[code] = shape
+        return shape
+
+
+_SHAPE_TABLE = _ShapeTable()
+_REPEATS = re.compile(r"(.)\1+", re.DOTALL)
+
+
+def _word_shape(word):
+    return word.translate(_SHAPE_TABLE)
+
+
+def _short_word_shape(word):
+    return _REPEATS.sub(r"\1", word.translate(_SHAPE_TABLE))
+
+
+class _WordCache(dict):
+    """Per-call memo ``word -> tuple of its word features``.
+
+    All word features are pure functions of the word, and words repeat a lot
+    in corpora, so each distinct word is featurized once per ``transform``.
+    """
+
+    def __init__(self, funcs):
+        super().__init__()
+        self._funcs = funcs
+
+    def __missing__(self, word):
+        values = self[word] = tuple([func(word) for func in self._funcs])
+        return values
+
+
+def _invalid(name, message):
+    return InvalidParameterError(
+        f"The {name!r} parameter of SequenceFeaturizer {message}"
+    )
+
+
+def _check_lengths(name, value):
+    lengths = []
+    for k in value:
+        if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
+            raise _invalid(name, f"must contain integers >= 1. Got {value!r} instead.")
+        lengths.append(int(k))
+    if len(set(lengths)) != len(lengths):
+        raise _invalid(name, f"must not contain duplicates. Got {value!r} instead.")
+    return lengths
+
+
+@lru_cache(maxsize=512)
+def _compile_builder(source):
+    namespace = {}
+    exec(compile(source, "<SequenceFeaturizer builder>", "exec"), namespace)
+    return namespace["build"]
+
+
+class _Plan:
+    """Parameters of a :class:`SequenceFeaturizer`, compiled for transform.
+
+    The feature dicts are built by small generated functions (one per
+    "layout": number of left/right neighbours present, first/last token),
+    each a single list comprehension whose dict display has the feature names
+    as constants.  The word features of every distinct word are computed once
+    (``_WordCache``) and the neighbour features are read from the neighbours'
+    cached tuples, so no work is repeated.
+    """
+
+    def __init__(self, est):
+        word = []  # (key, kind, func): features computed from the word alone
+        if est.lower:
+            word.append(("word.lower()", "lower", str.lower))
+        if est.identity:
+            word.append(("word", "identity", str))
+        for k in _check_lengths("prefixes", est.prefixes):
+            word.append((f"word[:{k}]", "prefix", itemgetter(slice(None, k))))
+        for k in _check_lengths("suffixes", est.suffixes):
+            word.append((f"word[-{k}:]", "suffix", itemgetter(slice(-k, None))))
+        if est.shape:
+            word.append(("word.shape()", "shape", _word_shape))
+            word.append(("word.short_shape()", "short_shape", _short_word_shape))
+        if est.flags:
+            word.append(("word.isupper()", "isupper", str.isupper))
+            word.append(("word.istitle()", "istitle", str.istitle))
+            word.append(("word.isdigit()", "isdigit", str.isdigit))
+
+        # Neighbour features: a filter on the enabled word features.
+        nf = est.neighbor_features
+        if isinstance(nf, str):  # "all", guaranteed by _parameter_constraints
+            kinds = {kind for _, kind, _ in word}
+        else:
+            kinds = set()
+            for name in nf:
+                if not isinstance(name, str) or name not in _NEIGHBOR_GROUPS:
+                    raise _invalid(
+                        "neighbor_features",
+                        'must be "all" or a tuple of names among '
+                        f"{sorted(_NEIGHBOR_GROUPS)}. Got {nf!r} instead.",
+                    )
+                kinds.update(_NEIGHBOR_GROUPS[name])
+        self.neighbor_mask = [kind in kinds for _, kind, _ in word]
+
+        # Extra columns: (feature name, index of the column in the token).
+        self.columns = []
+        if est.columns is None:
+            self.n_columns = None
+        else:
+            names = [c for c in est.columns if c is not None]
+            if not all(isinstance(c, str) and c for c in names) or len(
+                set(names)
+            ) != len(names):
+                raise _invalid(
+                    "columns",
+                    "must be None or a tuple of distinct non-empty str (or None "
+                    f"to skip a column). Got {est.columns!r} instead.",
+                )
+            self.columns = [
+                (name, j)
+                for j, name in enumerate(est.columns, start=1)
+                if name is not None
+            ]
+            self.n_columns = 1 + len(est.columns)
+
+        self.word_keys = [key for key, _, _ in word]
+        self.word_funcs = [func for _, _, func in word]
+        self.bias = bool(est.bias)
+        self.bos_eos = bool(est.bos_eos)
+        self.window = int(est.window)
+        self._builders = {}
+
+        w = self.window
+        all_keys = self._token_keys(0) + ["BOS", "EOS"] * self.bos_eos
+        for o in [*range(-w, 0), *range(1, w + 1)]:
+            all_keys += self._token_keys(o)
+        if len(set(all_keys)) != len(all_keys):
+            dup = sorted({k for k in all_keys if all_keys.count(k) > 1})
+            raise _invalid(
+                "columns", f"must not give names clashing with other features: {dup}."
+            )
+
+    def _token_keys(self, offset):
+        """Feature names contributed by the token at ``offset`` (0 = itself)."""
+        if offset == 0:
+            keys = ["bias"] * self.bias + self.word_keys
+        else:
+            keys = [k for k, m in zip(self.word_keys, self.neighbor_mask) if m]
+        keys += [name for name, _ in self.columns]
+        if offset:
+            keys = [f"{offset:+d}:{key}" for key in keys]
+        return keys
+
+    def builder(self, n_left, n_right, first, last):
+        """Function ``(rows, cols, start, stop) -> list of feature dicts``.
+
+        ``rows[i]`` is the word-feature tuple of token ``i`` and ``cols`` the
+        extra columns; the returned dicts are those of tokens ``start`` to
+        ``stop - 1``, which all have ``n_left`` left and ``n_right`` right
+        neighbours within the window, and are the first/last of the sentence
+        if ``first``/``last``.
+        """
+        layout = (n_left, n_right, first, last)
+        build = self._builders.get(layout)
+        if build is None:
+            build = self._builders[layout] = _compile_builder(self._source(*layout))
+        return build
+
+    def _source(self, n_left, n_right, first, last):
+        n_word = len(self.word_keys)
+        offsets = [0, *range(-1, -n_left - 1, -1)]
+        if first and self.bos_eos:
+            offsets.append("BOS")
+        offsets += range(1, n_right + 1)
+        if last and self.bos_eos:
+            offsets.append("EOS")
+
+        entries = []  # "key: expression" of the dict display
+        targets = []  # loop targets, one per zipped sequence
+        sequences = []
+        if self.bias:
+            entries.append('"bias": 1.0')
+        for offset in offsets:
+            if offset in ("BOS", "EOS"):
+                entries.append(f"{offset!r}: True")
+                continue
+            tag = f"m{-offset}" if offset < 0 else f"p{offset}"
+            prefix = f"{offset:+d}:" if offset else ""
+            sl = f"[start{offset:+d}:stop{offset:+d}]" if offset else "[start:stop]"
+            mask = [True] * n_word if offset == 0 else self.neighbor_mask
+            if any(mask):
+                names = []
+                for k, (key, used) in enumerate(zip(self.word_keys, mask)):
+                    if used:
+                        names.append(f"w{tag}_{k}")
+                        entries.append(f"{prefix + key!r}: {names[-1]}")
+                    else:
+                        names.append("_")
+                targets.append("(" + ", ".join(names) + ",)")
+                sequences.append("rows" + sl)
+            for c, (name, _) in enumerate(self.columns):
+                targets.append(f"c{tag}_{c}")
+                entries.append(f"{prefix + name!r}: {targets[-1]}")
+                sequences.append(f"cols[{c}]{sl}")
+        display = "{" + ", ".join(entries) + "}"
+        if sequences:
+            loop = f"for ({', '.join(targets)},) in zip({', '.join(sequences)})"
+        else:
+            loop = "for _ in range(stop - start)"
+        return (
+            "def build(rows, cols, start, stop):\n"
+            f"    return [{display} {loop}]\n"
+        )
+
+    def word_cache(self):
+        return _WordCache(self.word_funcs)
+
+
+def _short_repr(obj):
+    text = repr(obj)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _describe(obj):
+    return f"{type(obj).__name__} {_short_repr(obj)}"
+
+
+def _is_token_sequence(token):
+    """Whether ``token`` can be a tuple/list of columns."""
+    if isinstance(token, (str, bytes, Mapping)):
+        return False
+    if isinstance(token, Sequence):
+        return True
+    return getattr(token, "ndim", None) == 1  # e.g. a row of a numpy array
+
+
+def _split_sentence_slow(sentence, s, n_columns):
+    """Validate a sentence token by token, returning its list of columns.
+
+    Also accepts str subclasses (e.g. ``numpy.str_``, converted to str) and
+    tokens that are other sequences (e.g. rows of a 2-D numpy array).
+    """
+    rows = []
+    for t, token in enumerate(sentence):
+        where = f"sentence {s}, token {t}"
+        if isinstance(token, str):
+            row = (token,)
+        elif _is_token_sequence(token):
+            row = tuple(token)
+            if not row:
+                raise ValueError(f"{where}: a token must have at least one column.")
+        else:
+            raise TypeError(
+                f"{where}: a token must be a str or a tuple/list of str "
+                f"(word first), got {_describe(token)}."
+            )
+        if n_columns is not None and len(row) != n_columns:
+            raise ValueError(
+                f"{where}: expected {n_columns} columns (the word and the "
+                f"{n_columns - 1} `columns`), got {len(row)}: {_short_repr(token)}."
+            )
+        used = row if n_columns is not None else row[:1]
+        for j, value in enumerate(used):
+            if not isinstance(value, str):
+                what = "column 0 (the word)" if j == 0 else f"column {j}"
+                raise TypeError(
+                    f"{where}: {what} must be a str, got {_describe(value)}."
+                )
+        rows.append([v if type(v) is str else str(v) for v in used])
+    if n_columns is None:
+        return [[row[0] for row in rows]]
+    return [list(col) for col in zip(*rows)]
+
+
+def _split_sentence(sentence, s, n_columns):
+    """Return the list of columns (column 0 = words) of one sentence.
+
+    Fast path: a few C-level passes (``set(map(type, ...))``); on anything
+    unusual, fall back to the token-by-token validation which either raises
+    an informative error or normalises the input.
+    """
+    if isinstance(sentence, (str, bytes)):
+        raise TypeError(
+            f"sentence {s} is a {type(sentence).__name__} ({_short_repr(sentence)}); "
+            "expected a list of tokens. X must be a list of sentences, each a list "
+            "of tokens (wrap a single sentence in a list)."
+        )
+    if isinstance(sentence, Mapping) or not hasattr(sentence, "__len__"):
+        raise TypeError(
+            f"sentence {s} must be a list of tokens, got {_describe(sentence)}."
+        )
+    if not len(sentence):
+        return [[]]
+    types = set(map(type, sentence))
+    if types == {str} or all(issubclass(t, str) for t in types):
+        if n_columns is None or n_columns == 1:
+            return [sentence if types == {str} else list(map(str, sentence))]
+    elif types and types <= {tuple, list}:
+        lengths = set(map(len, sentence))
+        if n_columns is None:
+            if 0 not in lengths:
+                words = list(map(itemgetter(0), sentence))
+                if set(map(type, words)) == {str}:
+                    return [words]
+        elif lengths == {n_columns}:
+            cols = list(zip(*sentence))
+            if all(set(map(type, col)) == {str} for col in cols):
+                return cols
+    return _split_sentence_slow(sentence, s, n_columns)
+
+
+def _featurize_sentence(cols, plan, cache):
+    words = cols[0]
+    n = len(words)
+    if n == 0:
+        return []
+    rows = list(map(cache.__getitem__, words))
+    extra = [cols[j] for _, j in plan.columns]
+    w = plan.window
+    h = max(w, 1)  # tokens [h, n - h) share the interior layout
+    if n <= 2 * h:
+        out = []
+        for i in range(n):
+            build = plan.builder(min(i, w), min(n - 1 - i, w), i == 0, i == n - 1)
+            out += build(rows, extra, i, i + 1)
+        return out
+    out = []
+    for i in range(h):
+        out += plan.builder(min(i, w), w, i == 0, False)(rows, extra, i, i + 1)
+    out += plan.builder(w, w, False, False)(rows, extra, h, n - h)
+    for i in range(n - h, n):
+        j = n - 1 - i
+        out += plan.builder(w, min(j, w), False, j == 0)(rows, extra, i, i + 1)
+    return out
+
+
+class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+    """Turn tokenised sentences into per-token feature dicts.
+
+    Stateless transformer producing the input format of CRF sequence taggers
+    (the format of sklearn-crfsuite): for every sentence a list with one
+    ``{feature name: str | float | bool}`` dict per token.  The default
+    parameters reproduce exactly the ``word2features`` function of the
+    sklearn-crfsuite CoNLL-2002 tutorial (without POS tags).
+
+    Feature names follow the tutorial: ``"bias"``, ``"word.lower()"``,
+    ``"word"`` (identity), ``"word[:2]"`` (prefix), ``"word[-3:]"`` (suffix),
+    ``"word.shape()"``, ``"word.short_shape()"``, ``"word.isupper()"``,
+    ``"word.istitle()"``, ``"word.isdigit()"``, the column names given in
+    ``columns``, and ``"BOS"``/``"EOS"``.  Neighbour features carry an offset
+    prefix: ``"-1:word.lower()"``, ``"+2:pos"``...
+
+    Parameters
+    ----------
+    window : int, default=1
+        Number of neighbours on each side whose features (see
+        ``neighbor_features`` and ``columns``) are added to a token, with the
+        prefixes ``"-1:"``, ``"+1:"``, ``"-2:"``, ...  Neighbours outside the
+        sentence are simply absent.
+
+    lower : bool, default=True
+        Add the lower-cased word, ``"word.lower()"``.
+
+    identity : bool, default=False
+        Add the word itself, ``"word"``.
+
+    prefixes : tuple of int, default=()
+        Lengths of the prefixes to add, e.g. ``(2,)`` adds ``"word[:2]"``.
+        Computed on the word as-is (not lower-cased); a word shorter than the
+        length gives the whole word.
+
+    suffixes : tuple of int, default=(2, 3)
+        Lengths of the suffixes to add, e.g. ``"word[-3:]"``, computed on the
+        word as-is as in the sklearn-crfsuite tutorial.
+
+    shape : bool, default=False
+        Add the word shape ``"word.shape()"`` (upper-case letters become
+        ``"X"``, other letters ``"x"``, digits ``"d"``, other characters are
+        kept: ``"Jun-21"`` -> ``"Xxx-dd"``) and the short shape
+        ``"word.short_shape()"`` where runs of the same character are
+        collapsed (``"Xx-d"``).
+
+    flags : bool, default=True
+        Add the booleans ``"word.isupper()"``, ``"word.istitle()"`` and
+        ``"word.isdigit()"``.
+
+    neighbor_features : "all" or tuple of str, default=("lower", "istitle", \
+"isupper")
+        Which of the enabled token features are also emitted for the
+        neighbours.  Names among ``"lower"``, ``"identity"``, ``"prefixes"``,
+        ``"suffixes"``, ``"shape"``, ``"flags"`` (the three flags),
+        ``"isupper"``, ``"istitle"`` and ``"isdigit"``; ``"all"`` selects every
+        enabled token feature except the bias.  Naming a disabled feature is
+        allowed and has no effect (e.g. ``flags=False`` drops
+        ``"-1:word.istitle()"``).
+
+    columns : tuple of str or None, default=None
+        Names of the extra columns of the tokens (after the word), e.g.
+        ``("postag",)`` for ``(word, postag)`` tokens.  The column values are
+        added as features named after the column, for the token and its
+        neighbours (``"postag"``, ``"-1:postag"``, ...).  Use ``None`` as a name
+        to ignore a column, e.g. ``("postag", None)`` for
+        ``(word, postag, label)`` triples.  When given, every token must have
+        exactly ``1 + len(columns)`` columns.  When ``None``, tokens may be
+        plain strings or tuples/lists of any length of which only the first
+        element (the word) is used.
+
+    bos_eos : bool, default=True
+        Add ``"BOS": True`` to the first token of each sentence and
+        ``"EOS": True`` to the last one.
+
+    bias : bool, default=True
+        Add the constant feature ``"bias": 1.0``.
+
+    See Also
+    --------
+    sklearn.feature_extraction.DictVectorizer : Vectorise feature dicts for
+        non-sequence estimators.
+
+    Notes
+    -----
+    The transformer is stateless: ``fit`` only validates the parameters and
+    ``transform`` can be called without fitting.  As the output is a list of
+    lists of dicts, ``get_feature_names_out`` is not provided and
+    ``set_output`` only accepts ``"default"`` (the global
+    ``transform_output`` configuration is ignored).
+
+    Examples
+    --------
+    >>> from sklearn_crf import SequenceFeaturizer
+    >>> X = [["Jim", "bought", "300", "shares"], ["Hi"]]
+    >>> feats = SequenceFeaturizer().fit_transform(X)
+    >>> len(feats), len(feats[0]), len(feats[1])
+    (2, 4, 1)
+    >>> sorted(feats[0][1])  # doctest: +NORMALIZE_WHITESPACE
+    ['+1:word.istitle()', '+1:word.isupper()', '+1:word.lower()',
+     '-1:word.istitle()', '-1:word.isupper()', '-1:word.lower()',
+     'bias', 'word.isdigit()', 'word.istitle()', 'word.isupper()',
+     'word.lower()', 'word[-2:]', 'word[-3:]']
+    >>> feats[0][1]["-1:word.lower()"], feats[0][1]["word[-3:]"]
+    ('jim', 'ght')
+    >>> feats[1][0]["BOS"], feats[1][0]["EOS"]
+    (True, True)
+
+    Tokens can carry extra columns such as part-of-speech tags:
+
+    >>> featurizer = SequenceFeaturizer(
+    ...     window=1, suffixes=(), flags=False, neighbor_features=(),
+    ...     columns=("pos",), bos_eos=False, bias=False)
+    >>> featurizer.transform([[("The", "DT"), ("cat", "NN")]])
+    [[{'word.lower()': 'the', 'pos': 'DT', '+1:pos': 'NN'}, \
+{'word.lower()': 'cat', 'pos': 'NN', '-1:pos': 'DT'}]]
+    """
+
+    _parameter_constraints: dict = {
+        "window": [Interval(Integral, 0, None, closed="left")],
+        "lower": ["boolean"],
+        "identity": ["boolean"],
+        "prefixes": [tuple, list],
+        "suffixes": [tuple, list],
+        "shape": ["boolean"],
+        "flags": ["boolean"],
+        "neighbor_features": [StrOptions({"all"}), tuple, list],
+        "columns": [None, tuple, list],
+        "bos_eos": ["boolean"],
+        "bias": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        *,
+        window=1,
+        lower=True,
+        identity=False,
+        prefixes=(),
+        suffixes=(2, 3),
+        shape=False,
+        flags=True,
+        neighbor_features=("lower", "istitle", "isupper"),
+        columns=None,
+        bos_eos=True,
+        bias=True,
+    ):
+        self.window = window
+        self.lower = lower
+        self.identity = identity
+        self.prefixes = prefixes
+        self.suffixes = suffixes
+        self.shape = shape
+        self.flags = flags
+        self.neighbor_features = neighbor_features
+        self.columns = columns
+        self.bos_eos = bos_eos
+        self.bias = bias
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Validate the parameters; the transformer learns nothing.
+
+        Parameters
+        ----------
+        X : list of sentences
+            Ignored (accepted for API consistency).
+
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : SequenceFeaturizer
+            The transformer itself.
+        """
+        _Plan(self)  # checks the content of the tuple-valued parameters
+        return self
+
+    def transform(self, X):
+        """Compute the feature dicts of every token of every sentence.
+
+        Parameters
+        ----------
+        X : list of sentences
+            Each sentence is a list of tokens; a token is a str (the word) or
+            a tuple/list of str whose first element is the word and the others
+            the values of ``columns``.
+
+        Returns
+        -------
+        X_features : list of list of dict
+            ``X_features[s][t]`` is the ``{name: str | float | bool}`` feature
+            dict of token ``t`` of sentence ``s``.  Empty sentences give empty
+            lists.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``X``, a sentence or a token is malformed; the message tells
+            which sentence and token.
+        """
+        self._validate_params()
+        plan = _Plan(self)
+        if isinstance(X, (str, bytes, Mapping)) or not hasattr(X, "__iter__"):
+            raise TypeError(
+                "X must be a list of sentences (each a list of tokens), got "
+                f"{_describe(X)}."
+            )
+        n_columns = plan.n_columns
+        cache = plan.word_cache()
+        return [
+            _featurize_sentence(_split_sentence(sentence, s, n_columns), plan, cache)
+            for s, sentence in enumerate(X)
+        ]
+
+    def set_output(self, *, transform=None):
+        """Set the output container; only the default container is supported.
+
+        The output is a list of lists of dicts, which cannot be represented
+        as a pandas or polars DataFrame; this method exists so that
+        ``Pipeline.set_output(transform="default")`` works.
+
+        Parameters
+        ----------
+        transform : {"default"} or None, default=None
+            ``"default"`` and ``None`` leave the output unchanged.
+
+        Returns
+        -------
+        self : SequenceFeaturizer
+            The transformer itself.
+        """
+        if transform is None or transform == "default":
+            return self
+        raise ValueError(
+            f"SequenceFeaturizer does not support set_output(transform={transform!r}):"
+            " its output is a list of lists of feature dicts, not a 2-D array."
+        )
+
+    def __sklearn_is_fitted__(self):
+        """Return True: the transformer is stateless and needs no fitting."""
+        return True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = False
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.target_tags.required = False
+        if tags.transformer_tags is not None:
+            tags.transformer_tags.preserves_dtype = []
+        return tags

@@ -1,0 +1,478 @@
+"""numba kernels for linear-chain CRFs.
+
+Every function here takes arrays and scalars and returns arrays. Ragged data is
+passed CSR-style:
+
+* tokens → attributes: ``tok_ptr`` (n_tokens + 1), ``tok_attr`` (int32 attribute
+  ids), ``tok_val`` (float64 attribute values);
+* sequences → tokens: ``seq_ptr`` (n_sequences + 1);
+* attributes → state parameters: ``attr_ptr`` (n_attributes + 1) and
+  ``attr_label`` (int32 label of each state parameter). The state parameter of the
+  ``j``-th label of attribute ``a`` has index ``attr_ptr[a] + j``.
+
+The forward-backward pass uses per-position scaling (Rabiner's scheme, as in
+CRFsuite and Wapiti): one ``exp`` per state score instead of one per label pair.
+Whenever scaling under- or overflows (extreme weights, forbidden transitions) the
+sequence is recomputed in log space, so the results stay finite and exact.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+_NJIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+
+
+# --------------------------------------------------------------------------
+# building blocks (one sequence at a time)
+# --------------------------------------------------------------------------
+
+
+@njit(**_NJIT)
+def state_scores_sequence(
+    w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, start, stop, out
+):
+    """Fill ``out[: stop - start]`` with the state scores of tokens start..stop-1."""
+    n_labels = out.shape[1]
+    for t in range(start, stop):
+        row = t - start
+        for j in range(n_labels):
+            out[row, j] = 0.0
+        for k in range(tok_ptr[t], tok_ptr[t + 1]):
+            a = tok_attr[k]
+            v = tok_val[k]
+            for p in range(attr_ptr[a], attr_ptr[a + 1]):
+                out[row, attr_label[p]] += v * w_state[p]
+
+
+@njit(**_NJIT)
+def state_scores(w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, n_labels):
+    """State scores of every token, shape (n_tokens, n_labels)."""
+    n_tokens = tok_ptr.shape[0] - 1
+    out = np.empty((n_tokens, n_labels))
+    state_scores_sequence(
+        w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, 0, n_tokens, out
+    )
+    return out
+
+
+@njit(**_NJIT)
+def _logsumexp_row(x, n):
+    m = -np.inf
+    for i in range(n):
+        if x[i] > m:
+            m = x[i]
+    if m == -np.inf:
+        return -np.inf
+    s = 0.0
+    for i in range(n):
+        s += np.exp(x[i] - m)
+    return m + np.log(s)
+
+
+@njit(**_NJIT)
+def forward_backward_log(scores, trans, n, node, edge, edge_mode, edge_weight):
+    """Log-space forward-backward for one sequence of length ``n``.
+
+    ``scores`` is (>= n, L); node marginals go to ``node[:n]``. Edge marginals
+    ``p(y[t-1] = i, y[t] = j)`` go, by ``edge_mode``, nowhere (0), to
+    ``edge[t, i, j]`` for t in 1..n-1 (1), or are summed over t, times
+    ``edge_weight``, into ``edge[0, i, j]`` (2). Returns log Z.
+    """
+    L = scores.shape[1]
+    la = np.empty((n, L))
+    lb = np.empty((n, L))
+    tmp = np.empty(L)
+    for j in range(L):
+        la[0, j] = scores[0, j]
+    for t in range(1, n):
+        for j in range(L):
+            for i in range(L):
+                tmp[i] = la[t - 1, i] + trans[i, j]
+            la[t, j] = scores[t, j] + _logsumexp_row(tmp, L)
+    for j in range(L):
+        lb[n - 1, j] = 0.0
+    for t in range(n - 2, -1, -1):
+        for i in range(L):
+            for j in range(L):
+                tmp[j] = trans[i, j] + scores[t + 1, j] + lb[t + 1, j]
+            lb[t, i] = _logsumexp_row(tmp, L)
+    log_z = _logsumexp_row(la[n - 1], L)
+    for t in range(n):
+        for j in range(L):
+            node[t, j] = np.exp(la[t, j] + lb[t, j] - log_z)
+    if edge_mode != 0:
+        for t in range(1, n):
+            row = t if edge_mode == 1 else 0
+            for i in range(L):
+                for j in range(L):
+                    p = np.exp(la[t - 1, i] + trans[i, j] + scores[t, j] + lb[t, j] - log_z)
+                    if edge_mode == 1:
+                        edge[row, i, j] = p
+                    else:
+                        edge[row, i, j] += edge_weight * p
+    return log_z
+
+
+@njit(**_NJIT)
+def forward_backward_scaled(
+    scores, exp_trans, trans_max, n, alpha, beta, scale, node, edge, edge_mode,
+    edge_weight,
+):
+    """Scaled forward-backward for one sequence of length ``n``.
+
+    ``exp_trans = exp(trans - trans_max)``. ``scores`` is overwritten with the
+    shifted exponentiated scores. ``alpha``, ``beta`` (>= n, L) and ``scale``
+    (>= n) are work buffers; ``node``, ``edge``, ``edge_mode`` and
+    ``edge_weight`` are as in :func:`forward_backward_log`. Returns log Z, or NaN
+    when scaling loses the sequence (a zero or non-finite scale or marginal):
+    the caller then recomputes it in log space. Edge accumulation (mode 2) only
+    happens once the node marginals are known to be finite.
+    """
+    L = scores.shape[1]
+    if n == 0:
+        return 0.0
+    log_z = 0.0
+    ok = True
+    # exponentiate state scores with a per-position shift
+    for t in range(n):
+        m = -np.inf
+        for j in range(L):
+            if scores[t, j] > m:
+                m = scores[t, j]
+        if not np.isfinite(m):
+            ok = False
+            break
+        log_z += m
+        for j in range(L):
+            scores[t, j] = np.exp(scores[t, j] - m)
+    if ok and n > 1:
+        if np.isfinite(trans_max):
+            log_z += (n - 1) * trans_max
+        else:
+            ok = False
+    if ok:
+        # forward
+        c = 0.0
+        for j in range(L):
+            alpha[0, j] = scores[0, j]
+            c += alpha[0, j]
+        if c > 0.0 and np.isfinite(c):
+            inv = 1.0 / c
+            for j in range(L):
+                alpha[0, j] *= inv
+            log_z += np.log(c)
+        else:
+            ok = False
+        t = 1
+        while ok and t < n:
+            c = 0.0
+            for j in range(L):
+                s = 0.0
+                for i in range(L):
+                    s += alpha[t - 1, i] * exp_trans[i, j]
+                s *= scores[t, j]
+                alpha[t, j] = s
+                c += s
+            if c > 0.0 and np.isfinite(c):
+                inv = 1.0 / c
+                for j in range(L):
+                    alpha[t, j] *= inv
+                log_z += np.log(c)
+                scale[t] = c
+            else:
+                ok = False
+            t += 1
+    if ok:
+        # backward
+        for j in range(L):
+            beta[n - 1, j] = 1.0
+        tmp = np.empty(L)
+        for t in range(n - 2, -1, -1):
+            inv = 1.0 / scale[t + 1]
+            for j in range(L):
+                tmp[j] = scores[t + 1, j] * beta[t + 1, j] * inv
+            for i in range(L):
+                s = 0.0
+                for j in range(L):
+                    s += exp_trans[i, j] * tmp[j]
+                beta[t, i] = s
+        for t in range(n):
+            for j in range(L):
+                p = alpha[t, j] * beta[t, j]
+                if not np.isfinite(p):
+                    ok = False
+                node[t, j] = p
+        if ok and not np.isfinite(log_z):
+            ok = False
+        if ok and edge_mode != 0:
+            for t in range(1, n):
+                row = t if edge_mode == 1 else 0
+                inv = 1.0 / scale[t]
+                if edge_mode == 2:
+                    inv *= edge_weight
+                for j in range(L):
+                    tmp[j] = scores[t, j] * beta[t, j]
+                for i in range(L):
+                    a = alpha[t - 1, i] * inv
+                    for j in range(L):
+                        p = a * exp_trans[i, j] * tmp[j]
+                        if edge_mode == 1:
+                            edge[row, i, j] = p
+                        else:
+                            edge[row, i, j] += p
+    if ok:
+        return log_z
+    return np.nan
+
+
+@njit(**_NJIT)
+def viterbi_sequence(scores, trans, n, back, path):
+    """Max-plus Viterbi for one sequence; fills ``path[:n]``, returns the best score."""
+    L = scores.shape[1]
+    if n == 0:
+        return 0.0
+    delta = np.empty(L)
+    new = np.empty(L)
+    for j in range(L):
+        delta[j] = scores[0, j]
+    for t in range(1, n):
+        for j in range(L):
+            best = -np.inf
+            arg = 0
+            for i in range(L):
+                v = delta[i] + trans[i, j]
+                if v > best:
+                    best = v
+                    arg = i
+            new[j] = best + scores[t, j]
+            back[t, j] = arg
+        for j in range(L):
+            delta[j] = new[j]
+    best = -np.inf
+    arg = 0
+    for j in range(L):
+        if delta[j] > best:
+            best = delta[j]
+            arg = j
+    path[n - 1] = arg
+    for t in range(n - 1, 0, -1):
+        arg = back[t, arg]
+        path[t - 1] = arg
+    return best
+
+
+# --------------------------------------------------------------------------
+# batched kernels
+# --------------------------------------------------------------------------
+
+
+@njit(**_NJIT)
+def _max_len(seq_ptr):
+    m = 0
+    for s in range(seq_ptr.shape[0] - 1):
+        d = seq_ptr[s + 1] - seq_ptr[s]
+        if d > m:
+            m = d
+    return m
+
+
+@njit(**_NJIT)
+def chunk_bounds(seq_ptr, n_chunks):
+    """Split sequences into ``n_chunks`` contiguous chunks of about equal tokens."""
+    n_seq = seq_ptr.shape[0] - 1
+    bounds = np.empty(n_chunks + 1, dtype=np.int64)
+    bounds[0] = 0
+    total = seq_ptr[n_seq] - seq_ptr[0]
+    s = 0
+    for c in range(1, n_chunks):
+        target = seq_ptr[0] + (total * c) // n_chunks
+        while s < n_seq and seq_ptr[s] < target:
+            s += 1
+        bounds[c] = s
+    bounds[n_chunks] = n_seq
+    return bounds
+
+
+@njit(**_NJIT)
+def forward_backward(
+    raw, work, trans, exp_trans, trans_max, n, alpha, beta, scale, node, edge,
+    edge_mode, edge_weight,
+):
+    """Scaled forward-backward on ``work`` (a copy of ``raw``), log space as fallback."""
+    L = raw.shape[1]
+    for t in range(n):
+        for j in range(L):
+            work[t, j] = raw[t, j]
+    log_z = forward_backward_scaled(
+        work, exp_trans, trans_max, n, alpha, beta, scale, node, edge, edge_mode,
+        edge_weight,
+    )
+    if np.isnan(log_z):
+        log_z = forward_backward_log(raw, trans, n, node, edge, edge_mode, edge_weight)
+    return log_z
+
+
+@njit(**_NJIT)
+def _exp_trans(trans):
+    trans_max = -np.inf
+    L = trans.shape[0]
+    for i in range(L):
+        for j in range(L):
+            if trans[i, j] > trans_max:
+                trans_max = trans[i, j]
+    exp_trans = np.empty((L, L))
+    for i in range(L):
+        for j in range(L):
+            if np.isfinite(trans_max):
+                exp_trans[i, j] = np.exp(trans[i, j] - trans_max)
+            else:
+                exp_trans[i, j] = 0.0
+    return exp_trans, trans_max
+
+
+@njit(parallel=True, **_NJIT)
+def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_chunks):
+    """log Z, node and edge marginals of every sequence from dense state scores.
+
+    Returns ``log_z`` (n_sequences,), ``node`` (n_tokens, L) and ``edge``
+    (n_tokens, L, L) where ``edge[t, i, j] = p(y[t-1]=i, y[t]=j)`` for every
+    token that is not first in its sequence (zeros otherwise); ``edge`` has
+    zero length when ``with_edges`` is false.
+    """
+    L = scores.shape[1]
+    n_seq = seq_ptr.shape[0] - 1
+    n_tokens = scores.shape[0]
+    log_z = np.zeros(n_seq)
+    node = np.zeros((n_tokens, L))
+    edge = np.zeros((n_tokens if with_edges else 0, L, L))
+    exp_trans, trans_max = _exp_trans(trans)
+    max_len = _max_len(seq_ptr)
+    bounds = chunk_bounds(seq_ptr, n_chunks)
+    for c in prange(n_chunks):
+        work = np.empty((max_len, L))
+        alpha = np.empty((max_len, L))
+        beta = np.empty((max_len, L))
+        scale = np.empty(max_len)
+        for s in range(bounds[c], bounds[c + 1]):
+            a = seq_ptr[s]
+            b = seq_ptr[s + 1]
+            n = b - a
+            if n == 0:
+                continue
+            log_z[s] = forward_backward(
+                scores[a:b], work, trans, exp_trans, trans_max, n, alpha, beta,
+                scale, node[a:b], edge[a:b] if with_edges else edge,
+                1 if with_edges else 0, 1.0,
+            )
+    return log_z, node, edge
+
+
+@njit(parallel=True, **_NJIT)
+def viterbi_batch(scores, trans, seq_ptr, n_chunks):
+    """Best label path of every sequence: int32 labels (n_tokens,) and path scores."""
+    L = scores.shape[1]
+    n_seq = seq_ptr.shape[0] - 1
+    labels = np.zeros(scores.shape[0], dtype=np.int32)
+    best = np.zeros(n_seq)
+    max_len = _max_len(seq_ptr)
+    bounds = chunk_bounds(seq_ptr, n_chunks)
+    for c in prange(n_chunks):
+        back = np.empty((max_len, L), dtype=np.int32)
+        for s in range(bounds[c], bounds[c + 1]):
+            a = seq_ptr[s]
+            b = seq_ptr[s + 1]
+            best[s] = viterbi_sequence(scores[a:b], trans, b - a, back, labels[a:b])
+    return labels, best
+
+
+@njit(parallel=True, **_NJIT)
+def nll_gradient(
+    w_state, trans, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, seq_ptr,
+    seq_weight, n_chunks,
+):
+    """Weighted Σ log Z and the expected feature counts of a CRF.
+
+    The negative log-likelihood is ``Σ_s weight_s (log Z_s - score_s(y_s))``; the
+    gold-path scores and observed counts are linear in the weights and are handled
+    by the caller. Returns ``(Σ_s weight_s log Z_s, expected state counts
+    (n_state,), expected transition counts (L, L))``.
+    """
+    L = trans.shape[0]
+    n_state = w_state.shape[0]
+    exp_trans, trans_max = _exp_trans(trans)
+    max_len = _max_len(seq_ptr)
+    bounds = chunk_bounds(seq_ptr, n_chunks)
+    g_state = np.zeros((n_chunks, n_state))
+    g_trans = np.zeros((n_chunks, L, L))
+    log_z_sum = np.zeros(n_chunks)
+    for c in prange(n_chunks):
+        raw = np.empty((max_len, L))
+        work = np.empty((max_len, L))
+        alpha = np.empty((max_len, L))
+        beta = np.empty((max_len, L))
+        scale = np.empty(max_len)
+        node = np.empty((max_len, L))
+        gs = g_state[c]
+        acc = 0.0
+        for s in range(bounds[c], bounds[c + 1]):
+            a = seq_ptr[s]
+            b = seq_ptr[s + 1]
+            n = b - a
+            weight = seq_weight[s]
+            if n == 0 or weight == 0.0:
+                continue
+            state_scores_sequence(
+                w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, a, b, raw
+            )
+            acc += weight * forward_backward(
+                raw, work, trans, exp_trans, trans_max, n, alpha, beta, scale,
+                node, g_trans[c:c + 1], 2, weight,
+            )
+            for t in range(n):
+                tok = a + t
+                for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
+                    at = tok_attr[k]
+                    v = tok_val[k] * weight
+                    for p in range(attr_ptr[at], attr_ptr[at + 1]):
+                        gs[p] += v * node[t, attr_label[p]]
+        log_z_sum[c] = acc
+    total = 0.0
+    for c in range(n_chunks):
+        total += log_z_sum[c]
+    out_state = np.zeros(n_state)
+    out_trans = np.zeros((L, L))
+    for c in range(n_chunks):
+        for p in range(n_state):
+            out_state[p] += g_state[c, p]
+        for i in range(L):
+            for j in range(L):
+                out_trans[i, j] += g_trans[c, i, j]
+    return total, out_state, out_trans
+
+
+@njit(**_NJIT)
+def observed_counts(
+    tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, labels, seq_ptr, seq_weight,
+    n_state, n_labels,
+):
+    """Weighted observed counts of state and transition features on the gold paths.
+
+    A token attribute whose (attribute, gold label) pair has no parameter (pruned
+    by ``min_freq``) contributes nothing.
+    """
+    obs_state = np.zeros(n_state)
+    obs_trans = np.zeros((n_labels, n_labels))
+    n_seq = seq_ptr.shape[0] - 1
+    for s in range(n_seq):
+        weight = seq_weight[s]
+        for tok in range(seq_ptr[s], seq_ptr[s + 1]):
+            y = labels[tok]
+            for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
+                at = tok_attr[k]
+                for p in range(attr_ptr[at], attr_ptr[at + 1]):
+                    if attr_label[p] == y:
+                        obs_state[p] += weight * tok_val[k]
+                        break
+            if tok > seq_ptr[s]:
+                obs_trans[labels[tok - 1], y] += weight
+    return obs_state, obs_trans

@@ -1,0 +1,396 @@
+"""CRFTagger: a linear-chain CRF sequence labeler as a scikit-learn estimator."""
+
+import contextlib
+import logging
+from numbers import Integral, Real
+
+import numba
+import numpy as np
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from . import _kernels
+from ._objective import CRFObjective, build_layout
+from ._optimize import minimize_crf
+from ._validation import encode_labels
+from ._vectorizer import SequenceVectorizer
+from ._version import __version__
+
+logger = logging.getLogger("sklearn_crf")
+
+
+class CRFTagger(BaseEstimator):
+    """Linear-chain conditional random field for sequence labeling.
+
+    The model and its training objective are CRFsuite's (and so
+    sklearn-crfsuite's with ``algorithm="lbfgs"``), so tuned hyperparameters
+    carry over: it minimizes
+
+    ``-Σ_s log p(y_s | x_s) + c1·‖w‖₁ + c2·‖w‖²``
+
+    over one weight per (attribute, label) pair seen in training and one per
+    label transition, with scipy's L-BFGS-B, or OWL-QN when there is an L1
+    term (see ``solver``). The forward-backward and
+    Viterbi kernels are compiled with numba and run over sequences in parallel.
+
+    Parameters
+    ----------
+    c1 : float, default=0.0
+        Coefficient of the L1 penalty. With ``c1 > 0`` many weights are exactly 0.
+    c2 : float, default=1.0
+        Coefficient of the (squared) L2 penalty.
+    solver : {"lbfgs", "l-bfgs-b"}, default="lbfgs"
+        ``"lbfgs"`` is CRFsuite's ``lbfgs`` algorithm: scipy's L-BFGS-B (no
+        bounds) when ``c1 == 0``, OWL-QN, the orthant-wise L-BFGS, when
+        ``c1 > 0``. ``"l-bfgs-b"`` always uses scipy's L-BFGS-B; with
+        ``c1 > 0`` it splits each weight into non-negative parts ``w = w⁺ - w⁻``
+        under bounds, which reaches the same optimum but needs many more
+        iterations. Both keep a history of 6 updates.
+    max_iter : int, default=1000
+        Maximum number of L-BFGS-B iterations.
+    tol : float, default=1e-4
+        Stopping rule (CRFsuite's "delta" test): training stops when the loss
+        decreased by less than ``tol`` relative to its current value over the
+        last 10 iterations, ``(f[k-10] - f[k]) / max(|f[k]|, 1) < tol``.
+        L-BFGS-B also stops when it cannot decrease the loss any further. When
+        ``max_iter`` stops it first, a ``ConvergenceWarning`` is raised.
+    min_freq : float, default=0.0
+        A state feature (attribute, label) is kept only when the sum of the
+        attribute's values over training tokens with that label is at least
+        ``min_freq``.
+    all_possible_states : bool, default=False
+        Give a weight to every (attribute, label) pair, not only those seen in
+        training. Slower, rarely more accurate.
+    all_possible_transitions : bool, default=False
+        Give a weight to every label pair transition, not only those seen in
+        training, so that unseen transitions can learn negative weights.
+    warm_start : bool, default=False
+        When refitting, start from the weights of the previous fit (matched by
+        attribute and label names) instead of zeros.
+    n_jobs : int, default=None
+        Number of threads of the numba kernels. ``None`` uses numba's default
+        (all cores, or the ``NUMBA_NUM_THREADS`` environment variable); ``-1``
+        all cores. Results are bitwise reproducible for a fixed thread count.
+    verbose : int, default=0
+        When positive, log the loss, gradient norm and time of each iteration
+        at INFO level on the ``"sklearn_crf"`` logger.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_labels,)
+        The labels, sorted.
+    vectorizer_ : SequenceVectorizer
+        The fitted vectorizer that maps feature dicts to attribute ids.
+    layout_ : ParameterLayout
+        Which (attribute, label) pairs and label transitions have a weight.
+    coef_ : ndarray of shape (n_state_features + n_transition_features,)
+        All weights: the state features in ``layout_`` order, then the
+        transition features.
+    transition_matrix_ : ndarray of shape (n_labels, n_labels)
+        ``transition_matrix_[i, j]`` is the weight of label ``classes_[i]``
+        followed by ``classes_[j]`` (0 where there is no such feature).
+    n_iter_ : int
+        Number of L-BFGS-B iterations run.
+    loss_ : float
+        The objective at the fitted weights.
+    loss_curve_ : ndarray of shape (n_iter_,)
+        The objective after each iteration.
+
+    See Also
+    --------
+    SequenceVectorizer : The feature-dict vectorizer used inside.
+
+    Examples
+    --------
+    >>> from sklearn_crf import CRFTagger
+    >>> X = [[{"w": "John"}, {"w": "runs"}], [{"w": "Mary"}, {"w": "sleeps"}]]
+    >>> y = [["PER", "O"], ["PER", "O"]]
+    >>> crf = CRFTagger(c2=0.01).fit(X, y)
+    >>> crf.predict([[{"w": "Mary"}, {"w": "runs"}]])
+    [['PER', 'O']]
+    >>> crf.score(X, y)
+    1.0
+    """
+
+    _parameter_constraints: dict = {
+        "c1": [Interval(Real, 0, None, closed="left")],
+        "c2": [Interval(Real, 0, None, closed="left")],
+        "solver": [StrOptions({"lbfgs", "l-bfgs-b"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "min_freq": [Interval(Real, 0, None, closed="left")],
+        "all_possible_states": ["boolean"],
+        "all_possible_transitions": ["boolean"],
+        "warm_start": ["boolean"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        c1=0.0,
+        c2=1.0,
+        solver="lbfgs",
+        max_iter=1000,
+        tol=1e-4,
+        min_freq=0.0,
+        all_possible_states=False,
+        all_possible_transitions=False,
+        warm_start=False,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.c1 = c1
+        self.c2 = c2
+        self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.min_freq = min_freq
+        self.all_possible_states = all_possible_states
+        self.all_possible_transitions = all_possible_transitions
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Train the CRF.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Each sequence is a list of tokens, each token a dict of features in
+            sklearn-crfsuite's format (see :class:`SequenceVectorizer`).
+        y : list of sequences of labels
+            One label per token. Labels may be str, int or any hashable, all of
+            one type.
+        sample_weight : array-like of shape (n_sequences,), default=None
+            Weight of each sequence in the likelihood.
+
+        Returns
+        -------
+        self : CRFTagger
+            The fitted tagger.
+        """
+        vectorizer = SequenceVectorizer()
+        data = vectorizer._transform(X, fitting=True)
+        tok_ptr, tok_attr, tok_val, seq_ptr = data
+        classes, labels = encode_labels(y, seq_ptr)
+        seq_weight = _check_sample_weight(sample_weight, len(seq_ptr) - 1)
+        layout = build_layout(
+            tok_ptr, tok_attr, tok_val, seq_ptr, labels,
+            len(vectorizer.vocabulary_), len(classes),
+            min_freq=self.min_freq,
+            all_possible_states=self.all_possible_states,
+            all_possible_transitions=self.all_possible_transitions,
+        )
+        logger.debug(
+            "%d sequences, %d tokens, %d attributes, %d labels, %d parameters",
+            len(seq_ptr) - 1, len(tok_ptr) - 1, len(vectorizer.vocabulary_),
+            len(classes), layout.n_params,
+        )
+        with _n_threads(self.n_jobs) as n_threads:
+            objective = CRFObjective(
+                data, layout, labels, seq_weight, c1=self.c1, c2=self.c2,
+                n_chunks=n_threads,
+            )
+            w0 = self._warm_start_weights(vectorizer, classes, layout)
+            coef, n_iter, losses = minimize_crf(
+                objective, w0, solver=self.solver, max_iter=self.max_iter,
+                tol=self.tol, verbose=self.verbose,
+            )
+        self.classes_ = classes
+        self.vectorizer_ = vectorizer
+        self.layout_ = layout
+        self.coef_ = coef
+        self.transition_matrix_ = layout.transition_matrix(coef)
+        self.n_iter_ = n_iter
+        self.loss_curve_ = losses
+        self.loss_ = (
+            float(losses[-1]) if len(losses)
+            else objective.full_loss(coef, objective.smooth(coef)[0])
+        )
+        self._sklearn_crf_version = __version__
+        return self
+
+    def _warm_start_weights(self, vectorizer, classes, layout):
+        """Zeros, or with ``warm_start`` the previous weights of the same features."""
+        w0 = np.zeros(layout.n_params)
+        if not (self.warm_start and hasattr(self, "coef_")):
+            return w0
+        old_layout = self.layout_
+        label_map = {label: i for i, label in enumerate(classes.tolist())}
+        old_to_new_label = np.array(
+            [label_map.get(label, -1) for label in self.classes_.tolist()], dtype=np.int64
+        )
+        vocab = vectorizer.vocabulary_
+        old_to_new_attr = np.array(
+            [vocab.get(name, -1) for name in self.vectorizer_.feature_names_],
+            dtype=np.int64,
+        )
+        L = len(classes)
+        # state features: match (attribute, label) keys
+        old_attr = old_to_new_attr[old_layout.state_pairs()]
+        old_label = old_to_new_label[old_layout.attr_label]
+        ok = (old_attr >= 0) & (old_label >= 0)
+        old_keys = old_attr[ok] * L + old_label[ok]
+        new_keys = layout.state_pairs() * L + layout.attr_label
+        _copy_matching(
+            w0[: layout.n_state], new_keys, old_keys, self.coef_[: old_layout.n_state][ok]
+        )
+        # transitions
+        f = old_to_new_label[old_layout.trans_from]
+        t = old_to_new_label[old_layout.trans_to]
+        ok = (f >= 0) & (t >= 0)
+        _copy_matching(
+            w0[layout.n_state :],
+            layout.trans_from.astype(np.int64) * L + layout.trans_to,
+            f[ok] * L + t[ok],
+            self.coef_[old_layout.n_state :][ok],
+        )
+        return w0
+
+    def _state_scores(self, X):
+        """Vectorize X and return (state scores, sequence offsets)."""
+        check_is_fitted(self)
+        tok_ptr, tok_attr, tok_val, seq_ptr = self.vectorizer_._transform(X, fitting=False)
+        layout = self.layout_
+        scores = _kernels.state_scores(
+            self.coef_[: layout.n_state], tok_ptr, tok_attr, tok_val,
+            layout.attr_ptr, layout.attr_label, layout.n_labels,
+        )
+        return scores, seq_ptr
+
+    def predict(self, X):
+        """Most likely label sequence of each sequence (Viterbi).
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Sequences of feature dicts, as in :meth:`fit`.
+
+        Returns
+        -------
+        y : list of lists
+            The predicted labels, of the same type as the training labels.
+        """
+        scores, seq_ptr = self._state_scores(X)
+        with _n_threads(self.n_jobs) as n_threads:
+            codes, _ = _kernels.viterbi_batch(
+                scores, self.transition_matrix_, seq_ptr, n_threads
+            )
+        labels = self.classes_.tolist()
+        flat = [labels[c] for c in codes.tolist()]
+        return [flat[a:b] for a, b in zip(seq_ptr[:-1].tolist(), seq_ptr[1:].tolist())]
+
+    def predict_marginals(self, X):
+        """Probability of each label at each token (forward-backward).
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Sequences of feature dicts, as in :meth:`fit`.
+
+        Returns
+        -------
+        marginals : list of lists of dict
+            ``marginals[i][t][label]`` is the probability that token ``t`` of
+            sequence ``i`` has that label (sklearn-crfsuite's format).
+        """
+        scores, seq_ptr = self._state_scores(X)
+        with _n_threads(self.n_jobs) as n_threads:
+            _, node, _ = _kernels.forward_backward_batch(
+                scores, self.transition_matrix_, seq_ptr, False, n_threads
+            )
+        labels = self.classes_.tolist()
+        rows = [dict(zip(labels, row)) for row in node.tolist()]
+        return [rows[a:b] for a, b in zip(seq_ptr[:-1].tolist(), seq_ptr[1:].tolist())]
+
+    def score(self, X, y, sample_weight=None):
+        """Token accuracy of :meth:`predict` on X against y.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Sequences of feature dicts.
+        y : list of sequences of labels
+            The true labels.
+        sample_weight : array-like of shape (n_sequences,), default=None
+            Weight of each sequence; each of its tokens gets that weight.
+
+        Returns
+        -------
+        score : float
+            The fraction of tokens labelled correctly.
+        """
+        from .metrics import flat_accuracy_score
+
+        return flat_accuracy_score(y, self.predict(X), sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.dict = True
+        tags.target_tags.required = True
+        tags.target_tags.two_d_labels = False
+        tags.non_deterministic = False
+        return tags
+
+    def __setstate__(self, state):
+        version = state.get("_sklearn_crf_version")
+        if version is not None and version.split(".")[:2] != __version__.split(".")[:2]:
+            raise ValueError(
+                f"this CRFTagger was pickled with sklearn-crf {version}, which is "
+                f"not compatible with the installed {__version__}; refit it"
+            )
+        super().__setstate__(state)
+
+
+def _copy_matching(dest, dest_keys, src_keys, src_values):
+    """dest[i] = src_values[j] wherever dest_keys[i] == src_keys[j] (unique keys)."""
+    if len(src_keys) == 0 or len(dest_keys) == 0:
+        return
+    order = np.argsort(src_keys, kind="stable")
+    sorted_keys = src_keys[order]
+    pos = np.clip(np.searchsorted(sorted_keys, dest_keys), 0, len(sorted_keys) - 1)
+    hit = sorted_keys[pos] == dest_keys
+    dest[hit] = src_values[order[pos[hit]]]
+
+
+def _check_sample_weight(sample_weight, n_sequences):
+    if sample_weight is None:
+        return np.ones(n_sequences)
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if weights.shape != (n_sequences,):
+        raise ValueError(
+            f"sample_weight has shape {weights.shape}, expected ({n_sequences},): "
+            "one weight per sequence"
+        )
+    bad = np.flatnonzero(~np.isfinite(weights) | (weights < 0))
+    if len(bad):
+        raise ValueError(
+            f"sample_weight[{bad[0]}] is {weights[bad[0]]}; weights must be finite "
+            "and non-negative"
+        )
+    return weights
+
+
+@contextlib.contextmanager
+def _n_threads(n_jobs):
+    """Set numba's thread count for the block; yields the count in force."""
+    available = numba.config.NUMBA_NUM_THREADS
+    if n_jobs is None:
+        n = numba.get_num_threads()
+    elif n_jobs < 0:
+        n = max(available + 1 + n_jobs, 1)
+    else:
+        n = n_jobs
+    n = max(1, min(n, available))
+    previous = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        yield n
+    finally:
+        numba.set_num_threads(previous)

@@ -1,0 +1,112 @@
+"""Checks of ragged sequence input; every message says which sequence and token."""
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+
+def check_sequences(X, name, *, allow_empty=False):
+    """Check that X is a list of sequences (lists or tuples) of tokens."""
+    if isinstance(X, (str, bytes, Mapping)) or not isinstance(X, (Sequence, np.ndarray)):
+        raise TypeError(
+            f"{name} must be a list of sequences, got a {type(X).__name__}"
+        )
+    if len(X) == 0:
+        if allow_empty:
+            return
+        raise ValueError(f"{name} is empty: it must hold at least one sequence")
+    first = X[0]
+    if isinstance(first, Mapping) or (name == "y" and _is_label(first)):
+        what = "feature dicts" if isinstance(first, Mapping) else "labels"
+        raise ValueError(
+            f"{name} looks like a single sequence of {what}, not a list of "
+            f"sequences: pass [{name}] to use it as one sequence"
+        )
+    for s, seq in enumerate(X):
+        if not isinstance(seq, (list, tuple)):
+            if isinstance(seq, np.ndarray) and seq.ndim == 1:
+                continue
+            raise TypeError(
+                f"{name}[{s}] is a {type(seq).__name__}; each sequence must be a "
+                "list (or tuple) of tokens"
+            )
+
+
+def _is_label(obj):
+    return isinstance(obj, (str, bytes, int, float, np.generic))
+
+
+def encode_labels(y, seq_ptr):
+    """Check y against the sequence offsets of X and encode its labels.
+
+    Returns ``classes`` (ndarray, sorted) and ``codes`` (int32, one per token).
+    Labels may be any hashable of a single type; they come back as that type
+    through ``classes.tolist()`` or indexing an object array.
+    """
+    check_sequences(y, "y")
+    n_seq = len(seq_ptr) - 1
+    if len(y) != n_seq:
+        raise ValueError(
+            f"X and y have different numbers of sequences: {n_seq} and {len(y)}"
+        )
+    index = {}
+    codes = np.empty(seq_ptr[-1], dtype=np.int32)
+    pos = 0
+    for s, seq in enumerate(y):
+        n = seq_ptr[s + 1] - seq_ptr[s]
+        if len(seq) != n:
+            raise ValueError(
+                f"sequence {s} has {n} tokens in X but {len(seq)} labels in y"
+            )
+        for t, label in enumerate(seq):
+            try:
+                code = index.get(label)
+            except TypeError:
+                raise TypeError(
+                    f"y[{s}][{t}] is a {type(label).__name__}, which is not "
+                    "hashable; labels must be str, int or another hashable"
+                ) from None
+            if code is None:
+                if label is None or (isinstance(label, float) and label != label):
+                    raise ValueError(f"y[{s}][{t}] is {label!r}, not a label")
+                code = index[label] = len(index)
+            codes[pos] = code
+            pos += 1
+    labels = list(index)
+    types = {_label_kind(label) for label in labels}
+    if len(types) > 1:
+        kinds = sorted(types)
+        examples = [next(lab for lab in labels if _label_kind(lab) == k) for k in kinds]
+        raise TypeError(
+            "y mixes labels of different types: "
+            + ", ".join(f"{k} (e.g. {e!r})" for k, e in zip(kinds, examples))
+        )
+    try:
+        order = sorted(range(len(labels)), key=labels.__getitem__)
+    except TypeError:
+        order = list(range(len(labels)))
+    classes = _label_array([labels[i] for i in order])
+    remap = np.empty(len(labels), dtype=np.int32)
+    remap[order] = np.arange(len(labels), dtype=np.int32)
+    return classes, remap[codes]
+
+
+def _label_kind(label):
+    if isinstance(label, (str, np.str_)):
+        return "str"
+    if isinstance(label, (bool, np.bool_)):
+        return "bool"
+    if isinstance(label, (int, np.integer)):
+        return "int"
+    return type(label).__name__
+
+
+def _label_array(labels):
+    kind = _label_kind(labels[0])
+    if kind == "str":
+        return np.array(labels, dtype=str)
+    if kind == "int":
+        return np.array(labels, dtype=np.int64)
+    arr = np.empty(len(labels), dtype=object)
+    arr[:] = labels
+    return arr

@@ -1,0 +1,292 @@
+"""SequenceVectorizer: sequences of feature dicts → CSR over tokens + sequence offsets."""
+
+import math
+from array import array
+from collections.abc import Mapping
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import check_sequences
+
+_NUMBER_TYPES = (int, float, np.integer, np.floating, np.bool_)
+_CONTAINER_TYPES = (list, tuple, set, frozenset)
+
+
+class SequenceVectorizer(TransformerMixin, BaseEstimator):
+    """Turn sequences of feature dicts into a sparse matrix over tokens.
+
+    The semantics are those of CRFsuite (and so of sklearn-crfsuite), so feature
+    functions written for sklearn-crfsuite work unchanged. For a key ``k`` of a
+    token's dict:
+
+    * a ``str`` value ``v`` is the attribute ``"k:v"`` with value 1 (``bytes`` are
+      decoded as UTF-8 first);
+    * an ``int`` or ``float`` value ``x`` is the attribute ``"k"`` with value
+      ``x``; a ``bool`` is 1.0 or 0.0;
+    * a list, tuple or set of strings ``[v1, v2]`` gives the attributes ``"k:v1"``
+      and ``"k:v2"`` with value 1 each;
+    * a nested dict ``{"k2": v}`` gives the attributes of ``{"k:k2": v}``,
+      recursively.
+
+    Attributes with value 0 are not stored (they add nothing to a score).
+    Repeated attributes within a token are kept as separate entries, so their
+    values add up, as in CRFsuite. Attributes not seen in :meth:`fit` are
+    ignored by :meth:`transform`.
+
+    Read more about the input format in :class:`~sklearn_crf.CRFTagger`.
+
+    Attributes
+    ----------
+    vocabulary_ : dict of str to int
+        Attribute name → column index, in order of first appearance.
+    feature_names_ : list of str, length (n_attributes,)
+        Attribute names by column index.
+
+    See Also
+    --------
+    sklearn.feature_extraction.DictVectorizer : The same for flat samples.
+
+    Examples
+    --------
+    >>> from sklearn_crf import SequenceVectorizer
+    >>> X = [[{"w": "the", "len": 3}, {"w": "cat", "title": False}], [{"w": "sat"}]]
+    >>> vec = SequenceVectorizer()
+    >>> Xt = vec.fit_transform(X)
+    >>> Xt.shape
+    (3, 4)
+    >>> vec.feature_names_
+    ['w:the', 'len', 'w:cat', 'w:sat']
+    >>> Xt.toarray()
+    array([[1., 3., 0., 0.],
+           [0., 0., 1., 0.],
+           [0., 0., 0., 1.]])
+    >>> vec.sequence_offsets(X)
+    array([0, 2, 3])
+    """
+
+    _parameter_constraints: dict = {}
+
+    def __init__(self):
+        pass
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Learn the attribute vocabulary of X.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Each sequence is a list of tokens; each token a dict of features.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : SequenceVectorizer
+            The fitted vectorizer.
+        """
+        self._transform(X, fitting=True)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Learn the vocabulary and return the token-by-attribute matrix.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Each sequence is a list of tokens; each token a dict of features.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
+            One row per token, the sequences one after another.
+        """
+        return self._to_csr(*self._transform(X, fitting=True))
+
+    def transform(self, X):
+        """Return the token-by-attribute matrix of X; unseen attributes are dropped.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Each sequence is a list of tokens; each token a dict of features.
+
+        Returns
+        -------
+        Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
+            One row per token, the sequences one after another.
+        """
+        check_is_fitted(self, "vocabulary_")
+        return self._to_csr(*self._transform(X, fitting=False))
+
+    @staticmethod
+    def sequence_offsets(X):
+        """Start of each sequence's rows in the transformed matrix.
+
+        Parameters
+        ----------
+        X : list of sequences
+            The input of :meth:`transform`.
+
+        Returns
+        -------
+        offsets : ndarray of shape (n_sequences + 1,), dtype int64
+            Rows ``offsets[i]:offsets[i + 1]`` belong to sequence ``i``.
+        """
+        offsets = np.zeros(len(X) + 1, dtype=np.int64)
+        np.cumsum([len(seq) for seq in X], out=offsets[1:])
+        return offsets
+
+    def get_feature_names_out(self, input_features=None):
+        """Attribute names by column.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored.
+
+        Returns
+        -------
+        names : ndarray of str objects, shape (n_attributes,)
+            The attribute names.
+        """
+        check_is_fitted(self, "vocabulary_")
+        return np.asarray(self.feature_names_, dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.dict = True
+        return tags
+
+    def _to_csr(self, tok_ptr, tok_attr, tok_val, seq_ptr):
+        return sp.csr_matrix(
+            (tok_val, tok_attr, tok_ptr),
+            shape=(len(tok_ptr) - 1, len(self.vocabulary_)),
+        )
+
+    def _transform(self, X, fitting):
+        """The one pass over X behind fit, transform and CRFTagger.
+
+        Returns ``tok_ptr`` (int64), ``tok_attr`` (int32), ``tok_val`` (float64)
+        and ``seq_ptr`` (int64). When ``fitting``, sets ``vocabulary_`` and
+        ``feature_names_`` (only after the whole of X is valid).
+        """
+        check_sequences(X, "X", allow_empty=not fitting)
+        vocab = {} if fitting else self.vocabulary_
+        get = vocab.get
+        attrs = array("i")
+        vals = array("d")
+        add_attr = attrs.append
+        add_val = vals.append
+        tok_ptr = array("q", [0])
+        seq_ptr = array("q", [0])
+        for s, seq in enumerate(X):
+            for t, token in enumerate(seq):
+                if type(token) is not dict:
+                    if not isinstance(token, Mapping):
+                        raise TypeError(
+                            f"X[{s}][{t}] is a {type(token).__name__}, expected a "
+                            "dict of features (feature name -> str, number or bool)"
+                        )
+                for key, value in token.items():
+                    tv = type(value)
+                    if tv is str and type(key) is str:
+                        name = key + ":" + value
+                        x = 1.0
+                    elif (tv is float or tv is int or tv is bool) and type(key) is str:
+                        if not value:
+                            continue
+                        name = key
+                        x = value
+                    else:
+                        for name, x in _flatten_feature(key, value, s, t):
+                            idx = get(name)
+                            if idx is None:
+                                if not fitting:
+                                    continue
+                                idx = vocab[name] = len(vocab)
+                            add_attr(idx)
+                            add_val(x)
+                        continue
+                    idx = get(name)
+                    if idx is None:
+                        if not fitting:
+                            continue
+                        idx = vocab[name] = len(vocab)
+                    add_attr(idx)
+                    add_val(x)
+                tok_ptr.append(len(attrs))
+            seq_ptr.append(len(tok_ptr) - 1)
+        tok_val = np.frombuffer(vals, dtype=np.float64) if len(vals) else np.zeros(0)
+        if not np.all(np.isfinite(tok_val)):
+            _raise_non_finite(X)
+        if fitting and len(vocab) > np.iinfo(np.int32).max:
+            raise ValueError("more than 2**31 - 1 distinct attributes")
+        if fitting:
+            self.vocabulary_ = vocab
+            self.feature_names_ = list(vocab)
+        return (
+            np.frombuffer(tok_ptr, dtype=np.int64),
+            np.frombuffer(attrs, dtype=np.int32) if len(attrs) else np.zeros(0, np.int32),
+            tok_val,
+            np.frombuffer(seq_ptr, dtype=np.int64),
+        )
+
+
+def _flatten_feature(key, value, s, t, prefix=""):
+    """(name, value) pairs of one feature, CRFsuite's rules; the slow path."""
+    if not isinstance(key, str):
+        raise TypeError(
+            f"X[{s}][{t}] has the feature key {prefix}{key!r} of type "
+            f"{type(key).__name__}; feature keys must be str"
+        )
+    name = prefix + key
+    if isinstance(value, str):
+        return [(name + ":" + value, 1.0)]
+    if isinstance(value, bytes):
+        return [(name + ":" + value.decode("utf-8"), 1.0)]
+    if isinstance(value, _NUMBER_TYPES):
+        x = float(value)
+        return [(name, x)] if x != 0.0 else []
+    if isinstance(value, Mapping):
+        out = []
+        for k2, v2 in value.items():
+            out.extend(_flatten_feature(k2, v2, s, t, prefix=name + ":"))
+        return out
+    if isinstance(value, _CONTAINER_TYPES):
+        out = []
+        for v2 in value:
+            if isinstance(v2, bytes):
+                v2 = v2.decode("utf-8")
+            if not isinstance(v2, str):
+                raise TypeError(
+                    f"X[{s}][{t}][{name!r}] holds a {type(v2).__name__}; a list "
+                    "or set feature value may only hold str"
+                )
+            out.append((name + ":" + v2, 1.0))
+        return out
+    raise TypeError(
+        f"X[{s}][{t}][{name!r}] is a {type(value).__name__}; a feature value "
+        "must be a str, a number, a bool, a list of str or a dict"
+    )
+
+
+def _raise_non_finite(X):
+    """Find the first NaN or infinite feature value in X and say where it is."""
+    for s, seq in enumerate(X):
+        for t, token in enumerate(seq):
+            for key, value in token.items():
+                for name, x in _flatten_feature(key, value, s, t):
+                    if not math.isfinite(x):
+                        raise ValueError(
+                            f"X[{s}][{t}][{name!r}] is {x}; feature values must "
+                            "be finite"
+                        )
+    raise ValueError("X contains a non-finite feature value")  # pragma: no cover

@@ -1,0 +1,78 @@
+"""Brute-force twins of the kernels: enumerate every label path of small CRFs."""
+
+import itertools
+
+import numpy as np
+from scipy.special import logsumexp
+
+
+def path_scores(scores, trans):
+    """All label paths of one sequence and their scores."""
+    n, L = scores.shape
+    paths = np.array(list(itertools.product(range(L), repeat=n)), dtype=np.int64)
+    total = scores[np.arange(n), paths].sum(axis=1)
+    if n > 1:
+        total += trans[paths[:, :-1], paths[:, 1:]].sum(axis=1)
+    return paths, total
+
+
+def log_partition(scores, trans):
+    if scores.shape[0] == 0:
+        return 0.0
+    _, total = path_scores(scores, trans)
+    return logsumexp(total)
+
+
+def marginals(scores, trans):
+    """Node (n, L) and edge (n, L, L) marginals; edge[t] is p(y[t-1], y[t])."""
+    n, L = scores.shape
+    paths, total = path_scores(scores, trans)
+    p = np.exp(total - logsumexp(total))
+    node = np.zeros((n, L))
+    edge = np.zeros((n, L, L))
+    for t in range(n):
+        np.add.at(node[t], paths[:, t], p)
+        if t > 0:
+            np.add.at(edge[t], (paths[:, t - 1], paths[:, t]), p)
+    return node, edge
+
+
+def best_path(scores, trans):
+    paths, total = path_scores(scores, trans)
+    k = int(np.argmax(total))
+    return paths[k], total[k]
+
+
+def dense_state_scores(w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, L):
+    """State scores through a dense (attribute × label) weight matrix."""
+    n_attr = len(attr_ptr) - 1
+    W = np.zeros((n_attr, L))
+    for a in range(n_attr):
+        for p in range(attr_ptr[a], attr_ptr[a + 1]):
+            W[a, attr_label[p]] = w_state[p]
+    n_tok = len(tok_ptr) - 1
+    out = np.zeros((n_tok, L))
+    for t in range(n_tok):
+        for k in range(tok_ptr[t], tok_ptr[t + 1]):
+            out[t] += tok_val[k] * W[tok_attr[k]]
+    return out
+
+
+def objective(w, layout, data, labels, seq_weight, c1, c2):
+    """The regularized weighted NLL by brute force, in the CRF weights w."""
+    tok_ptr, tok_attr, tok_val, seq_ptr = data
+    L = layout.n_labels
+    scores = dense_state_scores(
+        w[: layout.n_state], tok_ptr, tok_attr, tok_val, layout.attr_ptr,
+        layout.attr_label, L,
+    )
+    trans = layout.transition_matrix(w)
+    loss = 0.0
+    for s in range(len(seq_ptr) - 1):
+        a, b = seq_ptr[s], seq_ptr[s + 1]
+        if b == a:
+            continue
+        y = labels[a:b]
+        gold = scores[np.arange(a, b), y].sum() + trans[y[:-1], y[1:]].sum()
+        loss += seq_weight[s] * (log_partition(scores[a:b], trans) - gold)
+    return loss + c1 * np.abs(w).sum() + c2 * (w @ w)

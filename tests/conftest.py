@@ -1,0 +1,53 @@
+import numpy as np
+import pytest
+
+from sklearn_crf import SequenceVectorizer
+from sklearn_crf._objective import build_layout
+from sklearn_crf._validation import encode_labels
+
+
+def random_corpus(seed, n_seq=6, max_len=5, n_labels=3, n_words=6):
+    """Small random feature-dict sequences with str, float and bool features."""
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for _ in range(n_seq):
+        n = int(rng.integers(0, max_len + 1))
+        X.append([
+            {
+                "w": f"w{rng.integers(n_words)}",
+                "x": float(rng.normal()),
+                "flag": bool(rng.integers(2)),
+            }
+            for _ in range(n)
+        ])
+        y.append([int(rng.integers(n_labels)) for _ in range(n)])
+    return X, y
+
+
+def corpus_arrays(X, y, **layout_kwargs):
+    """(data, layout, labels) of a corpus, as CRFTagger.fit builds them."""
+    vec = SequenceVectorizer()
+    data = vec._transform(X, fitting=True)
+    classes, labels = encode_labels(y, data[3])
+    kwargs = dict(min_freq=0, all_possible_states=False, all_possible_transitions=False)
+    kwargs.update(layout_kwargs)
+    layout = build_layout(*data, labels, len(vec.vocabulary_), len(classes), **kwargs)
+    return data, layout, labels
+
+
+@pytest.fixture
+def toy_ner():
+    """A tiny NER-like task that a CRF learns perfectly."""
+    names = ["John", "Mary", "Paris", "Berlin", "Acme", "Globex"]
+    kinds = {"John": "PER", "Mary": "PER", "Paris": "LOC", "Berlin": "LOC",
+             "Acme": "ORG", "Globex": "ORG"}
+    verbs = ["visited", "likes", "met", "left"]
+    rng = np.random.default_rng(0)
+    X, y = [], []
+    for _ in range(60):
+        a, b = rng.choice(names, 2)
+        v = rng.choice(verbs)
+        words = [a, v, b, "."]
+        X.append([{"w": w.lower(), "title": w.istitle(), "bias": 1.0} for w in words])
+        y.append([f"B-{kinds[a]}", "O", f"B-{kinds[b]}", "O"])
+    return X, y

@@ -1,0 +1,138 @@
+"""The numba kernels against brute force over all label paths."""
+
+import numpy as np
+import pytest
+
+from sklearn_crf import _kernels
+
+import _naive
+
+
+def _random_crf(rng, n, L, scale=1.0):
+    return rng.normal(scale=scale, size=(n, L)), rng.normal(scale=scale, size=(L, L))
+
+
+def _batch(seqs):
+    scores = np.concatenate([s for s in seqs]) if seqs else np.zeros((0, 1))
+    seq_ptr = np.zeros(len(seqs) + 1, dtype=np.int64)
+    np.cumsum([len(s) for s in seqs], out=seq_ptr[1:])
+    return scores, seq_ptr
+
+
+@pytest.mark.parametrize("n_chunks", [1, 3])
+@pytest.mark.parametrize("L", [1, 2, 4])
+def test_forward_backward_matches_brute_force(L, n_chunks):
+    rng = np.random.default_rng(L)
+    lengths = [0, 1, 2, 3, 5, 6, 4]
+    seqs = [rng.normal(size=(n, L)) * 2 for n in lengths]
+    trans = rng.normal(size=(L, L)) * 2
+    scores, seq_ptr = _batch(seqs)
+    log_z, node, edge = _kernels.forward_backward_batch(
+        scores, trans, seq_ptr, True, n_chunks
+    )
+    for s, seq in enumerate(seqs):
+        a, b = seq_ptr[s], seq_ptr[s + 1]
+        assert log_z[s] == pytest.approx(_naive.log_partition(seq, trans), rel=1e-10, abs=1e-12)
+        if len(seq) == 0:
+            continue
+        node_ref, edge_ref = _naive.marginals(seq, trans)
+        np.testing.assert_allclose(node[a:b], node_ref, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(edge[a + 1 : b], edge_ref[1:], rtol=1e-10, atol=1e-13)
+
+
+def test_scaled_and_log_space_agree():
+    rng = np.random.default_rng(1)
+    L = 4
+    for n in [1, 2, 7, 50]:
+        scores, trans = _random_crf(rng, n, L, scale=3.0)
+        exp_trans, trans_max = _kernels._exp_trans(trans)
+        node_s, edge_s = np.zeros((n, L)), np.zeros((n, L, L))
+        node_l, edge_l = np.zeros((n, L)), np.zeros((n, L, L))
+        work = scores.copy()
+        buf = np.empty((n, L))
+        log_z_s = _kernels.forward_backward_scaled(
+            work, exp_trans, trans_max, n, buf, np.empty((n, L)), np.empty(n),
+            node_s, edge_s, 1, 1.0,
+        )
+        log_z_l = _kernels.forward_backward_log(scores, trans, n, node_l, edge_l, 1, 1.0)
+        assert log_z_s == pytest.approx(log_z_l, rel=1e-12)
+        np.testing.assert_allclose(node_s, node_l, rtol=1e-9, atol=1e-14)
+        np.testing.assert_allclose(edge_s, edge_l, rtol=1e-9, atol=1e-14)
+
+
+def test_extreme_weights_fall_back_to_log_space():
+    """Scaling underflows with weights of 1e4; the log-space fallback keeps it exact."""
+    rng = np.random.default_rng(2)
+    L = 3
+    for trial in range(20):
+        scores, trans = _random_crf(rng, 5, L, scale=1e4)
+        if trial % 2:
+            trans[rng.integers(L), rng.integers(L)] = -np.inf  # a forbidden transition
+        scores_b, seq_ptr = _batch([scores])
+        log_z, node, edge = _kernels.forward_backward_batch(scores_b, trans, seq_ptr, True, 1)
+        assert np.isfinite(log_z).all() and np.isfinite(node).all()
+        assert log_z[0] == pytest.approx(_naive.log_partition(scores, trans), rel=1e-12)
+        node_ref, edge_ref = _naive.marginals(scores, trans)
+        np.testing.assert_allclose(node, node_ref, atol=1e-9)
+        np.testing.assert_allclose(edge[1:], edge_ref[1:], atol=1e-9)
+        # scores of 1e5 carry absolute rounding errors of ~1e-11 into exp()
+        np.testing.assert_allclose(node.sum(axis=1), 1.0, rtol=1e-9)
+
+
+def test_long_sequence_is_stable():
+    rng = np.random.default_rng(3)
+    n, L = 200_000, 5
+    scores, trans = _random_crf(rng, n, L, scale=5.0)
+    seq_ptr = np.array([0, n], dtype=np.int64)
+    log_z, node, _ = _kernels.forward_backward_batch(scores, trans, seq_ptr, False, 1)
+    assert np.isfinite(log_z[0])
+    np.testing.assert_allclose(node.sum(axis=1), 1.0, rtol=1e-10)
+    labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, 1)
+    assert np.isfinite(best[0]) and best[0] <= log_z[0]
+    path_score = scores[np.arange(n), labels].sum() + trans[labels[:-1], labels[1:]].sum()
+    assert best[0] == pytest.approx(path_score, rel=1e-10)  # 2e5 terms summed
+
+
+@pytest.mark.parametrize("L", [1, 2, 3, 4])
+def test_viterbi_matches_brute_force(L):
+    rng = np.random.default_rng(10 + L)
+    seqs = [rng.normal(size=(n, L)) for n in [0, 1, 2, 4, 6, 3]]
+    trans = rng.normal(size=(L, L))
+    if L > 1:
+        trans[0, 1] = -np.inf
+    scores, seq_ptr = _batch(seqs)
+    labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, 2)
+    for s, seq in enumerate(seqs):
+        if len(seq) == 0:
+            continue
+        path, score = _naive.best_path(seq, trans)
+        np.testing.assert_array_equal(labels[seq_ptr[s] : seq_ptr[s + 1]], path)
+        assert best[s] == pytest.approx(score, rel=1e-12)
+
+
+def test_state_scores_match_dense(corpus):
+    data, layout, _ = corpus
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=layout.n_state)
+    tok_ptr, tok_attr, tok_val, _ = data
+    got = _kernels.state_scores(
+        w, tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, layout.n_labels
+    )
+    ref = _naive.dense_state_scores(
+        w, tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, layout.n_labels
+    )
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.fixture
+def corpus():
+    from conftest import corpus_arrays, random_corpus
+
+    return corpus_arrays(*random_corpus(0, n_seq=8))
+
+
+def test_chunk_bounds_cover_all_sequences():
+    seq_ptr = np.array([0, 5, 5, 9, 30, 31, 40], dtype=np.int64)
+    for n_chunks in [1, 2, 3, 8]:
+        b = _kernels.chunk_bounds(seq_ptr, n_chunks)
+        assert b[0] == 0 and b[-1] == 6 and np.all(np.diff(b) >= 0)

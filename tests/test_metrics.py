@@ -1,0 +1,824 @@
+"""Tests for sklearn_crf.metrics."""
+
+import pickle
+import random
+import warnings
+from collections import Counter, defaultdict
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn import metrics as skm
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.model_selection import GridSearchCV, KFold, cross_validate
+
+from sklearn_crf.datasets import load_conll2002
+from sklearn_crf.metrics import (
+    entity_classification_report,
+    entity_f1_score,
+    entity_f1_scorer,
+    entity_fbeta_score,
+    entity_precision_recall_fscore_support,
+    entity_precision_score,
+    entity_recall_score,
+    flat_accuracy_score,
+    flat_accuracy_scorer,
+    flat_classification_report,
+    flat_f1_score,
+    flat_f1_scorer,
+    flat_fbeta_score,
+    flat_precision_score,
+    flat_recall_score,
+    get_entities,
+    get_scorer,
+    get_scorer_names,
+    sequence_accuracy_score,
+    sequence_accuracy_scorer,
+)
+
+seqeval = pytest.importorskip("seqeval")
+from seqeval import scheme as seqeval_scheme  # noqa: E402
+from seqeval.metrics import sequence_labeling as seqeval_lenient  # noqa: E402
+from seqeval.metrics import v1 as seqeval_strict  # noqa: E402
+
+SCHEMES = ["IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "BILOU"]
+SCHEME_PREFIXES = {
+    "IOB1": "IOB",
+    "IOB2": "IOB",
+    "IOE1": "IOE",
+    "IOE2": "IOE",
+    "IOBES": "IOBES",
+    "BILOU": "BILOU",
+}
+TYPES = ["PER", "LOC", "ORG", "MISC"]
+AVERAGES = [None, "micro", "macro", "weighted"]
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+
+def _random_label(rng, prefixes, typeless):
+    prefix = rng.choice(prefixes)
+    if prefix == "O":
+        return "O"
+    if prefix in typeless and rng.random() < 0.05:
+        return prefix
+    return f"{prefix}-{rng.choice(TYPES)}"
+
+
+def _random_pair(seed, prefixes, typeless="", n_sequences=25, max_len=12):
+    """Random, mostly ill-formed, aligned y_true and y_pred."""
+    rng = random.Random(seed)
+    lengths = [rng.randint(0, max_len) for _ in range(n_sequences)]
+    y_true = [
+        [_random_label(rng, prefixes, typeless) for _ in range(n)] for n in lengths
+    ]
+    y_pred = [
+        # Copy part of the truth so that some entities are correct.
+        [
+            t if rng.random() < 0.6 else _random_label(rng, prefixes, typeless)
+            for t in seq
+        ]
+        for seq in y_true
+    ]
+    return y_true, y_pred
+
+
+def _to_suffix(y):
+    return [
+        [lab if lab == "O" else "-".join(reversed(lab.split("-", 1))) for lab in s]
+        for s in y
+    ]
+
+
+def _seqeval_prfs(y_true, y_pred, mode, scheme, suffix=False, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if mode == "strict":
+            return seqeval_strict.precision_recall_fscore_support(
+                y_true,
+                y_pred,
+                scheme=getattr(seqeval_scheme, scheme),
+                suffix=suffix,
+                **kwargs,
+            )
+        return seqeval_lenient.precision_recall_fscore_support(
+            y_true, y_pred, suffix=suffix, **kwargs
+        )
+
+
+def _seqeval_report(y_true, y_pred, mode, scheme, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return seqeval_lenient.classification_report(
+            y_true,
+            y_pred,
+            mode=mode,
+            scheme=getattr(seqeval_scheme, scheme) if scheme else None,
+            **kwargs,
+        )
+
+
+def _ours_prfs(y_true, y_pred, mode, scheme, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        return entity_precision_recall_fscore_support(
+            y_true, y_pred, mode=mode, scheme=scheme, **kwargs
+        )
+
+
+def _assert_prfs_equal(ours, theirs):
+    for a, b in zip(ours, theirs):
+        assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def _assert_reports_equal(ours, theirs):
+    assert list(ours) == list(theirs)
+    for row, scores in theirs.items():
+        for key, value in scores.items():
+            assert ours[row][key] == pytest.approx(value, rel=1e-12, abs=1e-12), (
+                row,
+                key,
+            )
+
+
+def _iob2_to_iobes(seq):
+    out = []
+    for i, label in enumerate(seq):
+        if label == "O":
+            out.append(label)
+            continue
+        prefix, type_ = label.split("-", 1)
+        continues = i + 1 < len(seq) and seq[i + 1] == f"I-{type_}"
+        if prefix == "B":
+            out.append(("B-" if continues else "S-") + type_)
+        else:
+            out.append(("I-" if continues else "E-") + type_)
+    return out
+
+
+def _perturb(y, labels, seed, rate=0.1):
+    rng = random.Random(seed)
+    return [
+        [rng.choice(labels) if rng.random() < rate else lab for lab in seq] for seq in y
+    ]
+
+
+@pytest.fixture(scope="module")
+def testa_tags():
+    return load_conll2002("testa", return_X_y=True)[1]
+
+
+# ---------------------------------------------------------------------------
+# get_entities
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "seq, expected",
+    [
+        (["B-PER", "I-PER", "O", "B-LOC"], [("PER", 0, 2), ("LOC", 3, 4)]),
+        (["O", "I-PER", "I-PER", "B-LOC"], [("PER", 1, 3), ("LOC", 3, 4)]),
+        (["B-PER", "I-LOC", "I-LOC"], [("PER", 0, 1), ("LOC", 1, 3)]),
+        (["B-PER", "B-PER", "I-PER"], [("PER", 0, 1), ("PER", 1, 3)]),
+        (
+            ["S-PER", "B-LOC", "I-LOC", "E-LOC", "E-LOC"],
+            [("PER", 0, 1), ("LOC", 1, 4), ("LOC", 4, 5)],
+        ),
+        (["B", "I", "O", "B"], [("_", 0, 2), ("_", 3, 4)]),
+        (["O", "O"], []),
+        ([], []),
+    ],
+)
+def test_get_entities_lenient(seq, expected):
+    assert get_entities(seq) == expected
+    assert get_entities(tuple(seq)) == expected
+    # Suffix style gives the same entities.
+    suffixed = _to_suffix([seq])[0]
+    assert get_entities(suffixed, suffix=True) == expected
+    # Same as seqeval, whose end offsets are inclusive.
+    assert seqeval_lenient.get_entities(list(seq)) == [
+        (t, s, e - 1) for t, s, e in expected
+    ]
+
+
+def test_lenient_entities_stay_within_sequences():
+    # conlleval does not start a chunk at a bare label with an unknown chunk tag
+    # after "O"; the chunk then begins at the start of the sequence (seqeval,
+    # which concatenates sequences, can begin it in an earlier sequence).
+    seq = ["O", "U", "B-PER"]
+    assert get_entities(seq) == [("_", 0, 2), ("PER", 2, 3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert seqeval_lenient.get_entities(seq) == [("_", 0, 1), ("PER", 2, 2)]
+        # Two sequences: seqeval's chunk starts at B-LOC of the first one.
+        theirs = seqeval_lenient.get_entities([["B-LOC"], seq])
+    assert theirs == [("LOC", 0, 0), ("_", 0, 3), ("PER", 4, 4)]
+    assert get_entities(["B-LOC"]) == [("LOC", 0, 1)]
+
+
+@pytest.mark.parametrize(
+    "scheme, seq, expected",
+    [
+        ("IOB2", ["B-PER", "I-PER", "O", "B-LOC"], [("PER", 0, 2), ("LOC", 3, 4)]),
+        ("IOB2", ["O", "I-PER", "I-PER", "B-LOC"], [("LOC", 3, 4)]),
+        ("IOB2", ["B-PER", "I-LOC", "B-ORG"], [("PER", 0, 1), ("ORG", 2, 3)]),
+        (
+            "IOB1",
+            ["I-PER", "I-PER", "B-PER", "I-LOC"],
+            [("PER", 0, 2), ("PER", 2, 3), ("LOC", 3, 4)],
+        ),
+        ("IOE2", ["I-PER", "E-PER", "E-LOC", "O"], [("PER", 0, 2), ("LOC", 2, 3)]),
+        (
+            "IOBES",
+            ["S-PER", "B-LOC", "E-LOC", "B-ORG", "O"],
+            [("PER", 0, 1), ("LOC", 1, 3)],
+        ),
+        (
+            "BILOU",
+            ["U-PER", "B-LOC", "I-LOC", "L-LOC", "I-ORG"],
+            [("PER", 0, 1), ("LOC", 1, 4)],
+        ),
+    ],
+)
+def test_get_entities_strict(scheme, seq, expected):
+    assert get_entities(seq, mode="strict", scheme=scheme) == expected
+    assert get_entities(seq, mode="strict", scheme=scheme.lower()) == expected
+    suffixed = _to_suffix([seq])[0]
+    assert get_entities(suffixed, mode="strict", scheme=scheme, suffix=True) == expected
+    tokens = seqeval_scheme.Tokens(seq, getattr(seqeval_scheme, scheme))
+    assert [(e.tag, e.start, e.end) for e in tokens.entities] == expected
+
+
+# ---------------------------------------------------------------------------
+# Entity metrics against seqeval
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [False, True])
+def test_lenient_matches_seqeval_random(suffix):
+    # B, I, E, S, O understood by conlleval, plus BILOU's L and U and
+    # invalid transitions. Bare labels without type only for known tags
+    # (see the note on sequence boundaries in get_entities).
+    for seed in range(80):
+        y_true, y_pred = _random_pair(seed, "BIESOLU", typeless="BIES")
+        if suffix:
+            y_true, y_pred = _to_suffix(y_true), _to_suffix(y_pred)
+        for average in AVERAGES:
+            _assert_prfs_equal(
+                _ours_prfs(y_true, y_pred, None, None, average=average, suffix=suffix),
+                _seqeval_prfs(
+                    y_true, y_pred, None, None, average=average, suffix=suffix
+                ),
+            )
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_strict_matches_seqeval_random(scheme):
+    for seed in range(40):
+        y_true, y_pred = _random_pair(seed, SCHEME_PREFIXES[scheme], typeless="BIESLU")
+        theirs = _seqeval_prfs(y_true, y_pred, "strict", scheme, average=None)
+        _assert_prfs_equal(
+            _ours_prfs(y_true, y_pred, "strict", scheme, average=None), theirs
+        )
+        if len(theirs[3]) == 0:
+            continue  # seqeval's macro average is NaN without entities
+        for average in ("micro", "macro", "weighted"):
+            _assert_prfs_equal(
+                _ours_prfs(y_true, y_pred, "strict", scheme, average=average),
+                _seqeval_prfs(y_true, y_pred, "strict", scheme, average=average),
+            )
+
+
+@pytest.mark.parametrize(
+    "mode, scheme", [(None, None), ("strict", "IOB2"), ("strict", "IOBES")]
+)
+def test_single_scores_match_seqeval(mode, scheme):
+    prefixes = SCHEME_PREFIXES[scheme] if scheme else "BIESO"
+    for seed in range(30):
+        y_true, y_pred = _random_pair(seed, prefixes)
+        kwargs = dict(
+            mode=mode, scheme=getattr(seqeval_scheme, scheme) if scheme else None
+        )
+        for average in ("micro", "macro", "weighted"):
+            ours = dict(mode=mode, scheme=scheme, average=average, zero_division=0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                expected = (
+                    seqeval.metrics.precision_score(
+                        y_true, y_pred, average=average, **kwargs
+                    ),
+                    seqeval.metrics.recall_score(
+                        y_true, y_pred, average=average, **kwargs
+                    ),
+                    seqeval.metrics.f1_score(y_true, y_pred, average=average, **kwargs),
+                )
+            assert entity_precision_score(y_true, y_pred, **ours) == pytest.approx(
+                expected[0]
+            )
+            assert entity_recall_score(y_true, y_pred, **ours) == pytest.approx(
+                expected[1]
+            )
+            assert entity_f1_score(y_true, y_pred, **ours) == pytest.approx(expected[2])
+
+
+@pytest.mark.parametrize(
+    "mode, scheme", [(None, None), ("strict", "IOB2"), ("strict", "BILOU")]
+)
+@pytest.mark.parametrize("digits", [2, 4])
+def test_classification_report_matches_seqeval(mode, scheme, digits):
+    prefixes = SCHEME_PREFIXES[scheme] if scheme else "BIESO"
+    for seed in range(20):
+        y_true, y_pred = _random_pair(seed, prefixes)
+        if not any(get_entities(s, mode=mode, scheme=scheme) for s in y_true + y_pred):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            text = entity_classification_report(
+                y_true, y_pred, mode=mode, scheme=scheme, digits=digits
+            )
+            report = entity_classification_report(
+                y_true, y_pred, mode=mode, scheme=scheme, output_dict=True
+            )
+        assert text == _seqeval_report(y_true, y_pred, mode, scheme, digits=digits)
+        _assert_reports_equal(
+            report, _seqeval_report(y_true, y_pred, mode, scheme, output_dict=True)
+        )
+
+
+@pytest.mark.parametrize("zero_division", ["warn", 0, 1])
+@pytest.mark.parametrize(
+    "y_true, y_pred",
+    [
+        ([["B-PER", "O"]], [["O", "O"]]),  # nothing predicted
+        ([["O", "O"]], [["B-PER", "O"]]),  # nothing to find
+        (
+            [["B-PER", "O"]],
+            [["O", "B-LOC"]],
+        ),  # one type never predicted, one never true
+        ([["B-PER", "I-PER"], ["O"]], [["B-PER", "I-PER"], ["B-ORG"]]),
+    ],
+)
+def test_zero_division_matches_seqeval(y_true, y_pred, zero_division):
+    for average in AVERAGES:
+        for mode, scheme in [(None, None), ("strict", "IOB2")]:
+            _assert_prfs_equal(
+                _ours_prfs(
+                    y_true,
+                    y_pred,
+                    mode,
+                    scheme,
+                    average=average,
+                    zero_division=zero_division,
+                ),
+                _seqeval_prfs(
+                    y_true,
+                    y_pred,
+                    mode,
+                    scheme,
+                    average=average,
+                    zero_division=zero_division,
+                ),
+            )
+
+
+def test_real_data_matches_seqeval(testa_tags):
+    iob2_labels = sorted({lab for seq in testa_tags for lab in seq})
+    y_pred = _perturb(testa_tags, iob2_labels, seed=0)
+    for mode, scheme in [(None, None), ("strict", "IOB2")]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            ours = entity_classification_report(
+                testa_tags, y_pred, mode=mode, scheme=scheme, output_dict=True
+            )
+        theirs = _seqeval_report(testa_tags, y_pred, mode, scheme, output_dict=True)
+        _assert_reports_equal(ours, theirs)
+        assert set(ours) == set(TYPES) | {"micro avg", "macro avg", "weighted avg"}
+        assert 0.5 < ours["micro avg"]["f1-score"] < 0.95
+    # Lenient and strict differ on ill-formed predictions.
+    assert entity_f1_score(testa_tags, y_pred) != entity_f1_score(
+        testa_tags, y_pred, mode="strict", scheme="IOB2"
+    )
+    assert entity_f1_score(testa_tags, testa_tags) == 1.0
+
+
+def test_real_data_iobes_matches_seqeval(testa_tags):
+    y_true = [_iob2_to_iobes(seq) for seq in testa_tags[:600]]
+    labels = sorted({lab for seq in y_true for lab in seq})
+    y_pred = _perturb(y_true, labels, seed=1, rate=0.15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        ours = entity_classification_report(
+            y_true, y_pred, mode="strict", scheme="IOBES", output_dict=True
+        )
+    _assert_reports_equal(
+        ours, _seqeval_report(y_true, y_pred, "strict", "IOBES", output_dict=True)
+    )
+    # The IOBES conversion keeps the entities of the IOB2 data.
+    for seq_iob2, seq_iobes in zip(testa_tags[:600], y_true):
+        assert get_entities(seq_iob2, mode="strict", scheme="IOB2") == get_entities(
+            seq_iobes, mode="strict", scheme="IOBES"
+        )
+        assert get_entities(seq_iob2) == get_entities(seq_iobes)
+
+
+# ---------------------------------------------------------------------------
+# Entity metrics: behaviour of our own
+# ---------------------------------------------------------------------------
+
+
+def test_entity_scores_hand_example():
+    y_true = [["O", "B-MISC", "I-MISC", "B-MISC"], ["B-PER", "I-PER", "O"]]
+    y_pred = [["O", "B-MISC", "I-MISC", "I-MISC"], ["B-PER", "I-PER", "O"]]
+    # true: MISC(1,3), MISC(3,4), PER(0,2); predicted: MISC(1,4), PER(0,2)
+    p, r, f, s = entity_precision_recall_fscore_support(y_true, y_pred)
+    assert_allclose(p, [0.0, 1.0])
+    assert_allclose(r, [0.0, 1.0])
+    assert_allclose(f, [0.0, 1.0])
+    assert_array_equal(s, [2, 1])
+    assert entity_precision_score(y_true, y_pred) == pytest.approx(0.5)
+    assert entity_recall_score(y_true, y_pred) == pytest.approx(1 / 3)
+    assert entity_f1_score(y_true, y_pred) == pytest.approx(0.4)
+    assert entity_f1_score(y_true, y_pred, average="macro") == pytest.approx(0.5)
+    assert entity_f1_score(y_true, y_pred, average="weighted") == pytest.approx(1 / 3)
+    p, r = 0.5, 1 / 3
+    assert entity_fbeta_score(y_true, y_pred, beta=2) == pytest.approx(
+        5 * p * r / (4 * p + r)
+    )
+    assert entity_fbeta_score(y_true, y_pred, beta=0) == pytest.approx(p)
+    support = entity_precision_recall_fscore_support(y_true, y_pred, average="micro")[3]
+    assert support == 3 and isinstance(support, int)
+
+
+def test_no_entities():
+    y = [["O", "O"], ["O"]]
+    for average in ("micro", "macro", "weighted"):
+        assert entity_f1_score(y, y, average=average, zero_division=0) == 0.0
+        assert entity_f1_score(y, y, average=average, zero_division=1) == 1.0
+        assert np.isnan(entity_f1_score(y, y, average=average, zero_division=np.nan))
+    p, r, f, s = entity_precision_recall_fscore_support(y, y, zero_division=0)
+    assert p.shape == r.shape == f.shape == s.shape == (0,)
+    report = entity_classification_report(y, y, zero_division=0)
+    assert "micro avg" in report and "PER" not in report
+    assert entity_f1_score([], [], zero_division=0) == 0.0
+
+
+def test_zero_division_nan_is_ignored_in_averages():
+    y_true = [["B-PER", "O", "B-LOC"]]
+    y_pred = [["B-PER", "O", "O"]]  # LOC never predicted: precision undefined
+    p = entity_precision_score(y_true, y_pred, average=None, zero_division=np.nan)
+    assert p[1] == 1.0 and np.isnan(p[0])
+    assert (
+        entity_precision_score(y_true, y_pred, average="macro", zero_division=np.nan)
+        == 1.0
+    )
+    assert (
+        entity_precision_score(y_true, y_pred, average="weighted", zero_division=np.nan)
+        == 1.0
+    )
+
+
+def test_undefined_metric_warnings():
+    y_true, y_pred = [["B-PER", "O"]], [["O", "O"]]
+    with pytest.warns(UndefinedMetricWarning, match="Precision is ill-defined"):
+        entity_precision_score(y_true, y_pred)
+    with pytest.warns(UndefinedMetricWarning, match="Recall is ill-defined"):
+        entity_recall_score(y_pred, y_true)
+    with pytest.warns(UndefinedMetricWarning, match="F-score is ill-defined"):
+        entity_f1_score(y_pred, y_pred)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        entity_precision_score(y_true, y_pred, zero_division=0)
+        entity_f1_score(y_true, y_pred)  # F = 0 is well defined here
+        entity_classification_report(y_true, y_pred, zero_division=1)
+
+
+def test_entity_sample_weight_equals_repetition():
+    y_true, y_pred = _random_pair(3, "BIO", n_sequences=12)
+    weights = np.array([2, 1, 1, 3, 1, 1, 5, 2, 1, 1, 4, 1])
+    rep_true = [s for s, w in zip(y_true, weights) for _ in range(w)]
+    rep_pred = [s for s, w in zip(y_pred, weights) for _ in range(w)]
+    for average in AVERAGES:
+        _assert_prfs_equal(
+            _ours_prfs(
+                y_true, y_pred, None, None, average=average, sample_weight=weights
+            ),
+            _ours_prfs(rep_true, rep_pred, None, None, average=average),
+        )
+    assert sequence_accuracy_score(
+        y_true, y_pred, sample_weight=weights
+    ) == pytest.approx(sequence_accuracy_score(rep_true, rep_pred))
+    assert flat_accuracy_score(y_true, y_pred, sample_weight=weights) == pytest.approx(
+        flat_accuracy_score(rep_true, rep_pred)
+    )
+    # A zero weight removes the entities of a sequence.
+    weights = np.ones(len(y_true))
+    weights[0] = 0
+    _assert_prfs_equal(
+        _ours_prfs(y_true, y_pred, None, None, average="micro", sample_weight=weights),
+        _ours_prfs(y_true[1:], y_pred[1:], None, None, average="micro"),
+    )
+
+
+def test_report_formats():
+    y_true = [["B-PER", "I-PER", "O", "B-LONGTYPENAME"]]
+    y_pred = [["B-PER", "I-PER", "O", "O"]]
+    text = entity_classification_report(y_true, y_pred, digits=3, zero_division=0)
+    lines = text.split("\n")
+    assert lines[0].split() == ["precision", "recall", "f1-score", "support"]
+    assert lines[2].split() == ["LONGTYPENAME", "0.000", "0.000", "0.000", "1"]
+    assert lines[3].split() == ["PER", "1.000", "1.000", "1.000", "1"]
+    assert lines[5].split() == ["micro", "avg", "1.000", "0.500", "0.667", "2"]
+    assert text.endswith("\n")
+    report = entity_classification_report(
+        y_true, y_pred, output_dict=True, zero_division=0
+    )
+    assert report["PER"] == {
+        "precision": 1.0,
+        "recall": 1.0,
+        "f1-score": 1.0,
+        "support": 1,
+    }
+    for row in report.values():
+        assert all(type(v) is float for k, v in row.items() if k != "support")
+        assert type(row["support"]) is int
+
+
+# ---------------------------------------------------------------------------
+# Token-level and sequence-level metrics
+# ---------------------------------------------------------------------------
+
+
+def test_flat_metrics_match_sklearn(testa_tags):
+    y_true = testa_tags[:300]
+    labels = sorted({lab for seq in y_true for lab in seq})
+    y_pred = _perturb(y_true, labels, seed=2, rate=0.2)
+    flat_true = [lab for seq in y_true for lab in seq]
+    flat_pred = [lab for seq in y_pred for lab in seq]
+    no_o = [lab for lab in labels if lab != "O"]
+
+    assert flat_accuracy_score(y_true, y_pred) == skm.accuracy_score(
+        flat_true, flat_pred
+    )
+    assert flat_accuracy_score(y_true, y_pred, normalize=False) == skm.accuracy_score(
+        flat_true, flat_pred, normalize=False
+    )
+    pairs = [
+        (flat_precision_score, skm.precision_score),
+        (flat_recall_score, skm.recall_score),
+        (flat_f1_score, skm.f1_score),
+    ]
+    for average in ("micro", "macro", "weighted", None):
+        kwargs = dict(labels=no_o, average=average, zero_division=0)
+        for ours, theirs in pairs:
+            assert_allclose(
+                ours(y_true, y_pred, **kwargs), theirs(flat_true, flat_pred, **kwargs)
+            )
+        assert_allclose(
+            flat_fbeta_score(y_true, y_pred, beta=0.5, **kwargs),
+            skm.fbeta_score(flat_true, flat_pred, beta=0.5, **kwargs),
+        )
+    assert flat_classification_report(y_true, y_pred, labels=no_o, digits=3) == (
+        skm.classification_report(flat_true, flat_pred, labels=no_o, digits=3)
+    )
+    assert flat_classification_report(y_true, y_pred, output_dict=True) == (
+        skm.classification_report(flat_true, flat_pred, output_dict=True)
+    )
+
+    weights = np.linspace(0.5, 2.0, len(y_true))
+    token_weights = np.repeat(weights, [len(s) for s in y_true])
+    assert flat_f1_score(
+        y_true, y_pred, average="weighted", labels=no_o, sample_weight=weights
+    ) == pytest.approx(
+        skm.f1_score(
+            flat_true,
+            flat_pred,
+            average="weighted",
+            labels=no_o,
+            sample_weight=token_weights,
+        )
+    )
+
+
+def test_flat_metrics_accept_other_sequence_types():
+    y_true = [np.array(["O", "B-PER"]), ("B-LOC",)]
+    y_pred = [["O", "O"], np.array(["B-LOC"])]
+    assert flat_accuracy_score(y_true, y_pred) == pytest.approx(2 / 3)
+    assert flat_accuracy_score(np.array([[0, 1], [1, 1]]), [[0, 1], [1, 0]]) == 0.75
+    assert sequence_accuracy_score(y_true, y_pred) == 0.5
+    assert entity_f1_score(y_true, y_pred) == pytest.approx(2 / 3)
+
+
+def test_sequence_accuracy_score():
+    y_true = [["B-PER", "I-PER", "O"], ["O"], ["B-LOC", "O"], []]
+    assert sequence_accuracy_score(y_true, y_true) == 1.0
+    y_pred = [["B-PER", "I-PER", "O"], ["B-LOC"], ["B-LOC", "B-LOC"], []]
+    assert sequence_accuracy_score(y_true, y_pred) == 0.5
+    assert sequence_accuracy_score(y_true, y_pred, sample_weight=[3, 1, 1, 0]) == 0.6
+    assert sequence_accuracy_score([[1, 2]], [[1, 3]]) == 0.0
+    with pytest.raises(ValueError, match="at least one sequence"):
+        sequence_accuracy_score([], [])
+
+
+# ---------------------------------------------------------------------------
+# Input validation
+# ---------------------------------------------------------------------------
+
+ALL_METRICS = [
+    flat_accuracy_score,
+    lambda t, p: flat_f1_score(t, p, average="micro"),
+    sequence_accuracy_score,
+    entity_f1_score,
+    entity_precision_recall_fscore_support,
+    entity_classification_report,
+]
+
+
+@pytest.mark.parametrize("metric", ALL_METRICS)
+def test_validation_errors(metric):
+    with pytest.raises(ValueError, match="2 sequences in y_true and 1 in y_pred"):
+        metric([["O"], ["O"]], [["O"]])
+    with pytest.raises(
+        ValueError, match="Sequence 1 has 2 labels in y_true but 1 labels in y_pred"
+    ):
+        metric([["O"], ["O", "O"], ["O"]], [["O"], ["O"], ["O", "O"]])
+    with pytest.raises(TypeError, match=r"y_true\[0\] is 'O' of type str"):
+        metric(["O", "B-PER"], [["O"], ["B-PER"]])
+    with pytest.raises(TypeError, match=r"y_pred\[1\] is 'B-PER' of type str"):
+        metric([["O"], ["B-PER"]], [["O"], "B-PER"])
+    with pytest.raises(TypeError, match="y_true must be a list of label sequences"):
+        metric("O B-PER", [["O"]])
+    with pytest.raises(TypeError, match=r"y_pred\[0\] is 3 of type int"):
+        metric([["O"]], [3])
+
+
+@pytest.mark.parametrize(
+    "metric",
+    [
+        flat_accuracy_score,
+        lambda t, p, **kw: flat_f1_score(t, p, average="micro", **kw),
+        sequence_accuracy_score,
+        entity_f1_score,
+        entity_classification_report,
+    ],
+)
+def test_sample_weight_validation(metric):
+    with pytest.raises(ValueError, match=r"one weight per sequence.*\(2,\)"):
+        metric([["O"], ["O"]], [["O"], ["O"]], sample_weight=[1, 1, 1])
+
+
+def test_entity_argument_validation():
+    y = [["B-PER", "O"]]
+    with pytest.raises(TypeError, match="sequence 1, token 2"):
+        entity_f1_score([["O"], ["O", "B-PER", 3]], [["O"], ["O", "O", "O"]])
+    with pytest.raises(ValueError, match="sequence 0, token 0"):
+        get_entities(["", "O"])
+    with pytest.raises(TypeError, match="got None at sequence 0, token 1"):
+        get_entities(["O", None], mode="strict", scheme="IOB2")
+    with pytest.raises(
+        ValueError,
+        match="Invalid label 'E-PER' for scheme 'IOB2' at sequence 1, token 2",
+    ):
+        entity_f1_score(
+            [["O"], ["O", "B-PER", "E-PER"]],
+            [["O"], ["O", "O", "O"]],
+            mode="strict",
+            scheme="IOB2",
+        )
+    with pytest.raises(ValueError, match="prefix must be one of B, I, L, O, U"):
+        get_entities(["X-PER"], mode="strict", scheme="BILOU")
+    with pytest.raises(ValueError, match="mode must be None or 'strict'"):
+        entity_f1_score(y, y, mode="lenient")
+    with pytest.raises(ValueError, match="requires a scheme"):
+        entity_f1_score(y, y, mode="strict")
+    with pytest.raises(ValueError, match="only used with mode='strict'"):
+        entity_f1_score(y, y, scheme="IOB2")
+    with pytest.raises(ValueError, match="scheme must be one of"):
+        entity_f1_score(y, y, mode="strict", scheme="IOB3")
+    with pytest.raises(ValueError, match="average must be one of"):
+        entity_f1_score(y, y, average="binary")
+    with pytest.raises(ValueError, match="zero_division must be"):
+        entity_f1_score(y, y, zero_division="nan")
+    with pytest.raises(ValueError, match="beta must be"):
+        entity_fbeta_score(y, y, beta=-1)
+    with pytest.raises(ValueError, match="sample_weight must contain only finite"):
+        entity_f1_score(y, y, sample_weight=[np.nan])
+    with pytest.raises(TypeError, match="seq must be a sequence of labels"):
+        get_entities("B-PER")
+
+
+# ---------------------------------------------------------------------------
+# Scorers
+# ---------------------------------------------------------------------------
+
+
+class MemorizingTagger(BaseEstimator):
+    """Tag each token with its most frequent training label."""
+
+    def __init__(self, default="O"):
+        self.default = default
+
+    def fit(self, X, y):
+        counts = defaultdict(Counter)
+        for tokens, labels in zip(X, y):
+            for token, label in zip(tokens, labels):
+                counts[token][label] += 1
+        self.vocabulary_ = {tok: c.most_common(1)[0][0] for tok, c in counts.items()}
+        return self
+
+    def predict(self, X):
+        return [
+            [self.vocabulary_.get(tok, self.default) for tok in tokens] for tokens in X
+        ]
+
+
+@pytest.fixture(scope="module")
+def small_data():
+    return load_conll2002("testa", n_sentences=300, return_X_y=True)
+
+
+def test_scorers_in_cross_validate(small_data):
+    X, y = small_data
+    scoring = {name: get_scorer(name) for name in get_scorer_names()}
+    cv = KFold(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the scorers never warn
+        result = cross_validate(MemorizingTagger(), X, y, cv=cv, scoring=scoring)
+    for name in get_scorer_names():
+        scores = result[f"test_{name}"]
+        assert scores.shape == (3,)
+        assert np.all(np.isfinite(scores)) and np.all((scores >= 0) & (scores <= 1))
+
+    # Same numbers as the metric functions on each fold.
+    for k, (train, test) in enumerate(cv.split(X)):
+        model = MemorizingTagger().fit([X[i] for i in train], [y[i] for i in train])
+        y_test = [y[i] for i in test]
+        y_hat = model.predict([X[i] for i in test])
+        labels = sorted({lab for s in y_test + y_hat for lab in s} - {"O"})
+        expected = {
+            "entity_f1": entity_f1_score(y_test, y_hat),
+            "entity_precision": entity_precision_score(y_test, y_hat),
+            "entity_recall": entity_recall_score(y_test, y_hat),
+            "flat_f1": flat_f1_score(y_test, y_hat, average="weighted", labels=labels),
+            "flat_accuracy": flat_accuracy_score(y_test, y_hat),
+            "sequence_accuracy": sequence_accuracy_score(y_test, y_hat),
+        }
+        for name, value in expected.items():
+            assert result[f"test_{name}"][k] == pytest.approx(value), name
+
+
+def test_scorer_objects_in_grid_search(small_data):
+    X, y = small_data
+    search = GridSearchCV(
+        MemorizingTagger(),
+        {"default": ["O", "B-PER"]},
+        scoring={
+            "f1": entity_f1_scorer,
+            "acc": flat_accuracy_scorer,
+            "seq": sequence_accuracy_scorer,
+        },
+        refit="f1",
+        cv=KFold(3),
+    )
+    search.fit(X, y)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_f1"]))
+    assert search.best_params_ == {"default": "O"}
+    assert search.score(X, y) == pytest.approx(entity_f1_score(y, search.predict(X)))
+
+    search = GridSearchCV(
+        MemorizingTagger(), {"default": ["O"]}, scoring=flat_f1_scorer, cv=KFold(3)
+    )
+    assert np.isfinite(search.fit(X, y).best_score_)
+
+
+def test_flat_f1_scorer_only_outside_labels():
+    model = MemorizingTagger().fit([["a", "b"]], [["O", "O"]])
+    assert flat_f1_scorer(model, [["a", "b"]], [["O", "O"]]) == 0.0
+
+
+def test_get_scorer():
+    assert get_scorer_names() == sorted(get_scorer_names())
+    assert {"entity_f1", "flat_f1", "sequence_accuracy", "flat_accuracy"} <= set(
+        get_scorer_names()
+    )
+    scorer = get_scorer("entity_f1")
+    assert scorer is not entity_f1_scorer
+    assert repr(scorer) == repr(entity_f1_scorer)
+    assert get_scorer(entity_f1_score) is entity_f1_score
+    with pytest.raises(ValueError, match="valid names are .*'entity_f1'"):
+        get_scorer("f1")
+    with pytest.raises(TypeError, match="scoring must be"):
+        get_scorer(3)
+    for name in get_scorer_names():
+        pickle.loads(pickle.dumps(get_scorer(name)))
+
+
+def test_sklearn_scorer_names_do_not_handle_ragged_y(small_data):
+    # Documented limitation: scikit-learn's own scorers reject lists of sequences.
+    X, y = small_data
+    model = MemorizingTagger().fit(X, y)
+    with pytest.raises((ValueError, TypeError)):
+        skm.get_scorer("f1_micro")(model, X, y)

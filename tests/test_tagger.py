@@ -1,0 +1,180 @@
+import pickle
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+
+from sklearn_crf import CRFTagger
+
+import _naive
+from conftest import random_corpus
+
+
+def test_learns_toy_ner(toy_ner):
+    X, y = toy_ner
+    crf = CRFTagger(c1=0.01, c2=0.01).fit(X, y)
+    assert crf.predict(X) == y
+    assert crf.score(X, y) == 1.0
+    assert crf.n_iter_ >= 1 and crf.loss_curve_.shape == (crf.n_iter_,)
+    assert crf.loss_ == pytest.approx(crf.loss_curve_[-1])
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "l-bfgs-b"])
+def test_solvers_reach_the_same_optimum(toy_ner, solver):
+    X, y = toy_ner
+    ref = CRFTagger(c1=0.1, c2=0.05, tol=0, max_iter=2000).fit(X, y)
+    crf = CRFTagger(c1=0.1, c2=0.05, tol=0, max_iter=2000, solver=solver)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        crf.fit(X, y)
+    assert crf.loss_ == pytest.approx(ref.loss_, rel=1e-6)
+    np.testing.assert_allclose(crf.coef_, ref.coef_, atol=1e-3)
+
+
+def test_predict_is_brute_force_argmax_of_the_weights():
+    X, y = random_corpus(3, n_seq=12, max_len=5)
+    crf = CRFTagger(c2=0.1, all_possible_transitions=True).fit(X, y)
+    scores, seq_ptr = crf._state_scores(X)
+    pred = crf.predict(X)
+    marg = crf.predict_marginals(X)
+    for s in range(len(X)):
+        a, b = seq_ptr[s], seq_ptr[s + 1]
+        if a == b:
+            assert pred[s] == [] and marg[s] == []
+            continue
+        path, _ = _naive.best_path(scores[a:b], crf.transition_matrix_)
+        assert pred[s] == [crf.classes_[k] for k in path]
+        node, _ = _naive.marginals(scores[a:b], crf.transition_matrix_)
+        got = np.array([[m[label] for label in crf.classes_] for m in marg[s]])
+        np.testing.assert_allclose(got, node, rtol=1e-10)
+
+
+def test_output_types_follow_the_labels():
+    X = [[{"a": "x"}, {"a": "y"}], [{"a": "y"}]]
+    for y in ([[1, 2], [2]], [["p", "q"], ["q"]]):
+        crf = CRFTagger().fit(X, y)
+        pred = crf.predict(X)
+        assert isinstance(pred, list) and all(isinstance(p, list) for p in pred)
+        assert type(pred[0][0]) is type(y[0][0])
+        marg = crf.predict_marginals(X)
+        assert set(marg[0][0]) == {y[0][0], y[0][1]}
+        assert all(type(k) is type(y[0][0]) for k in marg[0][0])
+        for seq in marg:
+            for m in seq:
+                assert sum(m.values()) == pytest.approx(1.0)
+
+
+def test_single_label_and_empty_sequences():
+    X = [[{"a": "x"}], [], [{"a": "y"}, {"b": 1.0}]]
+    y = [["O"], [], ["O", "O"]]
+    crf = CRFTagger().fit(X, y)
+    assert crf.predict(X) == y
+    assert crf.predict([]) == []
+    assert crf.predict([[]]) == [[]]
+
+
+def test_convergence_warning_and_n_iter():
+    X, y = random_corpus(4, n_seq=20)
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        crf = CRFTagger(max_iter=2, tol=0).fit(X, y)
+    assert crf.n_iter_ == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        CRFTagger(max_iter=500, tol=1e-3).fit(X, y)
+
+
+def test_all_possible_options_and_min_freq():
+    X, y = random_corpus(5, n_seq=10)
+    base = CRFTagger().fit(X, y)
+    full = CRFTagger(all_possible_states=True, all_possible_transitions=True).fit(X, y)
+    L = len(full.classes_)
+    assert full.layout_.n_params == len(full.vectorizer_.vocabulary_) * L + L * L
+    assert base.layout_.n_params < full.layout_.n_params
+    pruned = CRFTagger(min_freq=2).fit(X, y)
+    assert pruned.layout_.n_state < base.layout_.n_state
+
+
+def test_not_fitted():
+    with pytest.raises(NotFittedError):
+        CRFTagger().predict([[{"a": 1}]])
+
+
+def test_pickle_round_trip_in_a_fresh_process(toy_ner, tmp_path):
+    X, y = toy_ner
+    crf = CRFTagger(c1=0.05, c2=0.05).fit(X, y)
+    path = tmp_path / "crf.pkl"
+    path.write_bytes(pickle.dumps(crf))
+    again = pickle.loads(path.read_bytes())
+    assert again.predict(X) == crf.predict(X)
+    assert again.predict_marginals(X) == crf.predict_marginals(X)
+    code = (
+        "import pickle, sys; crf = pickle.load(open(sys.argv[1], 'rb'));"
+        "X = pickle.load(open(sys.argv[2], 'rb'));"
+        "pickle.dump((crf.predict(X), crf.predict_marginals(X)), open(sys.argv[3], 'wb'))"
+    )
+    (tmp_path / "X.pkl").write_bytes(pickle.dumps(X))
+    subprocess.run(
+        [sys.executable, "-c", code, str(path), str(tmp_path / "X.pkl"), str(tmp_path / "out.pkl")],
+        check=True,
+    )
+    pred, marg = pickle.loads((tmp_path / "out.pkl").read_bytes())
+    assert pred == crf.predict(X) and marg == crf.predict_marginals(X)
+
+
+def test_incompatible_pickle_version_fails_clearly(toy_ner):
+    X, y = toy_ner
+    crf = CRFTagger().fit(X, y)
+    state = crf.__getstate__()
+    state["_sklearn_crf_version"] = "0.0.1"
+    with pytest.raises(ValueError, match="pickled with sklearn-crf 0.0.1"):
+        CRFTagger().__setstate__(state)
+
+
+def test_sample_weight_equals_repetition():
+    X, y = random_corpus(6, n_seq=8)
+    w = np.array([1, 2, 1, 3, 1, 1, 2, 1], dtype=float)
+    rep_X = [s for s, k in zip(X, w) for _ in range(int(k))]
+    rep_y = [s for s, k in zip(y, w) for _ in range(int(k))]
+    a = CRFTagger(c2=0.1, tol=0, max_iter=3000).fit(X, y, sample_weight=w)
+    b = CRFTagger(c2=0.1, tol=0, max_iter=3000).fit(rep_X, rep_y)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "X, y, error, match",
+    [
+        ([[{"a": 1}]], [["x"], ["y"]], ValueError, "different numbers of sequences"),
+        ([[{"a": 1}, {"a": 2}]], [["x"]], ValueError, "sequence 0 has 2 tokens"),
+        ([[{"a": 1}, {"a": 2}]], [["x", 1]], TypeError, "mixes labels"),
+        ([[{"a": 1}]], ["x"], ValueError, "single sequence of labels"),
+        ([[{"a": 1}]], [[["x"]]], TypeError, r"y\[0\]\[0\] is a list"),
+        ([[{"a": 1}, {"a": "b", "c": float("nan")}]], [["x", "y"]], ValueError, r"X\[0\]\[1\]\['c'\]"),
+    ],
+)
+def test_bad_input_leaves_a_fitted_model_untouched(toy_ner, X, y, error, match):
+    crf = CRFTagger().fit(*toy_ner)
+    before = crf.predict(toy_ner[0])
+    coef = crf.coef_.copy()
+    with pytest.raises(error, match=match):
+        crf.fit(X, y)
+    assert crf.predict(toy_ner[0]) == before
+    np.testing.assert_array_equal(crf.coef_, coef)
+
+
+def test_deterministic_for_a_fixed_thread_count():
+    X, y = random_corpus(7, n_seq=30)
+    a = CRFTagger(c1=0.05, n_jobs=2).fit(X, y)
+    b = CRFTagger(c1=0.05, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_warm_start_continues_from_previous_weights(toy_ner):
+    X, y = toy_ner
+    cold = CRFTagger(c2=0.5, tol=1e-7).fit(X, y)
+    warm = CRFTagger(c2=1.0, tol=1e-7, warm_start=True).fit(X, y)
+    warm.set_params(c2=0.5).fit(X, y)
+    assert warm.loss_ == pytest.approx(cold.loss_, rel=1e-6)
+    assert warm.n_iter_ < cold.n_iter_
