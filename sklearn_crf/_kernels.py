@@ -10,6 +10,12 @@ passed CSR-style:
   ``attr_label`` (int32 label of each state parameter). The state parameter of the
   ``j``-th label of attribute ``a`` has index ``attr_ptr[a] + j``.
 
+The hot kernels take the state weights as a dense (n_attributes, L) matrix
+``w_attr`` (zero where a pair has no parameter): gathering and scattering a whole
+contiguous row per attribute vectorizes and has no data-dependent branches,
+which makes it several times faster than walking the sparse label lists, while
+the optimizer still sees only the parameters of seen pairs.
+
 The forward-backward pass uses per-position scaling (Rabiner's scheme, as in
 CRFsuite and Wapiti): one ``exp`` per state score instead of one per label pair.
 Whenever scaling under- or overflows (extreme weights, forbidden transitions) the
@@ -28,30 +34,28 @@ _NJIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 
 
 @njit(**_NJIT)
-def state_scores_sequence(
-    w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, start, stop, out
-):
+def state_scores_sequence(w_attr, tok_ptr, tok_attr, tok_val, start, stop, out):
     """Fill ``out[: stop - start]`` with the state scores of tokens start..stop-1."""
-    n_labels = out.shape[1]
+    L = out.shape[1]
     for t in range(start, stop):
-        row = t - start
-        for j in range(n_labels):
-            out[row, j] = 0.0
+        row = out[t - start]
+        for j in range(L):
+            row[j] = 0.0
         for k in range(tok_ptr[t], tok_ptr[t + 1]):
-            a = tok_attr[k]
+            w = w_attr[tok_attr[k]]
             v = tok_val[k]
-            for p in range(attr_ptr[a], attr_ptr[a + 1]):
-                out[row, attr_label[p]] += v * w_state[p]
+            for j in range(L):
+                row[j] += v * w[j]
 
 
-@njit(**_NJIT)
-def state_scores(w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, n_labels):
-    """State scores of every token, shape (n_tokens, n_labels)."""
+@njit(parallel=True, **_NJIT)
+def state_scores(w_attr, tok_ptr, tok_attr, tok_val):
+    """State scores of every token, shape (n_tokens, L)."""
     n_tokens = tok_ptr.shape[0] - 1
-    out = np.empty((n_tokens, n_labels))
-    state_scores_sequence(
-        w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, 0, n_tokens, out
-    )
+    L = w_attr.shape[1]
+    out = np.empty((n_tokens, L))
+    for t in prange(n_tokens):
+        state_scores_sequence(w_attr, tok_ptr, tok_attr, tok_val, t, t + 1, out[t:t + 1])
     return out
 
 
@@ -127,102 +131,116 @@ def forward_backward_scaled(
     when scaling loses the sequence (a zero or non-finite scale or marginal):
     the caller then recomputes it in log space. Edge accumulation (mode 2) only
     happens once the node marginals are known to be finite.
+
+    The loops run over the last (contiguous) axis innermost so that LLVM can
+    vectorize them without reassociating sums.
     """
     L = scores.shape[1]
     if n == 0:
         return 0.0
     log_z = 0.0
-    ok = True
     # exponentiate state scores with a per-position shift
     for t in range(n):
-        m = -np.inf
-        for j in range(L):
-            if scores[t, j] > m:
-                m = scores[t, j]
+        row = scores[t]
+        m = row[0]
+        for j in range(1, L):
+            if row[j] > m:
+                m = row[j]
         if not np.isfinite(m):
-            ok = False
-            break
+            return np.nan
         log_z += m
         for j in range(L):
-            scores[t, j] = np.exp(scores[t, j] - m)
-    if ok and n > 1:
-        if np.isfinite(trans_max):
-            log_z += (n - 1) * trans_max
-        else:
-            ok = False
-    if ok:
-        # forward
+            row[j] = np.exp(row[j] - m)
+    if n > 1:
+        if not np.isfinite(trans_max):
+            return np.nan
+        log_z += (n - 1) * trans_max
+    # forward: alpha[t] = (alpha[t-1] @ exp_trans) * scores[t] / scale[t]
+    c = 0.0
+    for j in range(L):
+        alpha[0, j] = scores[0, j]
+        c += scores[0, j]
+    if not (c > 0.0 and np.isfinite(c)):
+        return np.nan
+    inv = 1.0 / c
+    for j in range(L):
+        alpha[0, j] *= inv
+    log_z += np.log(c)
+    scale[0] = c
+    for t in range(1, n):
+        cur = alpha[t]
+        prev = alpha[t - 1]
+        for j in range(L):
+            cur[j] = 0.0
+        for i in range(L):
+            a = prev[i]
+            e = exp_trans[i]
+            for j in range(L):
+                cur[j] += a * e[j]
+        row = scores[t]
         c = 0.0
         for j in range(L):
-            alpha[0, j] = scores[0, j]
-            c += alpha[0, j]
-        if c > 0.0 and np.isfinite(c):
-            inv = 1.0 / c
-            for j in range(L):
-                alpha[0, j] *= inv
-            log_z += np.log(c)
-        else:
-            ok = False
-        t = 1
-        while ok and t < n:
-            c = 0.0
-            for j in range(L):
-                s = 0.0
-                for i in range(L):
-                    s += alpha[t - 1, i] * exp_trans[i, j]
-                s *= scores[t, j]
-                alpha[t, j] = s
-                c += s
-            if c > 0.0 and np.isfinite(c):
-                inv = 1.0 / c
-                for j in range(L):
-                    alpha[t, j] *= inv
-                log_z += np.log(c)
-                scale[t] = c
-            else:
-                ok = False
-            t += 1
-    if ok:
-        # backward
+            cur[j] *= row[j]
+            c += cur[j]
+        if not (c > 0.0 and np.isfinite(c)):
+            return np.nan
+        inv = 1.0 / c
         for j in range(L):
-            beta[n - 1, j] = 1.0
-        tmp = np.empty(L)
-        for t in range(n - 2, -1, -1):
-            inv = 1.0 / scale[t + 1]
+            cur[j] *= inv
+        log_z += np.log(c)
+        scale[t] = c
+    if not np.isfinite(log_z):
+        return np.nan
+    # backward: beta[t] = exp_trans @ (scores[t+1] * beta[t+1]) / scale[t+1]
+    tmp = np.empty(L)
+    for j in range(L):
+        beta[n - 1, j] = 1.0
+    for t in range(n - 2, -1, -1):
+        inv = 1.0 / scale[t + 1]
+        nxt = beta[t + 1]
+        row = scores[t + 1]
+        for j in range(L):
+            tmp[j] = row[j] * nxt[j] * inv
+        cur = beta[t]
+        for i in range(L):
+            e = exp_trans[i]
+            acc = 0.0
             for j in range(L):
-                tmp[j] = scores[t + 1, j] * beta[t + 1, j] * inv
+                acc += e[j] * tmp[j]
+            cur[i] = acc
+    ok = True
+    for t in range(n):
+        a = alpha[t]
+        b = beta[t]
+        out = node[t]
+        for j in range(L):
+            out[j] = a[j] * b[j]
+            if not np.isfinite(out[j]):
+                ok = False
+    if not ok:
+        return np.nan
+    if edge_mode != 0:
+        for t in range(1, n):
+            inv = 1.0 / scale[t]
+            if edge_mode == 2:
+                inv *= edge_weight
+            row = scores[t]
+            b = beta[t]
+            for j in range(L):
+                tmp[j] = row[j] * b[j]
+            dest = edge[t] if edge_mode == 1 else edge[0]
+            prev = alpha[t - 1]
             for i in range(L):
-                s = 0.0
-                for j in range(L):
-                    s += exp_trans[i, j] * tmp[j]
-                beta[t, i] = s
-        for t in range(n):
-            for j in range(L):
-                p = alpha[t, j] * beta[t, j]
-                if not np.isfinite(p):
-                    ok = False
-                node[t, j] = p
-        if ok and not np.isfinite(log_z):
-            ok = False
-        if ok and edge_mode != 0:
-            for t in range(1, n):
-                row = t if edge_mode == 1 else 0
-                inv = 1.0 / scale[t]
-                if edge_mode == 2:
-                    inv *= edge_weight
-                for j in range(L):
-                    tmp[j] = scores[t, j] * beta[t, j]
-                for i in range(L):
-                    a = alpha[t - 1, i] * inv
+                a = prev[i] * inv
+                e = exp_trans[i]
+                d = dest[i]
+                if edge_mode == 1:
                     for j in range(L):
-                        p = a * exp_trans[i, j] * tmp[j]
-                        if edge_mode == 1:
-                            edge[row, i, j] = p
-                        else:
-                            edge[row, i, j] += p
-    if ok:
-        return log_z
-    return np.nan
+                        d[j] = a * e[j] * tmp[j]
+                else:
+                    for j in range(L):
+                        d[j] += a * e[j] * tmp[j]
+    return log_z
 
 
 @njit(**_NJIT)
@@ -386,23 +404,22 @@ def viterbi_batch(scores, trans, seq_ptr, n_chunks):
 
 
 @njit(parallel=True, **_NJIT)
-def nll_gradient(
-    w_state, trans, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, seq_ptr,
-    seq_weight, n_chunks,
-):
+def nll_gradient(w_attr, trans, tok_ptr, tok_attr, tok_val, seq_ptr, seq_weight, n_chunks):
     """Weighted Σ log Z and the expected feature counts of a CRF.
 
     The negative log-likelihood is ``Σ_s weight_s (log Z_s - score_s(y_s))``; the
     gold-path scores and observed counts are linear in the weights and are handled
-    by the caller. Returns ``(Σ_s weight_s log Z_s, expected state counts
-    (n_state,), expected transition counts (L, L))``.
+    by the caller. Returns ``(Σ_s weight_s log Z_s, expected counts of every
+    (attribute, label) pair (n_attributes, L), expected transition counts (L, L))``.
+    Each chunk of sequences has its own gradient buffers, summed in chunk order,
+    so the result depends on ``n_chunks`` but not on thread scheduling.
     """
     L = trans.shape[0]
-    n_state = w_state.shape[0]
+    n_attr = w_attr.shape[0]
     exp_trans, trans_max = _exp_trans(trans)
     max_len = _max_len(seq_ptr)
     bounds = chunk_bounds(seq_ptr, n_chunks)
-    g_state = np.zeros((n_chunks, n_state))
+    g_attr = np.zeros((n_chunks, n_attr, L))
     g_trans = np.zeros((n_chunks, L, L))
     log_z_sum = np.zeros(n_chunks)
     for c in prange(n_chunks):
@@ -412,7 +429,7 @@ def nll_gradient(
         beta = np.empty((max_len, L))
         scale = np.empty(max_len)
         node = np.empty((max_len, L))
-        gs = g_state[c]
+        ga = g_attr[c]
         acc = 0.0
         for s in range(bounds[c], bounds[c + 1]):
             a = seq_ptr[s]
@@ -421,33 +438,27 @@ def nll_gradient(
             weight = seq_weight[s]
             if n == 0 or weight == 0.0:
                 continue
-            state_scores_sequence(
-                w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, a, b, raw
-            )
+            state_scores_sequence(w_attr, tok_ptr, tok_attr, tok_val, a, b, raw)
             acc += weight * forward_backward(
                 raw, work, trans, exp_trans, trans_max, n, alpha, beta, scale,
                 node, g_trans[c:c + 1], 2, weight,
             )
             for t in range(n):
                 tok = a + t
+                p = node[t]
                 for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
-                    at = tok_attr[k]
+                    g = ga[tok_attr[k]]
                     v = tok_val[k] * weight
-                    for p in range(attr_ptr[at], attr_ptr[at + 1]):
-                        gs[p] += v * node[t, attr_label[p]]
+                    for j in range(L):
+                        g[j] += v * p[j]
         log_z_sum[c] = acc
     total = 0.0
     for c in range(n_chunks):
         total += log_z_sum[c]
-    out_state = np.zeros(n_state)
-    out_trans = np.zeros((L, L))
-    for c in range(n_chunks):
-        for p in range(n_state):
-            out_state[p] += g_state[c, p]
-        for i in range(L):
-            for j in range(L):
-                out_trans[i, j] += g_trans[c, i, j]
-    return total, out_state, out_trans
+    for c in range(1, n_chunks):
+        g_attr[0] += g_attr[c]
+        g_trans[0] += g_trans[c]
+    return total, g_attr[0], g_trans[0]
 
 
 @njit(**_NJIT)

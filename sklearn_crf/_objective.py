@@ -40,6 +40,18 @@ class ParameterLayout:
         """Attribute id of each state parameter, (n_state,) int64."""
         return np.repeat(np.arange(len(self.attr_ptr) - 1), np.diff(self.attr_ptr))
 
+    def dense_index(self):
+        """Flat index of each state parameter in an (n_attributes, L) matrix."""
+        return self.state_pairs() * self.n_labels + self.attr_label
+
+    def attribute_matrix(self, w, dense_index=None):
+        """Dense (n_attributes, L) state weights from the parameter vector."""
+        if dense_index is None:
+            dense_index = self.dense_index()
+        out = np.zeros((len(self.attr_ptr) - 1) * self.n_labels)
+        out[dense_index] = w[: self.n_state]
+        return out.reshape(-1, self.n_labels)
+
 
 def build_layout(
     tok_ptr, tok_attr, tok_val, seq_ptr, labels, n_attributes, n_labels, *,
@@ -110,6 +122,7 @@ class CRFObjective:
         self.observed = np.concatenate(
             [obs_state, obs_trans[layout.trans_from, layout.trans_to]]
         )
+        self.dense_index = layout.dense_index()
 
     @property
     def split(self):
@@ -138,12 +151,14 @@ class CRFObjective:
     def nll(self, w):
         """Unregularized weighted negative log-likelihood and its gradient in w."""
         layout = self.layout
-        log_z, e_state, e_trans = _kernels.nll_gradient(
-            w[: layout.n_state], layout.transition_matrix(w), self.tok_ptr,
-            self.tok_attr, self.tok_val, layout.attr_ptr, layout.attr_label,
-            self.seq_ptr, self.seq_weight, self.n_chunks,
+        log_z, e_attr, e_trans = _kernels.nll_gradient(
+            layout.attribute_matrix(w, self.dense_index), layout.transition_matrix(w),
+            self.tok_ptr, self.tok_attr, self.tok_val, self.seq_ptr, self.seq_weight,
+            self.n_chunks,
         )
-        grad = np.concatenate([e_state, e_trans[layout.trans_from, layout.trans_to]])
+        grad = np.concatenate([
+            e_attr.ravel()[self.dense_index], e_trans[layout.trans_from, layout.trans_to]
+        ])
         grad -= self.observed
         return log_z - w @ self.observed, grad
 

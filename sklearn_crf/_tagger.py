@@ -258,8 +258,7 @@ class CRFTagger(BaseEstimator):
         tok_ptr, tok_attr, tok_val, seq_ptr = self.vectorizer_._transform(X, fitting=False)
         layout = self.layout_
         scores = _kernels.state_scores(
-            self.coef_[: layout.n_state], tok_ptr, tok_attr, tok_val,
-            layout.attr_ptr, layout.attr_label, layout.n_labels,
+            layout.attribute_matrix(self.coef_), tok_ptr, tok_attr, tok_val
         )
         return scores, seq_ptr
 

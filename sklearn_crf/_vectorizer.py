@@ -177,61 +177,88 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         Returns ``tok_ptr`` (int64), ``tok_attr`` (int32), ``tok_val`` (float64)
         and ``seq_ptr`` (int64). When ``fitting``, sets ``vocabulary_`` and
         ``feature_names_`` (only after the whole of X is valid).
+
+        ``vocabulary_`` (attribute name → id) is the truth. Two caches, built in
+        fit, skip building the attribute name of the common features:
+        ``_str_ids[key][value]`` for str values and ``_num_ids[key]`` for numbers;
+        a miss builds the name and looks it up in the vocabulary.
         """
         check_sequences(X, "X", allow_empty=not fitting)
-        vocab = {} if fitting else self.vocabulary_
-        get = vocab.get
+        if fitting:
+            vocab, str_ids, num_ids = {}, {}, {}
+        else:
+            vocab, str_ids, num_ids = self.vocabulary_, self._str_ids, self._num_ids
         attrs = array("i")
         vals = array("d")
         add_attr = attrs.append
         add_val = vals.append
         tok_ptr = array("q", [0])
         seq_ptr = array("q", [0])
+        get_str = str_ids.get
+        get_num = num_ids.get
+
+        def lookup(name):
+            idx = vocab.get(name)
+            if idx is None and fitting:
+                idx = vocab[name] = len(vocab)
+            return idx
+
         for s, seq in enumerate(X):
-            for t, token in enumerate(seq):
-                if type(token) is not dict:
-                    if not isinstance(token, Mapping):
-                        raise TypeError(
-                            f"X[{s}][{t}] is a {type(token).__name__}, expected a "
-                            "dict of features (feature name -> str, number or bool)"
-                        )
+            for token in seq:
+                if type(token) is not dict and not isinstance(token, Mapping):
+                    t = len(tok_ptr) - 1 - seq_ptr[-1]
+                    raise TypeError(
+                        f"X[{s}][{t}] is a {type(token).__name__}, expected a "
+                        "dict of features (feature name -> str, number or bool)"
+                    )
                 for key, value in token.items():
                     tv = type(value)
-                    if tv is str and type(key) is str:
-                        name = key + ":" + value
-                        x = 1.0
-                    elif (tv is float or tv is int or tv is bool) and type(key) is str:
+                    if tv is str:
+                        ids = get_str(key)
+                        idx = None if ids is None else ids.get(value)
+                        if idx is None:
+                            if ids is None and type(key) is not str:
+                                _flatten_feature(key, value, s, len(tok_ptr) - 1 - seq_ptr[-1])
+                            idx = lookup(key + ":" + value)
+                            if idx is None:
+                                continue
+                            if ids is None:
+                                ids = str_ids[key] = {}
+                            ids[value] = idx
+                        add_attr(idx)
+                        add_val(1.0)
+                    elif tv is float or tv is int or tv is bool:
                         if not value:
                             continue
-                        name = key
-                        x = value
-                    else:
-                        for name, x in _flatten_feature(key, value, s, t):
-                            idx = get(name)
+                        idx = get_num(key)
+                        if idx is None:
+                            if type(key) is not str:
+                                _flatten_feature(key, value, s, len(tok_ptr) - 1 - seq_ptr[-1])
+                            idx = lookup(key)
                             if idx is None:
-                                if not fitting:
-                                    continue
-                                idx = vocab[name] = len(vocab)
-                            add_attr(idx)
-                            add_val(x)
-                        continue
-                    idx = get(name)
-                    if idx is None:
-                        if not fitting:
-                            continue
-                        idx = vocab[name] = len(vocab)
-                    add_attr(idx)
-                    add_val(x)
+                                continue
+                            num_ids[key] = idx
+                        add_attr(idx)
+                        add_val(value)
+                    else:
+                        t = len(tok_ptr) - 1 - seq_ptr[-1]
+                        for name, x in _flatten_feature(key, value, s, t):
+                            idx = lookup(name)
+                            if idx is not None:
+                                add_attr(idx)
+                                add_val(x)
                 tok_ptr.append(len(attrs))
             seq_ptr.append(len(tok_ptr) - 1)
         tok_val = np.frombuffer(vals, dtype=np.float64) if len(vals) else np.zeros(0)
         if not np.all(np.isfinite(tok_val)):
             _raise_non_finite(X)
-        if fitting and len(vocab) > np.iinfo(np.int32).max:
-            raise ValueError("more than 2**31 - 1 distinct attributes")
         if fitting:
+            if len(vocab) > np.iinfo(np.int32).max:
+                raise ValueError("more than 2**31 - 1 distinct attributes")
             self.vocabulary_ = vocab
             self.feature_names_ = list(vocab)
+            self._str_ids = str_ids
+            self._num_ids = num_ids
         return (
             np.frombuffer(tok_ptr, dtype=np.int64),
             np.frombuffer(attrs, dtype=np.int32) if len(attrs) else np.zeros(0, np.int32),

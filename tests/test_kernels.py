@@ -115,9 +115,7 @@ def test_state_scores_match_dense(corpus):
     rng = np.random.default_rng(0)
     w = rng.normal(size=layout.n_state)
     tok_ptr, tok_attr, tok_val, _ = data
-    got = _kernels.state_scores(
-        w, tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, layout.n_labels
-    )
+    got = _kernels.state_scores(layout.attribute_matrix(w), tok_ptr, tok_attr, tok_val)
     ref = _naive.dense_state_scores(
         w, tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, layout.n_labels
     )
