@@ -487,3 +487,21 @@ def observed_counts(
             if tok > seq_ptr[s]:
                 obs_trans[labels[tok - 1], y] += weight
     return obs_state, obs_trans
+
+
+@njit(**_NJIT)
+def pair_frequencies(tok_ptr, tok_attr, tok_val, labels, n_attributes, n_labels):
+    """Sum of values and occurrence flags of every (attribute, label) pair.
+
+    Returns ``freq`` (n_attributes, L) float64 and ``seen`` (n_attributes, L) bool
+    over the tokens' gold labels.
+    """
+    freq = np.zeros((n_attributes, n_labels))
+    seen = np.zeros((n_attributes, n_labels), dtype=np.bool_)
+    for tok in range(tok_ptr.shape[0] - 1):
+        y = labels[tok]
+        for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
+            a = tok_attr[k]
+            freq[a, y] += tok_val[k]
+            seen[a, y] = True
+    return freq, seen

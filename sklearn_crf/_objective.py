@@ -70,16 +70,17 @@ def build_layout(
         attr_ptr = np.arange(n_attributes + 1, dtype=np.int64) * L
         attr_label = np.tile(np.arange(L, dtype=np.int32), n_attributes)
     else:
-        tok_labels = np.repeat(labels.astype(np.int64), np.diff(tok_ptr))
-        keys = tok_attr.astype(np.int64) * L + tok_labels
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        freq = np.bincount(inverse, weights=tok_val, minlength=len(uniq))
+        freq, seen = _kernels.pair_frequencies(
+            tok_ptr, tok_attr, tok_val, labels, n_attributes, L
+        )
         if min_freq > 0:
-            uniq = uniq[freq >= min_freq]
-        attrs = uniq // L
-        attr_label = (uniq - attrs * L).astype(np.int32)
+            seen &= freq >= min_freq
+        del freq
+        attr_label = np.nonzero(seen.ravel())[0]
+        attr_label %= L
+        attr_label = attr_label.astype(np.int32)
         attr_ptr = np.zeros(n_attributes + 1, dtype=np.int64)
-        np.cumsum(np.bincount(attrs, minlength=n_attributes), out=attr_ptr[1:])
+        np.cumsum(seen.sum(axis=1), out=attr_ptr[1:])
     if all_possible_transitions:
         trans_from, trans_to = np.divmod(np.arange(L * L, dtype=np.int32), L)
     else:
