@@ -6,7 +6,11 @@ from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
+from numbers import Integral
+
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils import murmurhash3_32
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_sequences
@@ -38,12 +42,24 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
 
     Read more about the input format in :class:`~sklearn_crf.CRFTagger`.
 
+    Parameters
+    ----------
+    n_features : int, default=None
+        ``None`` keeps a vocabulary of every attribute seen in :meth:`fit`.
+        An int switches to the hashing trick: attribute names are hashed
+        (MurmurHash3, the same in every process) into that many columns, so
+        memory stays bounded however many attributes there are; colliding
+        attributes share a column, and there are no names to inspect.
+
     Attributes
     ----------
+    n_attributes_ : int
+        Number of columns: the vocabulary size, or ``n_features`` when hashing.
     vocabulary_ : dict of str to int
-        Attribute name → column index, in order of first appearance.
-    feature_names_ : list of str, length (n_attributes,)
-        Attribute names by column index.
+        Attribute name → column index, in order of first appearance (not set
+        when hashing).
+    feature_names_ : list of str, length (n_attributes_,)
+        Attribute names by column index (not set when hashing).
 
     See Also
     --------
@@ -67,10 +83,12 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
     array([0, 2, 3])
     """
 
-    _parameter_constraints: dict = {}
+    _parameter_constraints: dict = {
+        "n_features": [Interval(Integral, 1, np.iinfo(np.int32).max, closed="both"), None],
+    }
 
-    def __init__(self):
-        pass
+    def __init__(self, *, n_features=None):
+        self.n_features = n_features
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -122,7 +140,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
             One row per token, the sequences one after another.
         """
-        check_is_fitted(self, "vocabulary_")
+        check_is_fitted(self, "n_attributes_")
         return self._to_csr(*self._transform(X, fitting=False))
 
     @staticmethod
@@ -156,7 +174,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         names : ndarray of str objects, shape (n_attributes,)
             The attribute names.
         """
-        check_is_fitted(self, "vocabulary_")
+        check_is_fitted(self, "n_attributes_")
+        if self.n_features is not None:
+            raise AttributeError("a hashing SequenceVectorizer has no feature names")
         return np.asarray(self.feature_names_, dtype=object)
 
     def __sklearn_tags__(self):
@@ -168,7 +188,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
     def _to_csr(self, tok_ptr, tok_attr, tok_val, seq_ptr):
         return sp.csr_matrix(
             (tok_val, tok_attr, tok_ptr),
-            shape=(len(tok_ptr) - 1, len(self.vocabulary_)),
+            shape=(len(tok_ptr) - 1, self.n_attributes_),
         )
 
     def _transform(self, X, fitting):
@@ -181,10 +201,12 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         ``vocabulary_`` (attribute name → id) is the truth. Two caches, built in
         fit, skip building the attribute name of the common features:
         ``_str_ids[key][value]`` for str values and ``_num_ids[key]`` for numbers;
-        a miss builds the name and looks it up in the vocabulary.
+        a miss builds the name and looks it up in the vocabulary. When hashing,
+        the caches live for one call only and a miss hashes the name.
         """
         check_sequences(X, "X", allow_empty=not fitting)
-        if fitting:
+        hashing = self.n_features if fitting else getattr(self, "_hash_slots", None)
+        if fitting or hashing:
             vocab, str_ids, num_ids = {}, {}, {}
         else:
             vocab, str_ids, num_ids = self.vocabulary_, self._str_ids, self._num_ids
@@ -198,6 +220,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         get_num = num_ids.get
 
         def lookup(name):
+            if hashing:
+                return murmurhash3_32(name, positive=True) % hashing
             idx = vocab.get(name)
             if idx is None and fitting:
                 idx = vocab[name] = len(vocab)
@@ -252,9 +276,16 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         tok_val = np.frombuffer(vals, dtype=np.float64) if len(vals) else np.zeros(0)
         if not np.all(np.isfinite(tok_val)):
             _raise_non_finite(X)
-        if fitting:
+        if fitting and hashing:
+            for name in ("vocabulary_", "feature_names_", "_str_ids", "_num_ids"):
+                self.__dict__.pop(name, None)
+            self.n_attributes_ = hashing
+            self._hash_slots = hashing
+        elif fitting:
             if len(vocab) > np.iinfo(np.int32).max:
                 raise ValueError("more than 2**31 - 1 distinct attributes")
+            self.__dict__.pop("_hash_slots", None)
+            self.n_attributes_ = len(vocab)
             self.vocabulary_ = vocab
             self.feature_names_ = list(vocab)
             self._str_ids = str_ids

@@ -134,3 +134,40 @@ def test_chunk_bounds_cover_all_sequences():
     for n_chunks in [1, 2, 3, 8]:
         b = _kernels.chunk_bounds(seq_ptr, n_chunks)
         assert b[0] == 0 and b[-1] == 6 and np.all(np.diff(b) >= 0)
+
+
+def test_pair_frequencies_and_observed_counts_match_python_loops(corpus):
+    from conftest import corpus_arrays, random_corpus
+
+    X, y = random_corpus(4, n_seq=10)
+    data, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    tok_ptr, tok_attr, tok_val, seq_ptr = data
+    n_attr, L = len(layout.attr_ptr) - 1, layout.n_labels
+    freq, seen = _kernels.pair_frequencies(tok_ptr, tok_attr, tok_val, labels, n_attr, L)
+    ref_freq = np.zeros((n_attr, L))
+    ref_seen = np.zeros((n_attr, L), dtype=bool)
+    for t in range(len(tok_ptr) - 1):
+        for k in range(tok_ptr[t], tok_ptr[t + 1]):
+            ref_freq[tok_attr[k], labels[t]] += tok_val[k]
+            ref_seen[tok_attr[k], labels[t]] = True
+    np.testing.assert_allclose(freq, ref_freq)
+    np.testing.assert_array_equal(seen, ref_seen)
+    # the layout's state features are exactly the seen pairs, attribute-major
+    pairs = list(zip(layout.state_pairs(), layout.attr_label))
+    assert pairs == [tuple(p) for p in np.argwhere(ref_seen)]
+
+    weights = np.linspace(0.5, 2.0, len(seq_ptr) - 1)
+    obs_state, obs_trans = _kernels.observed_counts(
+        tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, labels,
+        seq_ptr, weights, layout.n_state, L,
+    )
+    dense = np.zeros((n_attr, L))
+    ref_trans = np.zeros((L, L))
+    for s in range(len(seq_ptr) - 1):
+        for t in range(seq_ptr[s], seq_ptr[s + 1]):
+            for k in range(tok_ptr[t], tok_ptr[t + 1]):
+                dense[tok_attr[k], labels[t]] += weights[s] * tok_val[k]
+            if t > seq_ptr[s]:
+                ref_trans[labels[t - 1], labels[t]] += weights[s]
+    np.testing.assert_allclose(obs_state, dense.ravel()[layout.dense_index()])
+    np.testing.assert_allclose(obs_trans, ref_trans)

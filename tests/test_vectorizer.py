@@ -69,3 +69,20 @@ def test_failed_fit_keeps_vocabulary():
     with pytest.raises(ValueError):
         vec.fit([[{"a": "y"}, {"b": float("nan")}]])
     assert vec.feature_names_ == ["a:x"]
+
+
+def test_hashing_maps_names_to_stable_slots():
+    from sklearn.utils import murmurhash3_32
+
+    X = [[{"w": "a", "n": 2.0, "l": ["x"]}], [{"w": "b"}]]
+    vec = SequenceVectorizer(n_features=16)
+    Xt = vec.fit_transform(X)
+    assert Xt.shape == (2, 16) and vec.n_attributes_ == 16
+    assert not hasattr(vec, "vocabulary_")
+    for name, row, value in [("w:a", 0, 1.0), ("n", 0, 2.0), ("l:x", 0, 1.0), ("w:b", 1, 1.0)]:
+        assert Xt[row, murmurhash3_32(name, positive=True) % 16] >= value
+    # unseen attributes hash too, and transform equals fit_transform
+    assert (vec.transform(X) != Xt).nnz == 0
+    assert vec.transform([[{"w": "zzz"}]]).nnz == 1
+    with pytest.raises(AttributeError):
+        vec.get_feature_names_out()
