@@ -81,35 +81,50 @@ def forward_backward_log(scores, trans, n, node, edge, edge_mode, edge_weight):
     ``p(y[t-1] = i, y[t] = j)`` go, by ``edge_mode``, nowhere (0), to
     ``edge[t, i, j]`` for t in 1..n-1 (1), or are summed over t, times
     ``edge_weight``, into ``edge[0, i, j]`` (2). Returns log Z.
+
+    The log alphas are normalized at each position (log ``c_t``, the log of the
+    scaling constant, is subtracted) and the log betas divided by the same
+    constants, the log-space twin of the scaled scheme: both stay O(1) however
+    long the sequence and large the weights, so ``exp(la + lb)`` keeps full
+    precision.
     """
     L = scores.shape[1]
     la = np.empty((n, L))
     lb = np.empty((n, L))
+    log_c = np.empty(n)
     tmp = np.empty(L)
     for j in range(L):
         la[0, j] = scores[0, j]
+    log_c[0] = _logsumexp_row(la[0], L)
     for t in range(1, n):
         for j in range(L):
             for i in range(L):
-                tmp[i] = la[t - 1, i] + trans[i, j]
+                tmp[i] = la[t - 1, i] - log_c[t - 1] + trans[i, j]
             la[t, j] = scores[t, j] + _logsumexp_row(tmp, L)
+        log_c[t] = _logsumexp_row(la[t], L)
+    log_z = 0.0
+    for t in range(n):
+        log_z += log_c[t]
+        for j in range(L):
+            la[t, j] -= log_c[t]
     for j in range(L):
         lb[n - 1, j] = 0.0
     for t in range(n - 2, -1, -1):
         for i in range(L):
             for j in range(L):
                 tmp[j] = trans[i, j] + scores[t + 1, j] + lb[t + 1, j]
-            lb[t, i] = _logsumexp_row(tmp, L)
-    log_z = _logsumexp_row(la[n - 1], L)
+            lb[t, i] = _logsumexp_row(tmp, L) - log_c[t + 1]
     for t in range(n):
         for j in range(L):
-            node[t, j] = np.exp(la[t, j] + lb[t, j] - log_z)
+            node[t, j] = np.exp(la[t, j] + lb[t, j])
     if edge_mode != 0:
         for t in range(1, n):
             row = t if edge_mode == 1 else 0
             for i in range(L):
                 for j in range(L):
-                    p = np.exp(la[t - 1, i] + trans[i, j] + scores[t, j] + lb[t, j] - log_z)
+                    p = np.exp(
+                        la[t - 1, i] + trans[i, j] + scores[t, j] + lb[t, j] - log_c[t]
+                    )
                     if edge_mode == 1:
                         edge[row, i, j] = p
                     else:

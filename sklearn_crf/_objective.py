@@ -55,7 +55,7 @@ class ParameterLayout:
 
 def build_layout(
     tok_ptr, tok_attr, tok_val, seq_ptr, labels, n_attributes, n_labels, *,
-    min_freq, all_possible_states, all_possible_transitions,
+    min_freq, all_possible_states, all_possible_transitions, zero_entries=None,
 ):
     """The parameter layout seen in training data, as CRFsuite builds it.
 
@@ -63,7 +63,9 @@ def build_layout(
     ``y`` and the sum of its values there is at least ``min_freq`` (or for all
     pairs when ``all_possible_states``); a transition (y1, y2) exists when it
     occurs in the training data (or for all pairs when
-    ``all_possible_transitions``).
+    ``all_possible_transitions``). ``zero_entries`` are the (token ids,
+    attribute ids) where an attribute had the value 0: those pairs count as
+    seen, with frequency 0.
     """
     L = n_labels
     if all_possible_states:
@@ -73,6 +75,9 @@ def build_layout(
         freq, seen = _kernels.pair_frequencies(
             tok_ptr, tok_attr, tok_val, labels, n_attributes, L
         )
+        if zero_entries is not None and len(zero_entries[0]):
+            zero_tok, zero_attr = zero_entries
+            seen[zero_attr, labels[zero_tok]] = True
         if min_freq > 0:
             seen &= freq >= min_freq
         del freq

@@ -1,6 +1,7 @@
 """CRFTagger: a linear-chain CRF sequence labeler as a scikit-learn estimator."""
 
 import contextlib
+from array import array
 import logging
 from numbers import Integral, Real
 
@@ -10,7 +11,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _kernels
+from . import _inspection, _kernels
 from ._objective import CRFObjective, build_layout
 from ._optimize import minimize_crf
 from ._validation import encode_labels
@@ -65,16 +66,37 @@ class CRFTagger(BaseEstimator):
     all_possible_transitions : bool, default=False
         Give a weight to every label pair transition, not only those seen in
         training, so that unseen transitions can learn negative weights.
+    hashing : int, default=None
+        ``None`` keeps a vocabulary of every attribute seen in training. An int
+        hashes attribute names into that many slots instead (the hashing trick,
+        see :class:`SequenceVectorizer`): memory stays bounded for huge
+        vocabularies, at the cost of collisions and of attribute names in the
+        inspection attributes.
     warm_start : bool, default=False
         When refitting, start from the weights of the previous fit (matched by
-        attribute and label names) instead of zeros.
+        attribute and label names; features new to this fit start at 0)
+        instead of zeros. Refitting after :meth:`set_params` with a new ``c1``
+        or ``c2``, or with a larger ``max_iter`` after a fit stopped by
+        ``max_iter``, continues from the previous weights and so needs fewer
+        iterations; each fit runs at most ``max_iter`` iterations and
+        ``loss_curve_`` holds the last fit's. :func:`~sklearn.base.clone`, and
+        so :class:`~sklearn.model_selection.GridSearchCV`, drops the fitted
+        weights: warm starts help a hand-written loop over a regularization
+        path, not a search.
     n_jobs : int, default=None
         Number of threads of the numba kernels. ``None`` uses numba's default
         (all cores, or the ``NUMBA_NUM_THREADS`` environment variable); ``-1``
-        all cores. Results are bitwise reproducible for a fixed thread count.
+        all cores, ``-2`` all but one, etc. Results are bitwise reproducible
+        for a fixed thread count. In a process-parallel search
+        (``GridSearchCV(..., n_jobs=k)`` with joblib's default "loky"
+        backend), joblib sets ``NUMBA_NUM_THREADS`` in each worker to the
+        cores divided by ``k``, so the processes do not oversubscribe the
+        cores.
     verbose : int, default=0
-        When positive, log the loss, gradient norm and time of each iteration
-        at INFO level on the ``"sklearn_crf"`` logger.
+        When positive, log the loss, gradient norm and elapsed time of each
+        iteration at INFO level on the ``"sklearn_crf"`` logger (see
+        :mod:`logging`; e.g. ``logging.basicConfig(level=logging.INFO)`` shows
+        them). The losses are kept in ``loss_curve_`` whatever ``verbose``.
 
     Attributes
     ----------
@@ -96,10 +118,51 @@ class CRFTagger(BaseEstimator):
         The objective at the fitted weights.
     loss_curve_ : ndarray of shape (n_iter_,)
         The objective after each iteration.
+    attributes_ : list of str, length (n_active_attributes,)
+        Names of the attributes that have a non-zero weight for at least one
+        label, in the order of ``vectorizer_.feature_names_`` (which lists
+        every attribute seen in training).
+    state_features_ : dict of (str, label) to float
+        ``{(attribute, label): weight}`` for every non-zero state weight.
+    transition_features_ : dict of (label, label) to float
+        ``{(from_label, to_label): weight}`` for every non-zero transition
+        weight; ``transition_matrix_`` holds all of them as an array.
 
     See Also
     --------
     SequenceVectorizer : The feature-dict vectorizer used inside.
+    sklearn_crf.metrics.get_scorer : Sequence-labeling scorers for
+        :func:`~sklearn.model_selection.cross_validate` and the searches.
+
+    Notes
+    -----
+    ``attributes_``, ``state_features_`` and ``transition_features_`` have
+    sklearn-crfsuite's formats and, as there, list only the features with a
+    non-zero weight (what a CRFsuite model file stores): with ``c1 > 0`` many
+    are absent. They are computed from ``coef_`` on each access, not stored;
+    keep the result in a variable rather than reading them in a loop.
+    :meth:`top_features` lists the strongest weights of each label.
+
+    `eli5 <https://github.com/eli5-org/eli5>`_ (>= 0.14) explains
+    sklearn-crfsuite models from these three attributes and ``classes_``;
+    registering its explainer for this class makes
+    ``eli5.explain_weights(crf)`` and ``eli5.show_weights(crf)`` work
+    (``eli5.sklearn_crfsuite`` imports sklearn-crfsuite, so both must be
+    installed)::
+
+        import eli5
+        from eli5.sklearn_crfsuite.explain_weights import (
+            explain_weights_sklearn_crfsuite,
+        )
+        eli5.explain_weights.register(CRFTagger, explain_weights_sklearn_crfsuite)
+
+    As an estimator, ``CRFTagger`` is neither a classifier nor a regressor
+    (its ``y`` is a list of label sequences of different lengths), so
+    :func:`~sklearn.model_selection.cross_validate` and the searches split
+    ``cv=k`` with :class:`~sklearn.model_selection.KFold`, never stratified;
+    :meth:`score` is the token accuracy and
+    :func:`sklearn_crf.metrics.get_scorer` gives entity-level F1 and the
+    other sequence scores.
 
     Examples
     --------
@@ -122,8 +185,13 @@ class CRFTagger(BaseEstimator):
         "min_freq": [Interval(Real, 0, None, closed="left")],
         "all_possible_states": ["boolean"],
         "all_possible_transitions": ["boolean"],
+        "hashing": [Interval(Integral, 1, np.iinfo(np.int32).max, closed="both"), None],
         "warm_start": ["boolean"],
-        "n_jobs": [Integral, None],
+        "n_jobs": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Integral, None, -1, closed="right"),
+            None,
+        ],
         "verbose": ["verbose"],
     }
 
@@ -138,6 +206,7 @@ class CRFTagger(BaseEstimator):
         min_freq=0.0,
         all_possible_states=False,
         all_possible_transitions=False,
+        hashing=None,
         warm_start=False,
         n_jobs=None,
         verbose=0,
@@ -150,6 +219,7 @@ class CRFTagger(BaseEstimator):
         self.min_freq = min_freq
         self.all_possible_states = all_possible_states
         self.all_possible_transitions = all_possible_transitions
+        self.hashing = hashing
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -174,24 +244,26 @@ class CRFTagger(BaseEstimator):
         self : CRFTagger
             The fitted tagger.
         """
-        vectorizer = SequenceVectorizer()
-        data = vectorizer._transform(X, fitting=True)
+        vectorizer = SequenceVectorizer(n_features=self.hashing)
+        zeros = (array("q"), array("i"))
+        data = vectorizer._transform(X, fitting=True, zeros=zeros)
         tok_ptr, tok_attr, tok_val, seq_ptr = data
         classes, labels = encode_labels(y, seq_ptr)
         seq_weight = _check_sample_weight(sample_weight, len(seq_ptr) - 1)
         layout = build_layout(
             tok_ptr, tok_attr, tok_val, seq_ptr, labels,
-            len(vectorizer.vocabulary_), len(classes),
+            vectorizer.n_attributes_, len(classes),
+            zero_entries=tuple(np.frombuffer(z, dtype=z.typecode) for z in zeros),
             min_freq=self.min_freq,
             all_possible_states=self.all_possible_states,
             all_possible_transitions=self.all_possible_transitions,
         )
         logger.debug(
             "%d sequences, %d tokens, %d attributes, %d labels, %d parameters",
-            len(seq_ptr) - 1, len(tok_ptr) - 1, len(vectorizer.vocabulary_),
+            len(seq_ptr) - 1, len(tok_ptr) - 1, vectorizer.n_attributes_,
             len(classes), layout.n_params,
         )
-        with _n_threads(self.n_jobs) as n_threads:
+        with _n_threads(self.n_jobs, len(tok_ptr) - 1) as n_threads:
             objective = CRFObjective(
                 data, layout, labels, seq_weight, c1=self.c1, c2=self.c2,
                 n_chunks=n_threads,
@@ -225,11 +297,7 @@ class CRFTagger(BaseEstimator):
         old_to_new_label = np.array(
             [label_map.get(label, -1) for label in self.classes_.tolist()], dtype=np.int64
         )
-        vocab = vectorizer.vocabulary_
-        old_to_new_attr = np.array(
-            [vocab.get(name, -1) for name in self.vectorizer_.feature_names_],
-            dtype=np.int64,
-        )
+        old_to_new_attr = _attribute_map(self.vectorizer_, vectorizer)
         L = len(classes)
         # state features: match (attribute, label) keys
         old_attr = old_to_new_attr[old_layout.state_pairs()]
@@ -276,7 +344,7 @@ class CRFTagger(BaseEstimator):
             The predicted labels, of the same type as the training labels.
         """
         scores, seq_ptr = self._state_scores(X)
-        with _n_threads(self.n_jobs) as n_threads:
+        with _n_threads(self.n_jobs, len(scores)) as n_threads:
             codes, _ = _kernels.viterbi_batch(
                 scores, self.transition_matrix_, seq_ptr, n_threads
             )
@@ -299,7 +367,7 @@ class CRFTagger(BaseEstimator):
             sequence ``i`` has that label (sklearn-crfsuite's format).
         """
         scores, seq_ptr = self._state_scores(X)
-        with _n_threads(self.n_jobs) as n_threads:
+        with _n_threads(self.n_jobs, len(scores)) as n_threads:
             _, node, _ = _kernels.forward_backward_batch(
                 scores, self.transition_matrix_, seq_ptr, False, n_threads
             )
@@ -328,6 +396,73 @@ class CRFTagger(BaseEstimator):
 
         return flat_accuracy_score(y, self.predict(X), sample_weight=sample_weight)
 
+    @property
+    def attributes_(self):
+        """Names of the attributes with a non-zero weight for some label.
+
+        Computed from ``coef_`` on each access, in the order of
+        ``vectorizer_.feature_names_``; sklearn-crfsuite's ``attributes_``.
+        """
+        return _inspection.attributes(self)
+
+    @property
+    def state_features_(self):
+        """``{(attribute, label): weight}`` of the non-zero state weights.
+
+        Computed from ``coef_`` on each access; sklearn-crfsuite's
+        ``state_features_``. Pairs that are absent have weight 0.
+        """
+        return _inspection.state_features(self)
+
+    @property
+    def transition_features_(self):
+        """``{(from_label, to_label): weight}`` of the non-zero transition weights.
+
+        Computed from ``coef_`` on each access; sklearn-crfsuite's
+        ``transition_features_``. Pairs that are absent have weight 0.
+        """
+        return _inspection.transition_features(self)
+
+    def top_features(self, n=10):
+        """The strongest positive and negative state weights of each label.
+
+        Parameters
+        ----------
+        n : int, default=10
+            Number of features of each sign to list for each label.
+
+        Returns
+        -------
+        top : dict
+            ``top[label]["positive"]`` is a list of up to ``n`` pairs
+            ``(attribute, weight)`` with the largest positive weights for
+            ``label``, by decreasing weight; ``top[label]["negative"]`` the
+            same for the most negative weights, most negative first. Labels
+            are in ``classes_`` order; zero weights are never listed.
+
+        See Also
+        --------
+        state_features_ : All non-zero state weights.
+        transition_matrix_ : The transition weights.
+
+        Examples
+        --------
+        >>> from sklearn_crf import CRFTagger
+        >>> X = [[{"w": "John", "title": True}, {"w": "runs"}],
+        ...      [{"w": "Mary", "title": True}, {"w": "runs"}],
+        ...      [{"w": "Ann", "title": True}, {"w": "sleeps"}]]
+        >>> y = [["PER", "O"], ["PER", "O"], ["PER", "O"]]
+        >>> crf = CRFTagger(c2=0.1, all_possible_states=True).fit(X, y)
+        >>> top = crf.top_features(n=2)
+        >>> [(name, round(weight, 2)) for name, weight in top["PER"]["positive"]]
+        [('title', 0.65), ('w:Ann', 0.22)]
+        >>> [(name, round(weight, 2)) for name, weight in top["PER"]["negative"]]
+        [('w:runs', -0.63), ('w:sleeps', -0.44)]
+        """
+        if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
+            raise ValueError(f"n must be a non-negative integer, got {n!r}")
+        return _inspection.top_state_features(self, int(n))
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
@@ -345,6 +480,16 @@ class CRFTagger(BaseEstimator):
                 f"not compatible with the installed {__version__}; refit it"
             )
         super().__setstate__(state)
+
+
+def _attribute_map(old, new):
+    """New attribute id of each old attribute id (-1 where it has none)."""
+    if old.n_features is None and new.n_features is None:
+        vocab = new.vocabulary_
+        return np.array([vocab.get(name, -1) for name in old.feature_names_], dtype=np.int64)
+    if old.n_features == new.n_features:  # the same hash slots
+        return np.arange(old.n_attributes_, dtype=np.int64)
+    return np.full(old.n_attributes_, -1, dtype=np.int64)
 
 
 def _copy_matching(dest, dest_keys, src_keys, src_values):
@@ -376,9 +521,17 @@ def _check_sample_weight(sample_weight, n_sequences):
     return weights
 
 
+#: fewer tokens than this per thread and threads cost more than they bring
+MIN_TOKENS_PER_THREAD = 5000
+
+
 @contextlib.contextmanager
-def _n_threads(n_jobs):
-    """Set numba's thread count for the block; yields the count in force."""
+def _n_threads(n_jobs, n_tokens):
+    """Set numba's thread count for the block; yields the count in force.
+
+    The count is ``n_jobs`` (numba's default for None), and at most one thread
+    per ``MIN_TOKENS_PER_THREAD`` tokens: small inputs run on one thread.
+    """
     available = numba.config.NUMBA_NUM_THREADS
     if n_jobs is None:
         n = numba.get_num_threads()
@@ -386,7 +539,7 @@ def _n_threads(n_jobs):
         n = max(available + 1 + n_jobs, 1)
     else:
         n = n_jobs
-    n = max(1, min(n, available))
+    n = max(1, min(n, available, n_tokens // MIN_TOKENS_PER_THREAD))
     previous = numba.get_num_threads()
     numba.set_num_threads(n)
     try:

@@ -73,6 +73,11 @@ def encode_labels(y, seq_ptr):
             codes[pos] = code
             pos += 1
     labels = list(index)
+    if not labels:
+        raise ValueError(
+            f"y holds no labels: all {n_seq} sequences are empty; fitting needs "
+            "at least one labelled token"
+        )
     types = {_label_kind(label) for label in labels}
     if len(types) > 1:
         kinds = sorted(types)
@@ -106,7 +111,10 @@ def _label_array(labels):
     if kind == "str":
         return np.array(labels, dtype=str)
     if kind == "int":
-        return np.array(labels, dtype=np.int64)
+        try:
+            return np.array(labels, dtype=np.int64)
+        except OverflowError:  # beyond int64: keep the Python ints as they are
+            pass
     arr = np.empty(len(labels), dtype=object)
     arr[:] = labels
     return arr

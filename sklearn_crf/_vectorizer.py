@@ -35,7 +35,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
     * a nested dict ``{"k2": v}`` gives the attributes of ``{"k:k2": v}``,
       recursively.
 
-    Attributes with value 0 are not stored (they add nothing to a score).
+    Attributes with value 0 join the vocabulary in :meth:`fit`, as in CRFsuite,
+    but are not stored in the matrix (they add nothing to a score).
     Repeated attributes within a token are kept as separate entries, so their
     values add up, as in CRFsuite. Attributes not seen in :meth:`fit` are
     ignored by :meth:`transform`.
@@ -72,13 +73,13 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
     >>> vec = SequenceVectorizer()
     >>> Xt = vec.fit_transform(X)
     >>> Xt.shape
-    (3, 4)
+    (3, 5)
     >>> vec.feature_names_
-    ['w:the', 'len', 'w:cat', 'w:sat']
+    ['w:the', 'len', 'w:cat', 'title', 'w:sat']
     >>> Xt.toarray()
-    array([[1., 3., 0., 0.],
-           [0., 0., 1., 0.],
-           [0., 0., 0., 1.]])
+    array([[1., 3., 0., 0., 0.],
+           [0., 0., 1., 0., 0.],
+           [0., 0., 0., 0., 1.]])
     >>> vec.sequence_offsets(X)
     array([0, 2, 3])
     """
@@ -191,7 +192,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             shape=(len(tok_ptr) - 1, self.n_attributes_),
         )
 
-    def _transform(self, X, fitting):
+    def _transform(self, X, fitting, zeros=None):
         """The one pass over X behind fit, transform and CRFTagger.
 
         Returns ``tok_ptr`` (int64), ``tok_attr`` (int32), ``tok_val`` (float64)
@@ -203,6 +204,12 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         ``_str_ids[key][value]`` for str values and ``_num_ids[key]`` for numbers;
         a miss builds the name and looks it up in the vocabulary. When hashing,
         the caches live for one call only and a miss hashes the name.
+
+        Number features equal to 0 are left out of the result, but when fitting
+        their attributes join the vocabulary (as in CRFsuite), and with
+        ``zeros=(token ids, attribute ids)``, two ``array`` objects, their
+        entries are appended there: CRFsuite gives an (attribute, label) pair a
+        weight even when the attribute was only seen with value 0.
         """
         check_sequences(X, "X", allow_empty=not fitting)
         hashing = self.n_features if fitting else getattr(self, "_hash_slots", None)
@@ -252,7 +259,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                         add_attr(idx)
                         add_val(1.0)
                     elif tv is float or tv is int or tv is bool:
-                        if not value:
+                        if not value and not fitting:
                             continue
                         idx = get_num(key)
                         if idx is None:
@@ -260,8 +267,15 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                                 _flatten_feature(key, value, s, len(tok_ptr) - 1 - seq_ptr[-1])
                             idx = lookup(key)
                             if idx is None:
+                                if not math.isfinite(value):
+                                    _raise_non_finite(X)
                                 continue
                             num_ids[key] = idx
+                        if not value:
+                            if zeros is not None:
+                                zeros[0].append(len(tok_ptr) - 1)
+                                zeros[1].append(idx)
+                            continue
                         add_attr(idx)
                         add_val(value)
                     else:
@@ -271,6 +285,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                             if idx is not None:
                                 add_attr(idx)
                                 add_val(x)
+                            elif not math.isfinite(x):
+                                _raise_non_finite(X)
                 tok_ptr.append(len(attrs))
             seq_ptr.append(len(tok_ptr) - 1)
         tok_val = np.frombuffer(vals, dtype=np.float64) if len(vals) else np.zeros(0)

@@ -14,6 +14,10 @@ EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
     [
         ("train_conll2002.py", ["--n-train", "300", "--n-test", "100", "--max-iter", "30"],
          "entity-level F1"),
+        ("model_selection_conll2002.py",
+         ["--n-train", "150", "--n-test", "50", "--n-iter", "2", "--max-iter", "15",
+          "--n-jobs", "1", "--by-document"],
+         "entity-level F1 (esp.testb)"),
     ],
 )
 def test_example_runs(script, args, expect):

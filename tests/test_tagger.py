@@ -178,3 +178,38 @@ def test_warm_start_continues_from_previous_weights(toy_ner):
     warm.set_params(c2=0.5).fit(X, y)
     assert warm.loss_ == pytest.approx(cold.loss_, rel=1e-6)
     assert warm.n_iter_ < cold.n_iter_
+
+
+def test_attributes_seen_only_with_value_zero_get_weights_as_in_crfsuite():
+    X = [[{"digit": True, "w": "1"}, {"digit": False, "w": "a"}]]
+    y = [["NUM", "WORD"]]
+    crf = CRFTagger(c2=0.1).fit(X, y)
+    names = crf.vectorizer_.feature_names_
+    pairs = {(names[a], crf.classes_[k])
+             for a, k in zip(crf.layout_.state_pairs(), crf.layout_.attr_label)}
+    # ("digit", "WORD") exists although digit was 0 on the WORD token; its weight
+    # learns from the NUM token, where the model must not predict WORD
+    assert ("digit", "WORD") in pairs
+    assert crf.state_features_[("digit", "WORD")] < 0
+    assert CRFTagger(c2=0.1, min_freq=0.5).fit(X, y).state_features_.get(("digit", "WORD")) is None
+
+
+def test_hashing_trains_predicts_and_warm_starts(toy_ner):
+    X, y = toy_ner
+    crf = CRFTagger(c2=0.05, hashing=4096, tol=1e-8).fit(X, y)
+    assert crf.vectorizer_.n_attributes_ == 4096
+    assert crf.score(X, y) == 1.0
+    warm = CRFTagger(c2=0.1, hashing=4096, tol=1e-8, warm_start=True).fit(X, y)
+    cold_iters = crf.n_iter_
+    warm.set_params(c2=0.05).fit(X, y)
+    assert warm.n_iter_ < cold_iters
+    np.testing.assert_allclose(warm.coef_, crf.coef_, atol=1e-3)
+
+
+def test_small_inputs_run_on_one_thread():
+    from sklearn_crf._tagger import MIN_TOKENS_PER_THREAD, _n_threads
+
+    with _n_threads(None, 10) as n:
+        assert n == 1
+    with _n_threads(2, 10 * MIN_TOKENS_PER_THREAD) as n:
+        assert n == min(2, __import__("numba").config.NUMBA_NUM_THREADS)

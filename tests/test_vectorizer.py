@@ -13,16 +13,19 @@ def test_crfsuite_semantics():
     Xt = vec.fit_transform(X).toarray()[0]
     got = {name: Xt[i] for name, i in vec.vocabulary_.items()}
     assert got == {
-        "s:a": 1.0, "f": 2.5, "i": 3.0, "t": 1.0, "b:x": 1.0, "lst:p": 1.0,
+        "s:a": 1.0, "f": 2.5, "i": 3.0, "t": 1.0, "z": 0.0, "b:x": 1.0, "lst:p": 1.0,
         "lst:q": 1.0, "nested:k:v": 1.0, "nested:n": 0.5, "nested:deep:d:e": 1.0,
     }
 
 
 def test_matches_pycrfsuite_item_semantics():
     pycrfsuite = pytest.importorskip("pycrfsuite")
-    token = {"s": "a", "f": 2.5, "t": True, "lst": ["p", "q"], "nested": {"k": "v", "n": 0.5}}
+    token = {
+        "s": "a", "f": 2.5, "t": True, "off": False, "lst": ["p", "q"],
+        "nested": {"k": "v", "n": 0.5},
+    }
     seq = pycrfsuite.ItemSequence([token])
-    expected = {k: v for k, v in seq.items()[0].items() if v != 0}
+    expected = seq.items()[0]  # with "off": 0.0, an attribute of the vocabulary
     vec = SequenceVectorizer().fit([[token]])
     row = vec.transform([[token]]).toarray()[0]
     assert {name: row[i] for name, i in vec.vocabulary_.items()} == expected

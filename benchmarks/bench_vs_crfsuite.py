@@ -1,0 +1,526 @@
+"""Side-by-side benchmark of sklearn-crf against sklearn-crfsuite (issue 5).
+
+Both libraries train the same model (CRFsuite's L-BFGS / OWL-QN objective,
+``c1=0.1, c2=0.1, all_possible_transitions=True``) on the same feature dicts
+(``SequenceFeaturizer()`` defaults = the sklearn-crfsuite tutorial features) of
+CoNLL-2002 Spanish (bundled esp.train; evaluation on esp.testb), in one run on
+one machine, the libraries alternating in every repetition. Measures:
+
+  fit100   fit wall time at 100 iterations and entity-level F1, sklearn-crf also
+           with one thread (n_jobs=1)
+  default  fit wall time, iterations and F1 with each library's default stopping
+           (sklearn-crfsuite: its convergence test, ~730 iterations, ~4 min a fit)
+  predict  predict wall time on esp.testb (feature dicts in, labels out), throughput
+  rss      peak RSS of a fresh process that loads, featurizes, fits (100 it.), predicts
+  startup  import + first fit on a tiny corpus in a fresh process (numba cache cold
+           and warm for sklearn-crf)
+  labels   a 42-label task (entity tag x word-shape class) at 100 iterations
+
+CRFsuite is single-threaded; sklearn-crf runs its kernels on numba threads, all
+cores by default (``NUMBA_NUM_THREADS`` to change): the header says how many.
+BLAS pools are limited to one thread for both (sklearn-crf also does that itself
+around its solver).
+
+    python benchmarks/bench_vs_crfsuite.py --repeats 3            # the full run
+    python benchmarks/bench_vs_crfsuite.py --quick                # smoke test
+    python benchmarks/bench_vs_crfsuite.py --skip-default --json out.json
+    python benchmarks/bench_vs_crfsuite.py --only fit100,predict
+"""
+
+import argparse
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _workloads as wl  # noqa: E402  (standard library only)
+
+# Before numpy & co. are imported: one BLAS thread, here and in the children.
+wl.limit_blas_threads(os.environ)
+
+MEASURES = ("fit100", "predict", "labels", "default", "rss", "startup")
+IN_PROCESS = {"fit100", "predict", "labels", "default"}
+
+
+@dataclass
+class Config:
+    repeats: int
+    n_train: int | None  # None: all of esp.train
+    n_test: int | None  # None: all of esp.testb
+    max_iter: int  # the "100 iterations" of fit100, labels and rss
+    predict_repeats: int
+    labels_n_train: int | None  # training sentences of the labels measure
+    quick: bool = False
+
+
+@dataclass(frozen=True)
+class Contender:
+    key: str
+    lib: str
+    n_jobs: int | None
+    name: str
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="measures: " + ", ".join(MEASURES),
+    )
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="repetitions of each measure (default 3; 1 with --quick)")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke test: 300 training sentences, 200 test sentences, "
+                             "10 iterations, no untimed page-cache runs")
+    parser.add_argument("--skip-default", action="store_true",
+                        help="skip the default-stopping measure (~4 min per "
+                             "sklearn-crfsuite fit)")
+    parser.add_argument("--only", action="append", metavar="MEASURE",
+                        help="run only these measures (comma-separated, repeatable)")
+    parser.add_argument("--json", metavar="OUT", help="also write all results to OUT")
+    parser.add_argument("--n-train", type=int, default=None,
+                        help="first N training sentences (default: all, 300 with --quick)")
+    parser.add_argument("--labels-n-train", type=int, default=None,
+                        help="first N training sentences for the labels measure only "
+                             "(default: as the others; ~4 min a sklearn-crfsuite fit "
+                             "on all of esp.train)")
+    args = parser.parse_args(argv)
+    if args.only:
+        selected = [m.strip() for item in args.only for m in item.split(",") if m.strip()]
+        unknown = sorted(set(selected) - set(MEASURES))
+        if unknown:
+            parser.error(f"unknown measure(s) {unknown}; choose from {list(MEASURES)}")
+    else:
+        selected = list(MEASURES)
+    if args.skip_default:
+        selected = [m for m in selected if m != "default"]
+    args.measures = [m for m in MEASURES if m in selected]
+    if args.repeats is None:
+        args.repeats = 1 if args.quick else 3
+    if args.repeats < 1:
+        parser.error("--repeats must be >= 1")
+    return args
+
+
+# --------------------------------------------------------------------------- output
+
+
+def fmt(value, kind):
+    if value is None:
+        return "–"
+    if kind == "s":
+        return f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
+    if kind == "f1":
+        return f"{value:.4f}"
+    if kind == "mb":
+        return f"{value:.0f} MB"
+    if kind == "it":
+        return f"{value:.0f}"
+    if kind == "tps":
+        return f"{value:,.0f} tok/s"
+    return str(value)
+
+
+def ratio(ours, theirs):
+    if ours is None or theirs in (None, 0):
+        return None
+    return ours / theirs
+
+
+def say(text=""):
+    print(text, flush=True)
+
+
+def print_medians(summary, fields, ours=("ours",)):
+    """One line per field: median of each library and ours/theirs."""
+    for field, kind in fields:
+        t = summary["theirs"].get(field)
+        parts = [f"sklearn-crfsuite {fmt(t, kind)}"]
+        for key in ours:
+            o = summary[key].get(field)
+            r = ratio(o, t)
+            label = "sklearn-crf" if key == "ours" else f"sklearn-crf [{key}]"
+            parts.append(f"{label} {fmt(o, kind)} (ours/theirs "
+                         f"{'–' if r is None else f'{r:.3f}'})")
+        say(f"  median {field}: " + " | ".join(parts))
+
+
+def summarize(runs):
+    """Median of every numeric field, per contender."""
+    summary = {}
+    for key, records in runs.items():
+        fields = {f for rec in records for f, v in rec.items()
+                  if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        summary[key] = {f: wl.median([rec.get(f) for rec in records]) for f in sorted(fields)}
+    return summary
+
+
+# --------------------------------------------------------------------------- in-process fits
+
+
+def contenders(single_thread=False):
+    import numba
+
+    n = numba.get_num_threads()
+    out = [Contender("theirs", "theirs", None, "sklearn-crfsuite (1 thread)"),
+           Contender("ours", "ours", None, f"sklearn-crf ({n} numba threads)")]
+    if single_thread:
+        out.append(Contender("ours_1thread", "ours", 1, "sklearn-crf (n_jobs=1)"))
+    return out
+
+
+def run_fits(cfg, players, X, y, X_test, evaluate, max_iter):
+    """Fit each contender ``cfg.repeats`` times, alternating; evaluate each fit.
+
+    Returns the per-run records and the last fitted model of each contender.
+    """
+    runs = {c.key: [] for c in players}
+    models = {}
+    for r in range(cfg.repeats):
+        for c in wl.alternate(players, r):
+            models.pop(c.key, None)  # free the previous model first
+            estimator = wl.make_estimator(c.lib, max_iter=max_iter, n_jobs=c.n_jobs)
+            seconds, capped = wl.timed(wl.fit_estimator, c.lib, estimator, X, y)
+            record = {"fit_s": seconds, "n_iter": wl.n_iterations(c.lib, estimator)}
+            if capped is not None:
+                record["hit_max_iter"] = capped
+            if c.lib == "theirs" and estimator.training_log_ is not None:
+                record["crfsuite_training_s"] = estimator.training_log_.training_seconds
+            record.update(evaluate(estimator.predict(X_test)))
+            runs[c.key].append(record)
+            models[c.key] = estimator
+            extra = "  ".join(f"{k} {v:.4f}" for k, v in record.items()
+                              if k.endswith(("f1", "accuracy")))
+            say(f"  rep {r + 1}/{cfg.repeats}  {c.name:<34} fit {fmt(seconds, 's'):>9}  "
+                f"{record['n_iter']} it  {extra}")
+    return runs, models
+
+
+def ner_evaluation(y_test):
+    from sklearn_crf.metrics import entity_f1_score
+
+    try:
+        from seqeval.metrics import f1_score as seqeval_f1
+    except ImportError:  # pragma: no cover - seqeval is in the [bench] extra
+        seqeval_f1 = None
+
+    def evaluate(y_pred):
+        out = {"entity_f1": entity_f1_score(y_test, y_pred)}
+        if seqeval_f1 is not None:
+            out["seqeval_f1"] = seqeval_f1(y_test, y_pred)
+            if abs(out["seqeval_f1"] - out["entity_f1"]) > 1e-9:
+                say(f"  WARNING: entity_f1_score {out['entity_f1']:.6f} != seqeval "
+                    f"{out['seqeval_f1']:.6f}")
+        return out
+
+    return evaluate
+
+
+def measure_fit100(cfg, data, state):
+    say(f"== fit100: fit at {cfg.max_iter} iterations on {len(data.X_train)} sentences "
+        f"({data.n_train_tokens} tokens); entity F1 on esp.testb ==")
+    runs, models = run_fits(cfg, contenders(single_thread=True), data.X_train, data.y_train,
+                            data.X_test, ner_evaluation(data.y_test), cfg.max_iter)
+    state["models"] = {k: models[k] for k in ("theirs", "ours")}
+    summary = summarize(runs)
+    print_medians(summary, [("fit_s", "s"), ("entity_f1", "f1")],
+                  ours=("ours", "ours_1thread"))
+    return {"runs": runs, "summary": summary}
+
+
+def measure_default(cfg, data, state):
+    say(f"== default: fit with each library's default stopping on {len(data.X_train)} "
+        "sentences (sklearn-crfsuite: no max_iterations; sklearn-crf: max_iter=1000, "
+        "tol=1e-4) ==")
+    runs, _ = run_fits(cfg, contenders(), data.X_train, data.y_train, data.X_test,
+                       ner_evaluation(data.y_test), max_iter=None)
+    summary = summarize(runs)
+    print_medians(summary, [("fit_s", "s"), ("n_iter", "it"), ("entity_f1", "f1")])
+    if any(rec.get("hit_max_iter") for rec in runs["ours"]):
+        say("  note: sklearn-crf stopped at max_iter=1000 (ConvergenceWarning)")
+    return {"runs": runs, "summary": summary}
+
+
+def measure_predict(cfg, data, state):
+    players = contenders()
+    models = state.get("models")
+    if models is None:
+        say(f"  (fitting both at {cfg.max_iter} iterations for predict)")
+        models = {}
+        for c in players:
+            models[c.key] = wl.make_estimator(c.lib, max_iter=cfg.max_iter)
+            wl.fit_estimator(c.lib, models[c.key], data.X_train, data.y_train)
+    n_tokens = data.n_test_tokens
+    say(f"== predict: esp.testb, {len(data.X_test)} sentences ({n_tokens} tokens), feature "
+        f"dicts in, labels out; {cfg.predict_repeats} predicts x {cfg.repeats} repetitions, "
+        "after one untimed predict each ==")
+    for c in players:
+        models[c.key].predict(data.X_test)  # warm-up: loads CRFsuite's tagger
+    runs = {c.key: [] for c in players}
+    for r in range(cfg.repeats * cfg.predict_repeats):
+        for c in wl.alternate(players, r):
+            seconds, _ = wl.timed(models[c.key].predict, data.X_test)
+            runs[c.key].append({"predict_s": seconds, "tokens_per_s": n_tokens / seconds})
+    summary = summarize(runs)
+    for key in runs:  # throughput of the median time
+        summary[key]["tokens_per_s"] = n_tokens / summary[key]["predict_s"]
+    for c in players:
+        times = ", ".join(f"{rec['predict_s']:.3f}" for rec in runs[c.key])
+        say(f"  {c.name:<34} {times} s")
+    print_medians(summary, [("predict_s", "s"), ("tokens_per_s", "tps")])
+    return {"runs": runs, "summary": summary, "n_tokens": n_tokens}
+
+
+def measure_labels(cfg, data, state):
+    n = cfg.labels_n_train if cfg.labels_n_train is not None else len(data.X_train)
+    X_train = data.X_train[:n]
+    y_train = wl.shape_labels(data.train_sentences[:n], data.y_train[:n])
+    y_test = wl.shape_labels(data.test_sentences, data.y_test)
+    n_labels = len({label for seq in y_train for label in seq})
+    n_test_labels = len({label for seq in y_test for label in seq})
+    say(f"== labels: {n_labels}-label task (entity tag x word shape D/U/T/L/M; "
+        f"{n_test_labels} labels in the test part) at {cfg.max_iter} iterations; "
+        f"{len(X_train)} training sentences; token accuracy on esp.testb ==")
+
+    def evaluate(y_pred):
+        return {"token_accuracy": wl.token_accuracy(y_test, y_pred)}
+
+    runs, _ = run_fits(cfg, contenders(), X_train, y_train, data.X_test, evaluate,
+                       cfg.max_iter)
+    summary = summarize(runs)
+    print_medians(summary, [("fit_s", "s"), ("token_accuracy", "f1")])
+    return {"runs": runs, "summary": summary, "n_labels": n_labels,
+            "n_test_labels": n_test_labels, "n_train": len(X_train)}
+
+
+# --------------------------------------------------------------------------- child processes
+
+
+def measure_rss(cfg, data, state):
+    say(f"== rss: peak RSS of a fresh process that imports its library, loads and "
+        f"featurizes esp.train{'' if cfg.n_train is None else f' [:{cfg.n_train}]'} and "
+        f"esp.testb, fits {cfg.max_iter} iterations and predicts (VmHWM of the child: its "
+        "ru_maxrss would include this process's own peak; the numba cache is warm) ==")
+    ensure_warm(state, state["info"])  # the children's numba cache
+    args = ["--n-train", cfg.n_train or 0, "--n-test", cfg.n_test or 0,
+            "--max-iter", cfg.max_iter]
+    env = wl.child_env()
+    runs = {lib: [] for lib in wl.LIBS}
+    for r in range(cfg.repeats):
+        for lib in wl.alternate(wl.LIBS, r):
+            wall, record = wl.run_child(["rss", "--lib", lib, *args], env)
+            record["parent_wall_s"] = wall
+            runs[lib].append(record)
+            say(f"  rep {r + 1}/{cfg.repeats}  {wl.LIB_NAMES[lib]:<17} peak "
+                f"{fmt(record['peak_rss_mb'], 'mb'):>7}  (after import "
+                f"{record['rss_after_import_mb']:.0f}, featurize "
+                f"{record['rss_after_featurize_mb']:.0f}, fit {record['rss_after_fit_mb']:.0f},"
+                f" predict {record['rss_after_predict_mb']:.0f} MB)  fit "
+                f"{fmt(record['fit_s'], 's')}, process {fmt(wall, 's')}")
+    summary = summarize(runs)
+    print_medians(summary, [("peak_rss_mb", "mb"), ("rss_after_featurize_mb", "mb")])
+    return {"runs": runs, "summary": summary}
+
+
+def measure_startup(cfg, data, state):
+    say("== startup: a fresh process imports the library and fits (100 iterations max) "
+        f"then predicts a {len(wl.tiny_corpus()[0])}-sentence corpus; wall time from the "
+        "parent around the process and inside the child; sklearn-crf with a cold numba "
+        "cache (fresh NUMBA_CACHE_DIR) and then warm (the same dir, populated by the "
+        "cold run) ==")
+    runs = {"theirs": [], "ours_cold": [], "ours_warm": []}
+    root = tempfile.mkdtemp(prefix="bench_numba_cache_")
+    try:
+        if not cfg.quick:
+            # untimed, with the default numba cache: bring both libraries' files
+            # (and numba's, llvmlite's) into the OS page cache
+            wl.run_child(["startup", "--lib", "theirs"], wl.child_env())
+            wl.run_child(["startup", "--lib", "ours"], wl.child_env())
+        for r in range(cfg.repeats):
+            cache = os.path.join(root, f"rep{r}")
+            for unit in wl.alternate(["theirs", "ours"], r):
+                steps = ([("theirs", "theirs")] if unit == "theirs"
+                         else [("ours_cold", "ours"), ("ours_warm", "ours")])
+                for key, lib in steps:
+                    wall, record = wl.run_child(["startup", "--lib", lib],
+                                                wl.child_env(cache))
+                    record["parent_wall_s"] = wall
+                    runs[key].append(record)
+                    say(f"  rep {r + 1}/{cfg.repeats}  {key:<10} process "
+                        f"{fmt(wall, 's'):>8}  in child: import {fmt(record['import_s'], 's')}"
+                        f" + first fit {fmt(record['first_fit_s'], 's')} = "
+                        f"{fmt(record['import_fit_s'], 's')}; first predict "
+                        f"{fmt(record['first_predict_s'], 's')}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    summary = summarize(runs)
+    print_medians(summary, [("parent_wall_s", "s"), ("import_fit_s", "s")],
+                  ours=("ours_cold", "ours_warm"))
+    return {"runs": runs, "summary": summary}
+
+
+def ensure_warm(state, info):
+    """Import both libraries and fit + predict once on a tiny corpus, untimed.
+
+    This compiles our kernels, or loads them from numba's cache, which it
+    fills: the default cache, the one the ``rss`` child processes use too.
+    """
+    if state.get("warm"):
+        return
+    for lib in wl.LIBS:
+        seconds, _ = wl.timed(wl.warm_up, lib)
+        say(f"warm-up (import, tiny fit + predict, untimed in the results) "
+            f"{wl.LIB_NAMES[lib]}: {seconds:.1f} s")
+    import numba
+
+    info["numba_threading_layer_used"] = numba.threading_layer()
+    say(f"numba threading layer in use: {info['numba_threading_layer_used']}")
+    state["warm"] = True
+
+
+MEASURE_FUNCS = {
+    "fit100": measure_fit100,
+    "default": measure_default,
+    "predict": measure_predict,
+    "rss": measure_rss,
+    "startup": measure_startup,
+    "labels": measure_labels,
+}
+
+
+# --------------------------------------------------------------------------- table
+
+
+def table_rows(results, cfg, n_threads):
+    """(measure, sklearn-crfsuite, sklearn-crf, ours/theirs) rows of the final table."""
+    rows = []
+
+    def add(name, measure, field, kind, ours="ours", theirs="theirs"):
+        summary = results.get(measure, {}).get("summary")
+        if not summary:
+            return
+        t, o = summary[theirs].get(field), summary[ours].get(field)
+        r = ratio(o, t)
+        rows.append((name, fmt(t, kind), fmt(o, kind), "–" if r is None else f"{r:.2f}"))
+
+    it = cfg.max_iter
+    threads = f"{n_threads} threads"
+    add(f"fit, {it} iterations, ours on {threads} (s)", "fit100", "fit_s", "s")
+    add(f"fit, {it} iterations, ours with n_jobs=1 (s)", "fit100", "fit_s", "s",
+        ours="ours_1thread")
+    add(f"entity F1 on esp.testb, {it} iterations", "fit100", "entity_f1", "f1")
+    add(f"fit, default stopping, ours on {threads} (s)", "default", "fit_s", "s")
+    add("iterations, default stopping", "default", "n_iter", "it")
+    add("entity F1 on esp.testb, default stopping", "default", "entity_f1", "f1")
+    add(f"predict esp.testb (s), ours on {threads}", "predict", "predict_s", "s")
+    add("predict throughput (tokens/s, higher is better)", "predict", "tokens_per_s", "tps")
+    add(f"peak RSS: load + featurize + fit {it} it. + predict", "rss", "peak_rss_mb", "mb")
+    for cache in ("cold", "warm"):
+        add(f"import + first fit, {cache} numba cache: process wall (s)", "startup",
+            "parent_wall_s", "s", ours=f"ours_{cache}")
+        add(f"import + first fit, {cache} numba cache: in child (s)", "startup",
+            "import_fit_s", "s", ours=f"ours_{cache}")
+    n_labels = results.get("labels", {}).get("n_labels")
+    add(f"{n_labels}-label task: fit, {it} iterations, ours on {threads} (s)", "labels",
+        "fit_s", "s")
+    add(f"{n_labels}-label task: token accuracy on esp.testb", "labels", "token_accuracy",
+        "f1")
+    return rows
+
+
+def markdown_table(rows):
+    lines = ["| measure (median) | sklearn-crfsuite | sklearn-crf | ours/theirs |",
+             "|---|---:|---:|---:|"]
+    lines += [f"| {m} | {t} | {o} | {r} |" for m, t, o, r in rows]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    start = time.perf_counter()
+    quick = args.quick
+    cfg = Config(
+        repeats=args.repeats,
+        n_train=args.n_train if args.n_train is not None else (300 if quick else None),
+        n_test=200 if quick else None,
+        max_iter=10 if quick else 100,
+        predict_repeats=2 if quick else 5,
+        labels_n_train=args.labels_n_train,
+        quick=quick,
+    )
+    command = " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv])
+    info = wl.machine_info()
+    v = info["versions"]
+    say(f"# bench_vs_crfsuite — {info['date']}")
+    say(f"command: {command}")
+    say(f"machine: {info['cpu']}; nproc {info['nproc']} ({info['cpus_available']} "
+        f"available); {info['platform']}; load average "
+        f"{' '.join(f'{x:.2f}' for x in info['load_average'])}")
+    say(f"python {info['python']}; numpy {v['numpy']}, scipy {v['scipy']}, numba "
+        f"{v['numba']}, scikit-learn {v['scikit-learn']}, sklearn-crfsuite "
+        f"{v['sklearn-crfsuite']}, python-crfsuite {v['python-crfsuite']}, sklearn-crf "
+        f"{v['sklearn-crf']}, seqeval {v['seqeval']}")
+    n_threads = info["numba_threads_in_use"]
+    say(f"threads: sklearn-crf uses {n_threads} numba threads (NUMBA_NUM_THREADS="
+        f"{info['numba_num_threads']}, layer {info['numba_threading_layer']}); "
+        "sklearn-crfsuite (CRFsuite) is single-threaded; BLAS pools limited to 1 thread "
+        f"({', '.join(info['blas_pools'] or ['?'])})")
+    load = info["load_average"][0]
+    if load > 0.25 * (info["nproc"] or 1):
+        say(f"WARNING: load average {load:.2f} on {info['nproc']} cores: other jobs are "
+            "running, timings will be noisy (and sklearn-crf's threads hit hardest)")
+    say(f"settings: c1={wl.C1}, c2={wl.C2}, all_possible_transitions=True, "
+        f"algorithm lbfgs; repeats {cfg.repeats}; measures {', '.join(args.measures)}"
+        + ("; QUICK (subset, 10 iterations: not the benchmark)" if quick else ""))
+    say()
+
+    state = {"info": info}
+    data = None
+    if IN_PROCESS & set(args.measures):
+        seconds, data = wl.timed(wl.load_ner, cfg.n_train, cfg.n_test)
+        say(f"data: {len(data.X_train)} training sentences ({data.n_train_tokens} tokens), "
+            f"{len(data.X_test)} test sentences ({data.n_test_tokens} tokens); loaded and "
+            f"featurized in {seconds:.1f} s")
+        ensure_warm(state, info)
+        say()
+
+    results = {}
+    for measure in args.measures:
+        t0 = time.perf_counter()
+        results[measure] = MEASURE_FUNCS[measure](cfg, data, state)
+        results[measure]["elapsed_s"] = time.perf_counter() - t0
+        say(f"  ({measure}: {time.perf_counter() - t0:.0f} s)")
+        say()
+
+    rows = table_rows(results, cfg, n_threads)
+    total = time.perf_counter() - start
+    say(f"## Results ({info['date']}, {cfg.repeats} repetitions, total {total:.0f} s, "
+        f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    say()
+    say(f"sklearn-crf on {n_threads} numba threads, sklearn-crfsuite single-threaded, "
+        f"on {info['nproc']} cores ({info['cpu']}); ours/theirs < 1 means sklearn-crf "
+        "takes less (time, memory) — except for F1, accuracy and throughput, where it "
+        "is the plain ratio.")
+    say()
+    say(markdown_table(rows))
+
+    if args.json:
+        import json
+
+        payload = {"command": command, "machine": info, "config": asdict(cfg),
+                   "measures": results, "table": rows, "total_s": total}
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(payload, f, indent=1, default=str)
+        say(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""CRFTagger in scikit-learn's model selection tools, on a CoNLL-2002 subset."""
+
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from joblib import parallel_config
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import (
+    GridSearchCV,
+    GroupKFold,
+    KFold,
+    RandomizedSearchCV,
+    cross_validate,
+)
+from sklearn.pipeline import make_pipeline
+
+from sklearn_crf import CRFTagger, SequenceFeaturizer
+from sklearn_crf.datasets import load_conll2002
+from sklearn_crf.metrics import entity_f1_score, flat_accuracy_score, get_scorer
+
+from conftest import random_corpus
+
+N_SENTENCES = 150
+# few iterations: these tests are about the plumbing, not the optimum
+FAST = dict(c1=0.05, c2=0.05, max_iter=25, n_jobs=1)
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:the solver stopped after:sklearn.exceptions.ConvergenceWarning"
+)
+
+
+def document_ids(sentences):
+    """Index of the news article of each sentence.
+
+    The Spanish CoNLL-2002 files have no document markers, but every EFE
+    article starts with a dateline sentence such as
+    ``Melbourne ( Australia ) , 25 may ( EFE ) .``.
+    """
+    ids, doc = [], -1
+    for tokens in sentences:
+        head = tokens[:15]
+        if any(head[i : i + 3] == ["(", "EFE", ")"] for i in range(len(head))):
+            doc += 1
+        ids.append(max(doc, 0))
+    return np.array(ids)
+
+
+@pytest.fixture(scope="module")
+def conll():
+    data = load_conll2002("train", n_sentences=N_SENTENCES)
+    X = SequenceFeaturizer().transform(data.sentences)
+    return data.sentences, X, data.tags
+
+
+def scorers():
+    return {
+        "f1": get_scorer("entity_f1"),
+        "precision": get_scorer("entity_precision"),
+        "recall": get_scorer("entity_recall"),
+        "flat_f1": get_scorer("flat_f1"),
+        "acc": get_scorer("flat_accuracy"),
+        "seq_acc": get_scorer("sequence_accuracy"),
+    }
+
+
+def test_cross_validate_with_sequence_scorers(conll):
+    _, X, y = conll
+    res = cross_validate(
+        CRFTagger(**FAST), X, y, cv=3, scoring=scorers(), error_score="raise",
+        return_estimator=True, return_indices=True,
+    )
+    for name in scorers():
+        scores = res[f"test_{name}"]
+        assert scores.shape == (3,) and scores.dtype == np.float64
+        assert np.all(np.isfinite(scores)) and np.all((scores >= 0) & (scores <= 1))
+    # the entity F1 scorer is entity_f1_score of the fold's predictions
+    for est, test, f1 in zip(res["estimator"], res["indices"]["test"], res["test_f1"]):
+        y_test = [y[i] for i in test]
+        assert f1 == entity_f1_score(y_test, est.predict([X[i] for i in test]))
+
+
+def test_scorers_give_numbers_when_no_entity_is_predicted(conll):
+    # an untrained-looking model (1 iteration, strong L1) predicts only "O":
+    # entity precision is ill-defined, and must come out as 0, not NaN
+    _, X, y = conll
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = cross_validate(
+            CRFTagger(c1=50.0, max_iter=1, n_jobs=1), X, y, cv=2,
+            scoring=scorers(), error_score="raise",
+        )
+    for name in scorers():
+        assert np.all(np.isfinite(res[f"test_{name}"]))
+
+
+def test_default_score_is_token_accuracy(conll):
+    _, X, y = conll
+    crf = CRFTagger(**FAST).fit(X, y)
+    assert crf.score(X, y) == flat_accuracy_score(y, crf.predict(X))
+    res = cross_validate(
+        CRFTagger(**FAST), X, y, cv=3, return_estimator=True, return_indices=True
+    )
+    for est, test, score in zip(res["estimator"], res["indices"]["test"], res["test_score"]):
+        X_test, y_test = [X[i] for i in test], [y[i] for i in test]
+        assert score == flat_accuracy_score(y_test, est.predict(X_test))
+
+
+def test_pipeline_on_raw_tokens(conll):
+    sentences, _, y = conll
+    pipe = make_pipeline(SequenceFeaturizer(window=1), CRFTagger(**FAST))
+    pipe.fit(sentences, y)
+    pred = pipe.predict(sentences[:20])
+    assert [len(p) for p in pred] == [len(s) for s in sentences[:20]]
+    assert 0.8 < pipe.score(sentences, y) <= 1.0
+    # Pipeline forwards predict and score only; marginals go through the steps
+    marginals = pipe[-1].predict_marginals(pipe[:-1].transform(sentences[:2]))
+    assert marginals[0][0].keys() == set(pipe[-1].classes_.tolist())
+
+
+def test_grid_search_over_featurizer_and_crf_params(conll):
+    sentences, _, y = conll
+    pipe = make_pipeline(SequenceFeaturizer(window=1), CRFTagger(**FAST))
+    grid = {"sequencefeaturizer__window": [0, 2], "crftagger__c1": [0.0, 0.1]}
+    search = GridSearchCV(
+        pipe, grid, cv=2, scoring=get_scorer("entity_f1"), error_score="raise"
+    ).fit(sentences, y)
+    assert set(search.best_params_) == set(grid)
+    scores = search.cv_results_["mean_test_score"]
+    assert scores.shape == (4,) and np.all(np.isfinite(scores))
+    best = search.best_estimator_
+    assert best[0].window == search.best_params_["sequencefeaturizer__window"]
+    assert best[-1].c1 == search.best_params_["crftagger__c1"]
+    # the window reaches the CRF: more neighbours, more attributes
+    narrow = make_pipeline(SequenceFeaturizer(window=0), CRFTagger(**FAST)).fit(sentences, y)
+    wide = make_pipeline(SequenceFeaturizer(window=2), CRFTagger(**FAST)).fit(sentences, y)
+    assert len(wide[-1].vectorizer_.feature_names_) > len(narrow[-1].vectorizer_.feature_names_)
+    assert search.score(sentences, y) == entity_f1_score(y, search.predict(sentences))
+
+
+def test_randomized_search_with_loguniform(conll):
+    from scipy.stats import loguniform
+
+    _, X, y = conll
+    search = RandomizedSearchCV(
+        CRFTagger(**FAST),
+        {"c1": loguniform(1e-3, 1), "c2": loguniform(1e-3, 1)},
+        n_iter=3, cv=2, scoring=get_scorer("entity_f1"), random_state=0,
+        error_score="raise",
+    ).fit(X, y)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    assert 1e-3 <= search.best_params_["c1"] <= 1
+
+
+# --- warm starts -----------------------------------------------------------
+
+
+def test_warm_start_with_a_new_c1_reaches_the_optimum_sooner():
+    X, y = random_corpus(11, n_seq=40, max_len=8)
+    cold = CRFTagger(c1=0.05, c2=0.01, tol=1e-7, n_jobs=1).fit(X, y)
+    warm = CRFTagger(c1=0.2, c2=0.01, tol=1e-7, warm_start=True, n_jobs=1).fit(X, y)
+    previous = warm.coef_.copy()
+    warm.set_params(c1=0.05).fit(X, y)
+    assert not np.array_equal(warm.coef_, previous)
+    assert warm.loss_ == pytest.approx(cold.loss_, rel=1e-6)
+    np.testing.assert_allclose(warm.coef_, cold.coef_, atol=2e-2)
+    assert warm.n_iter_ < cold.n_iter_
+
+
+def test_warm_start_with_more_iterations_continues():
+    X, y = random_corpus(11, n_seq=40, max_len=8)
+    cold = CRFTagger(c1=0.05, c2=0.01, tol=1e-7, n_jobs=1).fit(X, y)
+    warm = CRFTagger(
+        c1=0.05, c2=0.01, tol=1e-7, max_iter=cold.n_iter_ // 2, warm_start=True, n_jobs=1
+    )
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        warm.fit(X, y)
+    first_loss = warm.loss_
+    assert first_loss > cold.loss_
+    warm.set_params(max_iter=1000).fit(X, y)
+    # the second fit starts where the first stopped, not from zero
+    assert warm.loss_curve_[0] <= first_loss
+    assert warm.loss_ == pytest.approx(cold.loss_, rel=1e-6)
+    assert warm.n_iter_ < cold.n_iter_
+
+
+def test_without_warm_start_a_refit_starts_from_zero():
+    X, y = random_corpus(11, n_seq=40, max_len=8)
+    crf = CRFTagger(c1=0.05, c2=0.01, tol=1e-7, n_jobs=1).fit(X, y)
+    n_iter = crf.n_iter_
+    crf.fit(X, y)
+    assert crf.n_iter_ == n_iter
+
+
+# --- sample weights through the searches ----------------------------------
+
+
+def test_sample_weight_through_cross_validate_params(conll):
+    _, X, y = conll
+    w = np.random.default_rng(0).uniform(0.2, 3.0, len(X))
+    res = cross_validate(
+        CRFTagger(**FAST), X, y, cv=KFold(2), params={"sample_weight": w},
+        return_estimator=True, return_indices=True,
+    )
+    for est, train in zip(res["estimator"], res["indices"]["train"]):
+        ref = CRFTagger(**FAST).fit(
+            [X[i] for i in train], [y[i] for i in train], sample_weight=w[train]
+        )
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+        unweighted = CRFTagger(**FAST).fit([X[i] for i in train], [y[i] for i in train])
+        assert not np.array_equal(est.coef_, unweighted.coef_)
+
+
+def test_sample_weight_through_grid_search_fit_params(conll):
+    _, X, y = conll
+    w = np.random.default_rng(1).uniform(0.2, 3.0, len(X))
+    search = GridSearchCV(
+        CRFTagger(**FAST), {"c2": [0.05, 0.5]}, cv=2, scoring=get_scorer("entity_f1")
+    ).fit(X, y, sample_weight=w)
+    ref = CRFTagger(**{**FAST, **search.best_params_}).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(search.best_estimator_.coef_, ref.coef_)
+
+
+def test_sample_weight_with_metadata_routing(conll):
+    _, X, y = conll
+    w = np.random.default_rng(2).uniform(0.2, 3.0, len(X))
+    with sklearn.config_context(enable_metadata_routing=True):
+        crf = CRFTagger(**FAST).set_fit_request(sample_weight=True)
+        # the sequence scorers take one weight per sequence too
+        scorer = get_scorer("entity_f1").set_score_request(sample_weight=True)
+        res = cross_validate(
+            crf, X, y, cv=KFold(2), params={"sample_weight": w},
+            scoring=scorer, return_estimator=True, return_indices=True,
+        )
+        search = GridSearchCV(
+            crf, {"c2": [0.05, 0.5]}, cv=2, scoring=scorer
+        ).fit(X, y, sample_weight=w)
+    est = res["estimator"][0]
+    train, test = res["indices"]["train"][0], res["indices"]["test"][0]
+    ref = CRFTagger(**FAST).fit(
+        [X[i] for i in train], [y[i] for i in train], sample_weight=w[train]
+    )
+    np.testing.assert_array_equal(est.coef_, ref.coef_)
+    assert res["test_score"][0] == entity_f1_score(
+        [y[i] for i in test], est.predict([X[i] for i in test]), sample_weight=w[test]
+    )
+    ref = CRFTagger(**{**FAST, **search.best_params_}).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(search.best_estimator_.coef_, ref.coef_)
+
+
+# --- parallel searches and group splits -------------------------------------
+
+
+def test_grid_search_in_parallel_processes(conll, tmp_path):
+    _, X, y = conll
+    X, y = X[:80], y[:80]
+    grid = {"c1": [0.0, 0.1], "c2": [0.05, 1.0]}
+
+    def search(n_jobs):
+        return GridSearchCV(
+            CRFTagger(**FAST), grid, cv=2, n_jobs=n_jobs,
+            scoring=get_scorer("entity_f1"), error_score="raise",
+        ).fit(X, y)
+
+    with parallel_config(backend="loky", temp_folder=str(tmp_path)):
+        parallel = search(-1)
+    assert list(tmp_path.iterdir()) == []  # nothing was memory-mapped to disk
+    serial = search(None)
+    # every fit pickled to a worker process and back gives the same numbers
+    np.testing.assert_array_equal(
+        parallel.cv_results_["mean_test_score"], serial.cv_results_["mean_test_score"]
+    )
+    np.testing.assert_array_equal(parallel.best_estimator_.coef_, serial.best_estimator_.coef_)
+
+
+def test_group_k_fold_by_document(conll):
+    sentences, X, y = conll
+    docs = document_ids(sentences)
+    assert docs[0] == 0 and len(np.unique(docs)) >= 4
+    cv = GroupKFold(n_splits=3)
+    res = cross_validate(
+        CRFTagger(**FAST), X, y, groups=docs, cv=cv,
+        scoring=get_scorer("entity_f1"), return_indices=True, error_score="raise",
+    )
+    for train, test in zip(res["indices"]["train"], res["indices"]["test"]):
+        assert not set(docs[train]) & set(docs[test])  # no article on both sides
+    assert np.all(np.isfinite(res["test_score"]))
+    search = GridSearchCV(
+        CRFTagger(**FAST), {"c1": [0.0, 0.1]}, cv=cv, scoring=get_scorer("entity_f1")
+    ).fit(X, y, groups=docs)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
