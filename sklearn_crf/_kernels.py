@@ -27,6 +27,10 @@ from numba import njit, prange
 
 _NJIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 
+#: largest spread (max - min) of state plus transition weights at a position for
+#: which the scaled forward-backward is used; beyond it, log space
+MAX_SCALED_SPREAD = 600.0
+
 
 # --------------------------------------------------------------------------
 # building blocks (one sequence at a time)
@@ -134,18 +138,27 @@ def forward_backward_log(scores, trans, n, node, edge, edge_mode, edge_weight):
 
 @njit(**_NJIT)
 def forward_backward_scaled(
-    scores, exp_trans, trans_max, n, alpha, beta, scale, node, edge, edge_mode,
-    edge_weight,
+    scores, exp_trans, trans_max, trans_spread, n, alpha, beta, scale, node, edge,
+    edge_mode, edge_weight,
 ):
     """Scaled forward-backward for one sequence of length ``n``.
 
-    ``exp_trans = exp(trans - trans_max)``. ``scores`` is overwritten with the
-    shifted exponentiated scores. ``alpha``, ``beta`` (>= n, L) and ``scale``
-    (>= n) are work buffers; ``node``, ``edge``, ``edge_mode`` and
-    ``edge_weight`` are as in :func:`forward_backward_log`. Returns log Z, or NaN
-    when scaling loses the sequence (a zero or non-finite scale or marginal):
-    the caller then recomputes it in log space. Edge accumulation (mode 2) only
-    happens once the node marginals are known to be finite.
+    ``exp_trans = exp(trans - trans_max)`` and ``trans_spread`` is the spread of
+    the transition weights (see :func:`_exp_trans`). ``scores`` is overwritten
+    with the shifted exponentiated scores. ``alpha``, ``beta`` (>= n, L) and
+    ``scale`` (>= n) are work buffers; ``node``, ``edge``, ``edge_mode`` and
+    ``edge_weight`` are as in :func:`forward_backward_log`.
+
+    Returns log Z, or NaN when scaling cannot be trusted; the caller then uses
+    log space. Scaling is exact up to rounding when, at every position, the
+    spread of the state scores plus ``trans_spread`` is at most
+    ``MAX_SCALED_SPREAD``: every normalized alpha is then at least
+    ``exp(-MAX_SCALED_SPREAD) / L²`` and every beta at least
+    ``exp(-MAX_SCALED_SPREAD) / L``, far from underflow, and a product that
+    does underflow is negligible beside the largest term of its sum. (With a
+    forbidden, -inf, transition there is no such bound: a label reachable
+    only from unlikely labels can decay to 0 and be lost for good.)
+    Edge accumulation (mode 2) only happens once the sequence is known good.
 
     The loops run over the last (contiguous) axis innermost so that LLVM can
     vectorize them without reassociating sums.
@@ -158,11 +171,14 @@ def forward_backward_scaled(
     for t in range(n):
         row = scores[t]
         m = row[0]
+        lo = row[0]
         for j in range(1, L):
             if row[j] > m:
                 m = row[j]
-        if not np.isfinite(m):
-            return np.nan
+            if row[j] < lo:
+                lo = row[j]
+        if not (m - lo + trans_spread <= MAX_SCALED_SPREAD):
+            return np.nan  # also when m or lo is not finite
         log_z += m
         for j in range(L):
             row[j] = np.exp(row[j] - m)
@@ -328,8 +344,8 @@ def chunk_bounds(seq_ptr, n_chunks):
 
 @njit(**_NJIT)
 def forward_backward(
-    raw, work, trans, exp_trans, trans_max, n, alpha, beta, scale, node, edge,
-    edge_mode, edge_weight,
+    raw, work, trans, exp_trans, trans_max, trans_spread, n, alpha, beta, scale, node,
+    edge, edge_mode, edge_weight,
 ):
     """Scaled forward-backward on ``work`` (a copy of ``raw``), log space as fallback."""
     L = raw.shape[1]
@@ -337,8 +353,8 @@ def forward_backward(
         for j in range(L):
             work[t, j] = raw[t, j]
     log_z = forward_backward_scaled(
-        work, exp_trans, trans_max, n, alpha, beta, scale, node, edge, edge_mode,
-        edge_weight,
+        work, exp_trans, trans_max, trans_spread, n, alpha, beta, scale, node, edge,
+        edge_mode, edge_weight,
     )
     if np.isnan(log_z):
         log_z = forward_backward_log(raw, trans, n, node, edge, edge_mode, edge_weight)
@@ -347,20 +363,27 @@ def forward_backward(
 
 @njit(**_NJIT)
 def _exp_trans(trans):
-    trans_max = -np.inf
+    """``exp(trans - max)``, the max, and the spread ``max - min`` of the
+    transition weights (inf when one is -inf or any is not finite)."""
     L = trans.shape[0]
+    trans_max = -np.inf
+    trans_min = np.inf
     for i in range(L):
         for j in range(L):
-            if trans[i, j] > trans_max:
-                trans_max = trans[i, j]
-    exp_trans = np.empty((L, L))
-    for i in range(L):
-        for j in range(L):
-            if np.isfinite(trans_max):
+            v = trans[i, j]
+            if v > trans_max:
+                trans_max = v
+            if v < trans_min:
+                trans_min = v
+    exp_trans = np.zeros((L, L))
+    if np.isfinite(trans_max):
+        for i in range(L):
+            for j in range(L):
                 exp_trans[i, j] = np.exp(trans[i, j] - trans_max)
-            else:
-                exp_trans[i, j] = 0.0
-    return exp_trans, trans_max
+    spread = trans_max - trans_min
+    if not np.isfinite(spread):
+        spread = np.inf
+    return exp_trans, trans_max, spread
 
 
 @njit(parallel=True, **_NJIT)
@@ -378,7 +401,7 @@ def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_chunks):
     log_z = np.zeros(n_seq)
     node = np.zeros((n_tokens, L))
     edge = np.zeros((n_tokens if with_edges else 0, L, L))
-    exp_trans, trans_max = _exp_trans(trans)
+    exp_trans, trans_max, trans_spread = _exp_trans(trans)
     max_len = _max_len(seq_ptr)
     bounds = chunk_bounds(seq_ptr, n_chunks)
     for c in prange(n_chunks):
@@ -393,7 +416,8 @@ def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_chunks):
             if n == 0:
                 continue
             log_z[s] = forward_backward(
-                scores[a:b], work, trans, exp_trans, trans_max, n, alpha, beta,
+                scores[a:b], work, trans, exp_trans, trans_max, trans_spread, n,
+                alpha, beta,
                 scale, node[a:b], edge[a:b] if with_edges else edge,
                 1 if with_edges else 0, 1.0,
             )
@@ -431,7 +455,7 @@ def nll_gradient(w_attr, trans, tok_ptr, tok_attr, tok_val, seq_ptr, seq_weight,
     """
     L = trans.shape[0]
     n_attr = w_attr.shape[0]
-    exp_trans, trans_max = _exp_trans(trans)
+    exp_trans, trans_max, trans_spread = _exp_trans(trans)
     max_len = _max_len(seq_ptr)
     bounds = chunk_bounds(seq_ptr, n_chunks)
     g_attr = np.zeros((n_chunks, n_attr, L))
@@ -455,8 +479,8 @@ def nll_gradient(w_attr, trans, tok_ptr, tok_attr, tok_val, seq_ptr, seq_weight,
                 continue
             state_scores_sequence(w_attr, tok_ptr, tok_attr, tok_val, a, b, raw)
             acc += weight * forward_backward(
-                raw, work, trans, exp_trans, trans_max, n, alpha, beta, scale,
-                node, g_trans[c:c + 1], 2, weight,
+                raw, work, trans, exp_trans, trans_max, trans_spread, n, alpha, beta,
+                scale, node, g_trans[c:c + 1], 2, weight,
             )
             for t in range(n):
                 tok = a + t

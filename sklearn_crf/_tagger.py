@@ -1,6 +1,7 @@
 """CRFTagger: a linear-chain CRF sequence labeler as a scikit-learn estimator."""
 
 import contextlib
+import threading
 from array import array
 import logging
 from numbers import Integral, Real
@@ -320,15 +321,20 @@ class CRFTagger(BaseEstimator):
         )
         return w0
 
-    def _state_scores(self, X):
-        """Vectorize X and return (state scores, sequence offsets)."""
+    def _infer(self, X, kernel):
+        """Vectorize X, score its tokens and run ``kernel(scores, seq_ptr,
+        n_threads)`` with the thread count in force; returns (result, seq_ptr)."""
         check_is_fitted(self)
         tok_ptr, tok_attr, tok_val, seq_ptr = self.vectorizer_._transform(X, fitting=False)
-        layout = self.layout_
-        scores = _kernels.state_scores(
-            layout.attribute_matrix(self.coef_), tok_ptr, tok_attr, tok_val
-        )
-        return scores, seq_ptr
+        with _n_threads(self.n_jobs, len(tok_ptr) - 1) as n_threads:
+            scores = _kernels.state_scores(
+                self.layout_.attribute_matrix(self.coef_), tok_ptr, tok_attr, tok_val
+            )
+            return kernel(scores, seq_ptr, n_threads), seq_ptr
+
+    def _state_scores(self, X):
+        """Vectorize X and return (state scores, sequence offsets)."""
+        return self._infer(X, lambda scores, seq_ptr, n_threads: scores)
 
     def predict(self, X):
         """Most likely label sequence of each sequence (Viterbi).
@@ -343,11 +349,11 @@ class CRFTagger(BaseEstimator):
         y : list of lists
             The predicted labels, of the same type as the training labels.
         """
-        scores, seq_ptr = self._state_scores(X)
-        with _n_threads(self.n_jobs, len(scores)) as n_threads:
-            codes, _ = _kernels.viterbi_batch(
+        (codes, _), seq_ptr = self._infer(
+            X, lambda scores, seq_ptr, n_threads: _kernels.viterbi_batch(
                 scores, self.transition_matrix_, seq_ptr, n_threads
             )
+        )
         labels = self.classes_.tolist()
         flat = [labels[c] for c in codes.tolist()]
         return [flat[a:b] for a, b in zip(seq_ptr[:-1].tolist(), seq_ptr[1:].tolist())]
@@ -366,11 +372,11 @@ class CRFTagger(BaseEstimator):
             ``marginals[i][t][label]`` is the probability that token ``t`` of
             sequence ``i`` has that label (sklearn-crfsuite's format).
         """
-        scores, seq_ptr = self._state_scores(X)
-        with _n_threads(self.n_jobs, len(scores)) as n_threads:
-            _, node, _ = _kernels.forward_backward_batch(
+        (_, node, _), seq_ptr = self._infer(
+            X, lambda scores, seq_ptr, n_threads: _kernels.forward_backward_batch(
                 scores, self.transition_matrix_, seq_ptr, False, n_threads
             )
+        )
         labels = self.classes_.tolist()
         rows = [dict(zip(labels, row)) for row in node.tolist()]
         return [rows[a:b] for a, b in zip(seq_ptr[:-1].tolist(), seq_ptr[1:].tolist())]
@@ -542,7 +548,21 @@ def _n_threads(n_jobs, n_tokens):
     n = max(1, min(n, available, n_tokens // MIN_TOKENS_PER_THREAD))
     previous = numba.get_num_threads()
     numba.set_num_threads(n)
+    lock = _WORKQUEUE_LOCK if _needs_serializing() else contextlib.nullcontext()
     try:
-        yield n
+        with lock:
+            yield n
     finally:
         numba.set_num_threads(previous)
+
+
+#: numba's workqueue threading layer (its fallback without OpenMP or TBB) aborts
+#: the process when parallel kernels are entered from two Python threads at once
+_WORKQUEUE_LOCK = threading.Lock()
+
+
+def _needs_serializing():
+    try:
+        return numba.threading_layer() == "workqueue"
+    except ValueError:  # no parallel kernel has run yet: the layer is not chosen
+        return True

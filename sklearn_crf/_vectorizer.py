@@ -234,64 +234,67 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                 idx = vocab[name] = len(vocab)
             return idx
 
-        for s, seq in enumerate(X):
-            for token in seq:
-                if type(token) is not dict and not isinstance(token, Mapping):
-                    t = len(tok_ptr) - 1 - seq_ptr[-1]
-                    raise TypeError(
-                        f"X[{s}][{t}] is a {type(token).__name__}, expected a "
-                        "dict of features (feature name -> str, number or bool)"
-                    )
-                for key, value in token.items():
-                    tv = type(value)
-                    if tv is str:
-                        ids = get_str(key)
-                        idx = None if ids is None else ids.get(value)
-                        if idx is None:
-                            if ids is None and type(key) is not str:
-                                _flatten_feature(key, value, s, len(tok_ptr) - 1 - seq_ptr[-1])
-                            idx = lookup(key + ":" + value)
-                            if idx is None:
-                                continue
-                            if ids is None:
-                                ids = str_ids[key] = {}
-                            ids[value] = idx
-                        add_attr(idx)
-                        add_val(1.0)
-                    elif tv is float or tv is int or tv is bool:
-                        if not value and not fitting:
-                            continue
-                        idx = get_num(key)
-                        if idx is None:
-                            if type(key) is not str:
-                                _flatten_feature(key, value, s, len(tok_ptr) - 1 - seq_ptr[-1])
-                            idx = lookup(key)
-                            if idx is None:
-                                if not math.isfinite(value):
-                                    _raise_non_finite(X)
-                                continue
-                            num_ids[key] = idx
-                        if not value:
-                            if zeros is not None:
-                                zeros[0].append(len(tok_ptr) - 1)
-                                zeros[1].append(idx)
-                            continue
-                        add_attr(idx)
-                        add_val(value)
-                    else:
+        try:
+            for s, seq in enumerate(X):
+                for token in seq:
+                    if type(token) is not dict and not isinstance(token, Mapping):
                         t = len(tok_ptr) - 1 - seq_ptr[-1]
-                        for name, x in _flatten_feature(key, value, s, t):
-                            idx = lookup(name)
-                            if idx is not None:
-                                add_attr(idx)
-                                add_val(x)
-                            elif not math.isfinite(x):
-                                _raise_non_finite(X)
-                tok_ptr.append(len(attrs))
-            seq_ptr.append(len(tok_ptr) - 1)
+                        raise TypeError(
+                            f"X[{s}][{t}] is a {type(token).__name__}, expected a "
+                            "dict of features (feature name -> str, number or bool)"
+                        )
+                    for key, value in token.items():
+                        tv = type(value)
+                        if tv is str:
+                            ids = get_str(key)
+                            idx = None if ids is None else ids.get(value)
+                            if idx is None:
+                                if ids is None and type(key) is not str:
+                                    _flatten_feature(key, value, s, len(tok_ptr) - 1 - seq_ptr[-1])
+                                idx = lookup(key + ":" + value)
+                                if idx is None:
+                                    continue
+                                if ids is None:
+                                    ids = str_ids[key] = {}
+                                ids[value] = idx
+                            add_attr(idx)
+                            add_val(1.0)
+                        elif tv is float or tv is int or tv is bool:
+                            if not value and not fitting:
+                                continue
+                            idx = get_num(key)
+                            if idx is None:
+                                if type(key) is not str:
+                                    _flatten_feature(key, value, s, len(tok_ptr) - 1 - seq_ptr[-1])
+                                idx = lookup(key)
+                                if idx is None:
+                                    if not math.isfinite(value):
+                                        _raise_bad_value(X)
+                                    continue
+                                num_ids[key] = idx
+                            if not value:
+                                if zeros is not None:
+                                    zeros[0].append(len(tok_ptr) - 1)
+                                    zeros[1].append(idx)
+                                continue
+                            add_attr(idx)
+                            add_val(value)
+                        else:
+                            t = len(tok_ptr) - 1 - seq_ptr[-1]
+                            for name, x in _flatten_feature(key, value, s, t):
+                                idx = lookup(name)
+                                if idx is not None:
+                                    add_attr(idx)
+                                    add_val(x)
+                                elif not math.isfinite(x):
+                                    _raise_bad_value(X)
+                    tok_ptr.append(len(attrs))
+                seq_ptr.append(len(tok_ptr) - 1)
+        except (OverflowError, UnicodeDecodeError):
+            _raise_bad_value(X)
         tok_val = np.frombuffer(vals, dtype=np.float64) if len(vals) else np.zeros(0)
         if not np.all(np.isfinite(tok_val)):
-            _raise_non_finite(X)
+            _raise_bad_value(X)
         if fitting and hashing:
             for name in ("vocabulary_", "feature_names_", "_str_ids", "_num_ids"):
                 self.__dict__.pop(name, None)
@@ -314,6 +317,15 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         )
 
 
+def _decode(value, s, t, name):
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(
+            f"X[{s}][{t}][{name!r}] holds bytes that are not UTF-8: {value[:20]!r}"
+        ) from None
+
+
 def _flatten_feature(key, value, s, t, prefix=""):
     """(name, value) pairs of one feature, CRFsuite's rules; the slow path."""
     if not isinstance(key, str):
@@ -325,9 +337,14 @@ def _flatten_feature(key, value, s, t, prefix=""):
     if isinstance(value, str):
         return [(name + ":" + value, 1.0)]
     if isinstance(value, bytes):
-        return [(name + ":" + value.decode("utf-8"), 1.0)]
+        return [(name + ":" + _decode(value, s, t, name), 1.0)]
     if isinstance(value, _NUMBER_TYPES):
-        x = float(value)
+        try:
+            x = float(value)
+        except OverflowError:
+            raise ValueError(
+                f"X[{s}][{t}][{name!r}] is an int too large for a float64"
+            ) from None
         return [(name, x)] if x != 0.0 else []
     if isinstance(value, Mapping):
         out = []
@@ -338,7 +355,7 @@ def _flatten_feature(key, value, s, t, prefix=""):
         out = []
         for v2 in value:
             if isinstance(v2, bytes):
-                v2 = v2.decode("utf-8")
+                v2 = _decode(v2, s, t, name)
             if not isinstance(v2, str):
                 raise TypeError(
                     f"X[{s}][{t}][{name!r}] holds a {type(v2).__name__}; a list "
@@ -352,8 +369,9 @@ def _flatten_feature(key, value, s, t, prefix=""):
     )
 
 
-def _raise_non_finite(X):
-    """Find the first NaN or infinite feature value in X and say where it is."""
+def _raise_bad_value(X):
+    """Find the first feature value of X that is not a finite float (NaN, inf, an
+    int beyond float64, bytes that are not UTF-8) and say where it is."""
     for s, seq in enumerate(X):
         for t, token in enumerate(seq):
             for key, value in token.items():
@@ -363,4 +381,4 @@ def _raise_non_finite(X):
                             f"X[{s}][{t}][{name!r}] is {x}; feature values must "
                             "be finite"
                         )
-    raise ValueError("X contains a non-finite feature value")  # pragma: no cover
+    raise ValueError("X contains a feature value that is not a finite float")  # pragma: no cover

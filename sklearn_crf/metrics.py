@@ -124,23 +124,29 @@ def _check_sequence_weight(sample_weight, n_sequences):
     return sample_weight
 
 
-def _object_array(labels):
-    """Labels as scikit-learn metrics read them: a list, or a 1-D object array
-    for non-scalar labels such as tuples (which a list would turn into 2-D)."""
-    if all(isinstance(label, (str, bytes, Number, np.generic)) for label in labels):
-        return labels
-    out = np.empty(len(labels), dtype=object)
-    out[:] = labels
-    return out
+def _is_scalar_label(label):
+    return isinstance(label, (str, bytes, Number, np.generic))
+
+
+def _flat_labels(flat_true, flat_pred):
+    """Labels as scikit-learn metrics read them. Non-scalar labels such as tuples
+    would read as a 2-D target: they are replaced by int codes (one code per
+    distinct label, shared by y_true and y_pred)."""
+    if all(map(_is_scalar_label, flat_true)) and all(map(_is_scalar_label, flat_pred)):
+        return flat_true, flat_pred
+    codes = {}
+    encode = [codes.setdefault(label, len(codes)) for label in flat_true + flat_pred]
+    return encode[: len(flat_true)], encode[len(flat_true) :]
 
 
 def _flatten(y_true, y_pred, sample_weight):
     """Flatten aligned sequences; repeat each sequence weight for its tokens."""
     y_true, y_pred = _check_sequences(y_true, y_pred)
     sample_weight = _check_sequence_weight(sample_weight, len(y_true))
-    # 1-D object arrays: a list of tuple labels would read as a 2-D target
-    flat_true = _object_array([label for seq in y_true for label in seq])
-    flat_pred = _object_array([label for seq in y_pred for label in seq])
+    flat_true, flat_pred = _flat_labels(
+        [label for seq in y_true for label in seq],
+        [label for seq in y_pred for label in seq],
+    )
     if sample_weight is not None:
         sample_weight = np.repeat(sample_weight, [len(seq) for seq in y_true])
     return flat_true, flat_pred, sample_weight

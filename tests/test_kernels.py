@@ -45,13 +45,13 @@ def test_scaled_and_log_space_agree():
     L = 4
     for n in [1, 2, 7, 50]:
         scores, trans = _random_crf(rng, n, L, scale=3.0)
-        exp_trans, trans_max = _kernels._exp_trans(trans)
+        exp_trans, trans_max, spread = _kernels._exp_trans(trans)
         node_s, edge_s = np.zeros((n, L)), np.zeros((n, L, L))
         node_l, edge_l = np.zeros((n, L)), np.zeros((n, L, L))
         work = scores.copy()
         buf = np.empty((n, L))
         log_z_s = _kernels.forward_backward_scaled(
-            work, exp_trans, trans_max, n, buf, np.empty((n, L)), np.empty(n),
+            work, exp_trans, trans_max, spread, n, buf, np.empty((n, L)), np.empty(n),
             node_s, edge_s, 1, 1.0,
         )
         log_z_l = _kernels.forward_backward_log(scores, trans, n, node_l, edge_l, 1, 1.0)
