@@ -343,7 +343,7 @@ def make_estimator(lib, max_iter=None, n_jobs=None):
     ``max_iter=None`` keeps the library's default stopping: sklearn-crfsuite
     (CRFsuite) without ``max_iterations`` runs until its own convergence test
     (delta = 1e-5 over 10 iterations), CRFTagger uses its defaults
-    (``max_iter=1000, tol=1e-4``). ``n_jobs`` is CRFTagger's thread count
+    (``max_iter=1000, tol=1e-3``). ``n_jobs`` is CRFTagger's thread count
     (``None``: numba's default, all cores); CRFsuite is single-threaded.
     """
     if lib == "ours":

@@ -236,7 +236,7 @@ def measure_fit100(cfg, data, state):
 def measure_default(cfg, data, state):
     say(f"== default: fit with each library's default stopping on {len(data.X_train)} "
         "sentences (sklearn-crfsuite: no max_iterations; sklearn-crf: max_iter=1000, "
-        "tol=1e-4) ==")
+        "tol=1e-3) ==")
     runs, _ = run_fits(cfg, contenders(), data.X_train, data.y_train, data.X_test,
                        ner_evaluation(data.y_test), max_iter=None)
     summary = summarize(runs)

@@ -51,12 +51,16 @@ class CRFTagger(BaseEstimator):
         iterations. Both keep a history of 6 updates.
     max_iter : int, default=1000
         Maximum number of L-BFGS-B iterations.
-    tol : float, default=1e-4
+    tol : float, default=1e-3
         Stopping rule (CRFsuite's "delta" test): training stops when the loss
         decreased by less than ``tol`` relative to its current value over the
         last 10 iterations, ``(f[k-10] - f[k]) / max(|f[k]|, 1) < tol``.
         L-BFGS-B also stops when it cannot decrease the loss any further. When
         ``max_iter`` stops it first, a ``ConvergenceWarning`` is raised.
+        CRFsuite's default is 1e-5 (about 730 iterations on CoNLL-2002
+        Spanish NER); 1e-3 stops there after about 150 iterations with an
+        entity F1 within 0.002 of the converged model's; use 1e-5 to train to
+        CRFsuite's precision.
     min_freq : float, default=0.0
         A state feature (attribute, label) is kept only when the sum of the
         attribute's values over training tokens with that label is at least
@@ -203,7 +207,7 @@ class CRFTagger(BaseEstimator):
         c2=1.0,
         solver="lbfgs",
         max_iter=1000,
-        tol=1e-4,
+        tol=1e-3,
         min_freq=0.0,
         all_possible_states=False,
         all_possible_transitions=False,
