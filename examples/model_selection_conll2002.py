@@ -27,20 +27,6 @@ from sklearn_crf.datasets import load_conll2002
 from sklearn_crf.metrics import entity_classification_report, entity_f1_score, get_scorer
 
 
-def document_ids(sentences):
-    """Index of the news article of each sentence.
-
-    The Spanish CoNLL-2002 files have no document markers, but every EFE
-    article starts with a dateline such as ``Melbourne ( Australia ) , 25 may
-    ( EFE ) .``; sentences before the first dateline count as article 0.
-    """
-    ids, doc = [], -1
-    for tokens in sentences:
-        head = tokens[:15]
-        if any(head[i : i + 3] == ["(", "EFE", ")"] for i in range(len(head))):
-            doc += 1
-        ids.append(max(doc, 0))
-    return np.array(ids)
 
 
 def main():
@@ -71,7 +57,7 @@ def main():
         "sequencefeaturizer__window": [0, 1, 2],
     }
     if args.by_document:
-        groups = document_ids(train.sentences)
+        groups = train.documents
         cv = GroupKFold(n_splits=args.cv)
         split = f"GroupKFold({args.cv}) over {len(np.unique(groups))} articles"
     else:

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sklearn.utils import Bunch
 
@@ -173,3 +174,14 @@ def test_matches_shared_copy(loaded, subset):
         pairs = [line.split(" ") for line in blocks[index].strip("\n").split("\n")]
         assert loaded[subset].sentences[index] == [tok for tok, _ in pairs]
         assert loaded[subset].tags[index] == [lab for _, lab in pairs]
+
+
+def test_documents_group_sentences_by_article():
+    data = load_conll2002("train", n_sentences=200)
+    docs = data.documents
+    assert docs.shape == (200,) and docs[0] == 0
+    assert np.all(np.diff(docs) >= 0) and np.all(np.diff(docs) <= 1)
+    starts = np.flatnonzero(np.diff(docs)) + 1
+    assert len(starts) >= 4
+    for i in starts:  # an article starts with its "( EFE )" dateline
+        assert "EFE" in data.sentences[i][:15]

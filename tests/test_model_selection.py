@@ -31,20 +31,6 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 
-def document_ids(sentences):
-    """Index of the news article of each sentence.
-
-    The Spanish CoNLL-2002 files have no document markers, but every EFE
-    article starts with a dateline sentence such as
-    ``Melbourne ( Australia ) , 25 may ( EFE ) .``.
-    """
-    ids, doc = [], -1
-    for tokens in sentences:
-        head = tokens[:15]
-        if any(head[i : i + 3] == ["(", "EFE", ")"] for i in range(len(head))):
-            doc += 1
-        ids.append(max(doc, 0))
-    return np.array(ids)
 
 
 @pytest.fixture(scope="module")
@@ -275,8 +261,8 @@ def test_grid_search_in_parallel_processes(conll, tmp_path):
 
 
 def test_group_k_fold_by_document(conll):
-    sentences, X, y = conll
-    docs = document_ids(sentences)
+    _, X, y = conll
+    docs = load_conll2002("train", n_sentences=N_SENTENCES).documents
     assert docs[0] == 0 and len(np.unique(docs)) >= 4
     cv = GroupKFold(n_splits=3)
     res = cross_validate(

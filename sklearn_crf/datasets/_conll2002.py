@@ -5,6 +5,7 @@ import io
 from importlib import resources
 from numbers import Integral
 
+import numpy as np
 from sklearn.utils import Bunch
 
 _DATA_PACKAGE = "sklearn_crf.datasets"
@@ -16,6 +17,17 @@ _DOCSTART = "-DOCSTART-"
 def _data_file(name):
     """Return a traversable pointing to ``data/<name>`` inside the package."""
     return resources.files(_DATA_PACKAGE).joinpath("data", name)
+
+
+def _document_ids(sentences):
+    """Index of the news article of each sentence (see ``load_conll2002``)."""
+    ids, doc = [], -1
+    for tokens in sentences:
+        head = tokens[:15]
+        if any(head[i : i + 3] == ["(", "EFE", ")"] for i in range(len(head))):
+            doc += 1
+        ids.append(max(doc, 0))
+    return np.array(ids, dtype=np.int64)
 
 
 def _parse_conll(lines, source, n_sentences=None):
@@ -127,6 +139,12 @@ def load_conll2002(
             The tokens of each sentence.
         tags : list of list of str
             The IOB2 label of each token, aligned with ``sentences``.
+        documents : ndarray of shape (n_sentences,), dtype int
+            The news article of each sentence, for grouped cross-validation
+            (e.g. ``GroupKFold`` with ``groups=data.documents``). The files have
+            no document markers, but every EFE article starts with a dateline
+            sentence such as ``Melbourne ( Australia ) , 25 may ( EFE ) .``;
+            sentences before the first dateline count as article 0.
         DESCR : str
             Description of the data, with its source and attribution.
         subset : str
@@ -182,6 +200,7 @@ def load_conll2002(
     return Bunch(
         sentences=sentences,
         tags=tags,
+        documents=_document_ids(sentences),
         DESCR=descr,
         subset=subset,
         language=language,
