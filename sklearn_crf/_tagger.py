@@ -309,9 +309,9 @@ class CRFTagger(BaseEstimator):
         old_label = old_to_new_label[old_layout.attr_label]
         ok = (old_attr >= 0) & (old_label >= 0)
         old_keys = old_attr[ok] * L + old_label[ok]
-        new_keys = layout.state_pairs() * L + layout.attr_label
         _copy_matching(
-            w0[: layout.n_state], new_keys, old_keys, self.coef_[: old_layout.n_state][ok]
+            w0[: layout.n_state], layout.dense_index(), old_keys,
+            self.coef_[: old_layout.n_state][ok],
         )
         # transitions
         f = old_to_new_label[old_layout.trans_from]

@@ -226,6 +226,10 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         get_str = str_ids.get
         get_num = num_ids.get
 
+        def token_index():
+            """Index of the current token within its sequence (error paths)."""
+            return len(tok_ptr) - 1 - seq_ptr[-1]
+
         def lookup(name):
             if hashing:
                 return murmurhash3_32(name, positive=True) % hashing
@@ -238,7 +242,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             for s, seq in enumerate(X):
                 for token in seq:
                     if type(token) is not dict and not isinstance(token, Mapping):
-                        t = len(tok_ptr) - 1 - seq_ptr[-1]
+                        t = token_index()
                         raise TypeError(
                             f"X[{s}][{t}] is a {type(token).__name__}, expected a "
                             "dict of features (feature name -> str, number or bool)"
@@ -250,7 +254,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                             idx = None if ids is None else ids.get(value)
                             if idx is None:
                                 if ids is None and type(key) is not str:
-                                    _flatten_feature(key, value, s, len(tok_ptr) - 1 - seq_ptr[-1])
+                                    _flatten_feature(key, value, s, token_index())
                                 idx = lookup(key + ":" + value)
                                 if idx is None:
                                     continue
@@ -265,7 +269,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                             idx = get_num(key)
                             if idx is None:
                                 if type(key) is not str:
-                                    _flatten_feature(key, value, s, len(tok_ptr) - 1 - seq_ptr[-1])
+                                    _flatten_feature(key, value, s, token_index())
                                 idx = lookup(key)
                                 if idx is None:
                                     if not math.isfinite(value):
@@ -280,7 +284,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                             add_attr(idx)
                             add_val(value)
                         else:
-                            t = len(tok_ptr) - 1 - seq_ptr[-1]
+                            t = token_index()
                             for name, x in _flatten_feature(key, value, s, t):
                                 idx = lookup(name)
                                 if idx is not None:
