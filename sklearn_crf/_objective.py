@@ -129,6 +129,11 @@ class CRFObjective:
             [obs_state, obs_trans[layout.trans_from, layout.trans_to]]
         )
         self.dense_index = layout.dense_index()
+        # work buffers reused by every evaluation: the dense state weights (zero
+        # where a pair has no parameter) and the per-chunk gradients
+        n_attributes = len(layout.attr_ptr) - 1
+        self._w_attr = np.zeros((n_attributes, layout.n_labels))
+        self._g_attr = np.empty((self.n_chunks, n_attributes, layout.n_labels))
 
     @property
     def split(self):
@@ -157,10 +162,10 @@ class CRFObjective:
     def nll(self, w):
         """Unregularized weighted negative log-likelihood and its gradient in w."""
         layout = self.layout
+        self._w_attr.ravel()[self.dense_index] = w[: layout.n_state]
         log_z, e_attr, e_trans = _kernels.nll_gradient(
-            layout.attribute_matrix(w, self.dense_index), layout.transition_matrix(w),
-            self.tok_ptr, self.tok_attr, self.tok_val, self.seq_ptr, self.seq_weight,
-            self.n_chunks,
+            self._w_attr, layout.transition_matrix(w), self.tok_ptr, self.tok_attr,
+            self.tok_val, self.seq_ptr, self.seq_weight, self._g_attr,
         )
         grad = np.concatenate([
             e_attr.ravel()[self.dense_index], e_trans[layout.trans_from, layout.trans_to]

@@ -45,19 +45,58 @@ def test_scaled_and_log_space_agree():
     L = 4
     for n in [1, 2, 7, 50]:
         scores, trans = _random_crf(rng, n, L, scale=3.0)
-        exp_trans, trans_max, spread = _kernels._exp_trans(trans)
+        exp_trans, exp_trans_t, trans_max, spread = _kernels._exp_trans(trans)
         node_s, edge_s = np.zeros((n, L)), np.zeros((n, L, L))
         node_l, edge_l = np.zeros((n, L)), np.zeros((n, L, L))
-        work = scores.copy()
-        buf = np.empty((n, L))
+        raw = scores.copy()
         log_z_s = _kernels.forward_backward_scaled(
-            work, exp_trans, trans_max, spread, n, buf, np.empty((n, L)), np.empty(n),
-            node_s, edge_s, 1, 1.0,
+            raw, np.empty((n, L)), exp_trans, exp_trans_t, trans_max, spread, n,
+            np.empty((n, L)), np.empty((n, L)), np.empty(n), node_s, edge_s, 1, 1.0,
         )
+        np.testing.assert_array_equal(raw, scores)  # the raw scores are left alone
         log_z_l = _kernels.forward_backward_log(scores, trans, n, node_l, edge_l, 1, 1.0)
         assert log_z_s == pytest.approx(log_z_l, rel=1e-12)
         np.testing.assert_allclose(node_s, node_l, rtol=1e-9, atol=1e-14)
         np.testing.assert_allclose(edge_s, edge_l, rtol=1e-9, atol=1e-14)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e3])  # 1e3: the log-space fallback
+def test_summed_edge_marginals_match_brute_force(scale):
+    """Mode 2 (the gradient's): weighted edge marginals summed over positions;
+    the scaled pass leaves outer products for the caller to multiply by exp_trans."""
+    rng = np.random.default_rng(7)
+    L, weight = 3, 0.7
+    for n in [1, 2, 6]:
+        scores, trans = _random_crf(rng, n, L, scale=scale)
+        exp_trans, exp_trans_t, trans_max, spread = _kernels._exp_trans(trans)
+        edge, outer = np.zeros((1, L, L)), np.zeros((4, L, L))
+        node = np.empty((n, L))
+        log_z = _kernels.forward_backward(
+            scores, np.empty((n, L)), trans, exp_trans, exp_trans_t, trans_max, spread,
+            n, np.empty((n, L)), np.empty((n, L)), np.empty(n), node, edge, outer, 2,
+            weight,
+        )
+        node_ref, edge_ref = _naive.marginals(scores, trans)
+        summed = edge[0] + exp_trans * outer.sum(axis=0)
+        assert log_z == pytest.approx(_naive.log_partition(scores, trans), rel=1e-10)
+        np.testing.assert_allclose(node, node_ref, rtol=1e-9, atol=1e-13)
+        np.testing.assert_allclose(summed, weight * edge_ref[1:].sum(axis=0), atol=1e-12)
+        if scale > 100 and n > 1:
+            assert not outer.any()  # the scaled pass declined, log space did it
+
+
+def test_exp_nonpositive_is_within_an_ulp():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([
+        -rng.exponential(scale=s, size=20_000) for s in (0.01, 1.0, 30.0, 300.0)
+    ] + [[0.0, -0.0, -1e-300, -0.5 * np.log(2), -1.0, -600.0, -707.99, -708.0]])
+    x = x[x >= -708.0]
+    got = np.array([_kernels.exp_nonpositive(v) for v in x])
+    want = np.exp(x)
+    assert got[-8] == 1.0 and got[-7] == 1.0
+    np.testing.assert_array_less(np.abs(got - want), 2.0 * np.spacing(want))
+    assert _kernels.exp_nonpositive(-708.5) == 0.0
+    assert _kernels.exp_nonpositive(-1e6) == 0.0
 
 
 def test_extreme_weights_fall_back_to_log_space():

@@ -175,15 +175,15 @@ def test_long_sequences_identities(crf, n_chunks):
 def test_scaled_and_log_space_schemes_agree(crf):
     seqs, trans, _ = crf
     L = trans.shape[0]
-    exp_trans, trans_max, spread = _kernels._exp_trans(trans)
+    exp_trans, exp_trans_t, trans_max, spread = _kernels._exp_trans(trans)
     for seq in seqs:
         n = len(seq)
         if n == 0:
             continue
         node_s, edge_s = np.zeros((n, L)), np.zeros((n, L, L))
         log_z_s = _kernels.forward_backward_scaled(
-            seq.copy(), exp_trans, trans_max, spread, n, np.empty((n, L)), np.empty((n, L)),
-            np.empty(n), node_s, edge_s, 1, 1.0,
+            seq, np.empty((n, L)), exp_trans, exp_trans_t, trans_max, spread, n,
+            np.empty((n, L)), np.empty((n, L)), np.empty(n), node_s, edge_s, 1, 1.0,
         )
         node_l, edge_l = np.zeros((n, L)), np.zeros((n, L, L))
         log_z_l = _kernels.forward_backward_log(seq, trans, n, node_l, edge_l, 1, 1.0)

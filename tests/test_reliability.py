@@ -521,11 +521,11 @@ def _run_log_space(m, trans=None):
 def _run_scaled(m, trans=None):
     trans = m.trans if trans is None else trans
     n, L = m.scores.shape
-    exp_trans, trans_max, spread = _kernels._exp_trans(trans)
+    exp_trans, exp_trans_t, trans_max, spread = _kernels._exp_trans(trans)
     node, edge = np.zeros((n, L)), np.zeros((n, L, L))
     log_z = _kernels.forward_backward_scaled(
-        m.scores.copy(), exp_trans, trans_max, spread, n, np.empty((n, L)), np.empty((n, L)),
-        np.empty(n), node, edge, 1, 1.0,
+        m.scores, np.empty((n, L)), exp_trans, exp_trans_t, trans_max, spread, n,
+        np.empty((n, L)), np.empty((n, L)), np.empty(n), node, edge, 1, 1.0,
     )
     return log_z, node, edge
 
