@@ -21,6 +21,8 @@ from scipy.optimize import Bounds, minimize
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
+from . import _kernels
+
 logger = logging.getLogger("sklearn_crf")
 
 #: iterations over which the relative decrease of the loss is measured
@@ -110,65 +112,58 @@ def _lbfgsb(objective, w0, max_iter, progress):
     return objective.weights(result.x).copy(), int(min(result.nit, max_iter)), message
 
 
-def _pseudo_gradient(w, g, c1):
-    """The steepest-descent direction's negative for f(w) + c1·‖w‖₁ (OWL-QN)."""
-    pg = g + c1 * np.sign(w)
-    zero = w == 0
-    gz = g[zero]
-    pg[zero] = np.where(gz + c1 < 0, gz + c1, np.where(gz - c1 > 0, gz - c1, 0.0))
-    return pg
-
-
 def _owlqn(objective, w0, max_iter, progress):
-    """OWL-QN with CRFsuite's choices: backtracking line search, history of 6."""
+    """OWL-QN with CRFsuite's choices: backtracking line search, history of 6.
+
+    The vector work of an iteration is done by three kernels
+    (:func:`~sklearn_crf._kernels.owlqn_pseudo_gradient`,
+    :func:`~sklearn_crf._kernels.lbfgs_two_loop`,
+    :func:`~sklearn_crf._kernels.owlqn_trial_point`); the history is a ring of
+    ``HISTORY + 1`` rows, one of them free for the next step.
+    """
     c1 = objective.c1
+    n = len(w0)
     w = np.array(w0, dtype=np.float64)
     f_smooth, g = objective.smooth(w)
     f = objective.full_loss(w, f_smooth)
-    s_hist, y_hist, rho_hist = [], [], []
+    pg = np.empty(n)
+    _kernels.owlqn_pseudo_gradient(w, g, c1, pg)
+    s_hist = np.empty((HISTORY + 1, n))
+    y_hist = np.empty((HISTORY + 1, n))
+    rho = np.empty(HISTORY + 1)
+    order = []  # history rows in use, oldest first
+    free = 0  # the row the next step is written to
+    d = np.empty(n)
     n_iter = 0
     message = None
     while n_iter < max_iter:
-        pg = _pseudo_gradient(w, g, c1)
         if not np.any(pg):
             break  # an exact optimum
-        # two-loop recursion on the pseudo-gradient
-        d = -pg
-        alphas = []
-        for s, y, rho in zip(reversed(s_hist), reversed(y_hist), reversed(rho_hist)):
-            a = rho * (s @ d)
-            d -= a * y
-            alphas.append(a)
-        if s_hist:
-            d *= (s_hist[-1] @ y_hist[-1]) / (y_hist[-1] @ y_hist[-1])
-        for (s, y, rho), a in zip(zip(s_hist, y_hist, rho_hist), reversed(alphas)):
-            d += (a - rho * (y @ d)) * s
-        d[d * pg >= 0] = 0.0  # keep to the descent orthant of -pg
-        orthant = np.where(w != 0, np.sign(w), -np.sign(pg))
+        _kernels.lbfgs_two_loop(pg, s_hist, y_hist, rho, np.array(order, np.int64), d)
         step = 1.0 / np.linalg.norm(d) if n_iter == 0 else 1.0
+        w_new = np.empty(n)
+        s = s_hist[free]
         for _ in range(MAX_LINESEARCH):
-            w_new = w + step * d
-            w_new[np.sign(w_new) != orthant] = 0.0
+            dg = _kernels.owlqn_trial_point(w, d, step, pg, w_new, s)
             f_smooth_new, g_new = objective.smooth(w_new)
             f_new = objective.full_loss(w_new, f_smooth_new)
-            if f_new <= f + ARMIJO * (pg @ (w_new - w)):
+            if f_new <= f + ARMIJO * dg:
                 break
             step *= 0.5
         else:
             message = "the line search found no sufficient decrease"
             break
-        s = w_new - w
-        y = g_new - g
+        y = np.subtract(g_new, g, out=y_hist[free])
         sy = s @ y
         if sy > 0:
-            s_hist.append(s)
-            y_hist.append(y)
-            rho_hist.append(1.0 / sy)
-            if len(s_hist) > HISTORY:
-                del s_hist[0], y_hist[0], rho_hist[0]
+            rho[free] = 1.0 / sy
+            order.append(free)
+            if len(order) > HISTORY:
+                del order[0]
+            free = next(r for r in range(HISTORY + 1) if r not in order)
         w, f, g = w_new, f_new, g_new
         n_iter += 1
-        if progress.done(f, np.linalg.norm(_pseudo_gradient(w, g, c1))):
+        if progress.done(f, np.sqrt(_kernels.owlqn_pseudo_gradient(w, g, c1, pg))):
             break
     return w, n_iter, message
 

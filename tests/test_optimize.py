@@ -1,0 +1,121 @@
+"""The solvers: OWL-QN's kernels against NumPy twins, and a known L1 optimum."""
+
+import numpy as np
+import pytest
+
+from sklearn_crf import _kernels
+from sklearn_crf._optimize import HISTORY, _owlqn, _Progress
+
+
+def _pseudo_gradient_numpy(w, g, c1):
+    pg = g + c1 * np.sign(w)
+    zero = w == 0
+    gz = g[zero]
+    pg[zero] = np.where(gz + c1 < 0, gz + c1, np.where(gz - c1 > 0, gz - c1, 0.0))
+    return pg
+
+
+def _two_loop_numpy(pg, pairs):
+    """pairs: (s, y) oldest first."""
+    d = -pg
+    alphas = []
+    for s, y in reversed(pairs):
+        a = (s @ d) / (s @ y)
+        d -= a * y
+        alphas.append(a)
+    if pairs:
+        s, y = pairs[-1]
+        d *= (s @ y) / (y @ y)
+    for (s, y), a in zip(pairs, reversed(alphas)):
+        d += (a - (y @ d) / (s @ y)) * s
+    d[d * pg >= 0] = 0.0
+    return d
+
+
+def _sparse_vector(rng, n):
+    v = rng.normal(size=n)
+    v[rng.random(n) < 0.3] = 0.0
+    return v
+
+
+def test_pseudo_gradient_matches_numpy():
+    rng = np.random.default_rng(0)
+    w = _sparse_vector(rng, 500)
+    g = rng.normal(size=500) * 0.2
+    g[:5] = [0.1, -0.1, 0.05, 0.0, -0.3]
+    w[:5] = 0.0
+    out = np.empty(500)
+    sq = _kernels.owlqn_pseudo_gradient(w, g, 0.1, out)
+    want = _pseudo_gradient_numpy(w, g, 0.1)
+    np.testing.assert_array_equal(out, want)
+    assert sq == pytest.approx(want @ want, rel=1e-12)
+    assert np.any(out[:5] == 0.0) and out[4] == pytest.approx(-0.2)
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, HISTORY])
+def test_two_loop_matches_numpy(k):
+    rng = np.random.default_rng(k)
+    n = 300
+    pairs = []
+    for _ in range(k):
+        s = rng.normal(size=n)
+        y = s * rng.uniform(0.5, 2.0, size=n) + 0.01 * rng.normal(size=n)
+        pairs.append((s, y))
+    # the ring: rows in a scrambled order, one row free
+    rows = rng.permutation(HISTORY + 1)[:k]
+    s_hist = np.full((HISTORY + 1, n), np.nan)
+    y_hist = np.full((HISTORY + 1, n), np.nan)
+    rho = np.full(HISTORY + 1, np.nan)
+    for r, (s, y) in zip(rows, pairs):
+        s_hist[r], y_hist[r], rho[r] = s, y, 1.0 / (s @ y)
+    pg = _sparse_vector(rng, n)
+    d = np.empty(n)
+    _kernels.lbfgs_two_loop(pg, s_hist, y_hist, rho, rows.astype(np.int64), d)
+    np.testing.assert_allclose(d, _two_loop_numpy(pg, pairs), rtol=1e-10, atol=1e-12)
+    assert np.all(d * pg <= 0)
+
+
+def test_trial_point_keeps_to_the_orthant():
+    rng = np.random.default_rng(3)
+    n = 400
+    w = _sparse_vector(rng, n)
+    pg = _sparse_vector(rng, n)
+    d = rng.normal(size=n) * 2
+    d[d * pg >= 0] = 0.0
+    w_new, s = np.empty(n), np.empty(n)
+    dg = _kernels.owlqn_trial_point(w, d, 0.7, pg, w_new, s)
+    orthant = np.where(w != 0, np.sign(w), -np.sign(pg))
+    want = w + 0.7 * d
+    want[np.sign(want) != orthant] = 0.0
+    np.testing.assert_array_equal(w_new, want)
+    np.testing.assert_array_equal(s, want - w)
+    assert dg == pytest.approx(pg @ (want - w), rel=1e-12)
+
+
+class _SeparableL1:
+    """0.5·Σ a (w - b)² + c1·‖w‖₁, whose minimum is soft-thresholding."""
+
+    def __init__(self, a, b, c1):
+        self.a, self.b, self.c1 = a, b, c1
+
+    def smooth(self, w):
+        r = w - self.b
+        return 0.5 * (self.a * r) @ r, self.a * r
+
+    def full_loss(self, w, smooth_loss):
+        return smooth_loss + self.c1 * np.abs(w).sum()
+
+    def optimum(self):
+        return np.sign(self.b) * np.maximum(np.abs(self.b) - self.c1 / self.a, 0.0)
+
+
+def test_owlqn_reaches_the_soft_thresholding_optimum():
+    rng = np.random.default_rng(5)
+    n = 2000
+    problem = _SeparableL1(rng.uniform(0.5, 3.0, n), rng.normal(size=n), c1=0.4)
+    want = problem.optimum()
+    assert 0.2 < np.mean(want == 0) < 0.8
+    w, n_iter, message = _owlqn(problem, np.zeros(n), 500, _Progress(1e-14, 0))
+    assert message is None and n_iter < 500
+    np.testing.assert_allclose(w, want, atol=1e-6)
+    assert np.array_equal(w == 0, want == 0)
