@@ -26,7 +26,10 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
-_NJIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+#: "contract" lets LLVM fuse a * b + c into one FMA instruction (one rounding
+#: instead of two); no other fast-math flag, so sums are never reassociated and
+#: results do not depend on vector widths.
+_NJIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 
 #: largest spread (max - min) of state plus transition weights at a position for
 #: which the scaled forward-backward is used; beyond it, log space
