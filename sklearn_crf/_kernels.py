@@ -662,6 +662,9 @@ def lbfgs_two_loop(pg, s_hist, y_hist, rho, order, d):
     over the history rows ``order`` (oldest first) of ``s_hist``/``y_hist``
     (with ``rho = 1 / (s·y)``), scaled by ``s·y / y·y`` of the newest pair;
     then the components that do not descend (``d·pg >= 0``) are set to 0.
+
+    The dot products go to BLAS (``np.dot``): a plain loop would be one long
+    chain of dependent additions.
     """
     n = pg.shape[0]
     k = order.shape[0]
@@ -670,35 +673,21 @@ def lbfgs_two_loop(pg, s_hist, y_hist, rho, order, d):
     alphas = np.empty(k)
     for h in range(k - 1, -1, -1):
         r = order[h]
-        s = s_hist[r]
         y = y_hist[r]
-        a = 0.0
-        for i in range(n):
-            a += s[i] * d[i]
-        a *= rho[r]
+        a = rho[r] * np.dot(s_hist[r], d)
         alphas[h] = a
         for i in range(n):
             d[i] -= a * y[i]
     if k > 0:
         r = order[k - 1]
-        s = s_hist[r]
         y = y_hist[r]
-        sy = 0.0
-        yy = 0.0
-        for i in range(n):
-            sy += s[i] * y[i]
-            yy += y[i] * y[i]
-        gamma = sy / yy
+        gamma = np.dot(s_hist[r], y) / np.dot(y, y)
         for i in range(n):
             d[i] *= gamma
     for h in range(k):
         r = order[h]
         s = s_hist[r]
-        y = y_hist[r]
-        b = 0.0
-        for i in range(n):
-            b += y[i] * d[i]
-        b = alphas[h] - rho[r] * b
+        b = alphas[h] - rho[r] * np.dot(y_hist[r], d)
         for i in range(n):
             d[i] += b * s[i]
     for i in range(n):
