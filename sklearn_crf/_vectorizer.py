@@ -225,6 +225,10 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         seq_ptr = array("q", [0])
         get_str = str_ids.get
         get_num = num_ids.get
+        if zeros is not None:
+            add_zero_tok = zeros[0].append
+            add_zero_attr = zeros[1].append
+        n_tok = 0  # tokens done, i.e. the index of the current one
 
         def token_index():
             """Index of the current token within its sequence (error paths)."""
@@ -278,8 +282,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                                 num_ids[key] = idx
                             if not value:
                                 if zeros is not None:
-                                    zeros[0].append(len(tok_ptr) - 1)
-                                    zeros[1].append(idx)
+                                    add_zero_tok(n_tok)
+                                    add_zero_attr(idx)
                                 continue
                             add_attr(idx)
                             add_val(value)
@@ -293,6 +297,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                                 elif not math.isfinite(x):
                                     _raise_bad_value(X)
                     tok_ptr.append(len(attrs))
+                    n_tok += 1
                 seq_ptr.append(len(tok_ptr) - 1)
         except (OverflowError, UnicodeDecodeError):
             _raise_bad_value(X)
