@@ -1,11 +1,24 @@
-"""sklearn-crf: linear-chain conditional random fields as scikit-learn estimators."""
+"""sklearn-crf: linear-chain conditional random fields as scikit-learn estimators.
 
-from . import datasets, metrics
-from ._featurizer import SequenceFeaturizer
+``import sklearn_crf`` imports only what fitting a :class:`CRFTagger` needs.
+The submodules :mod:`sklearn_crf.datasets` and :mod:`sklearn_crf.metrics` and
+:class:`SequenceFeaturizer` are imported on first access (PEP 562): they cost
+nothing until used (``sklearn_crf.metrics`` imports :mod:`sklearn.metrics`),
+and ``sklearn_crf.metrics``, ``from sklearn_crf import SequenceFeaturizer``
+and ``import sklearn_crf.datasets`` work as for any attribute or submodule.
+"""
+
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING
+
 from ._objective import ParameterLayout
 from ._tagger import CRFTagger
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
+
+if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
+    from . import datasets, metrics
+    from ._featurizer import SequenceFeaturizer
 
 __all__ = [
     "CRFTagger",
@@ -16,3 +29,51 @@ __all__ = [
     "datasets",
     "metrics",
 ]
+
+#: public names imported on first access: name -> (submodule, attribute of it;
+#: None for the submodule itself)
+_LAZY = {
+    "SequenceFeaturizer": ("._featurizer", "SequenceFeaturizer"),
+    "datasets": (".datasets", None),
+    "metrics": (".metrics", None),
+}
+
+
+def __getattr__(name):
+    """Import a lazily loaded public name on first access (PEP 562).
+
+    Parameters
+    ----------
+    name : str
+        The attribute looked up on the package.
+
+    Returns
+    -------
+    value : module or class
+        The submodule or class; it is then stored in the package namespace,
+        so later accesses do not come here.
+
+    Raises
+    ------
+    AttributeError
+        When ``name`` is not a public name of the package.
+    """
+    try:
+        module_name, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    module = _import_module(module_name, __name__)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    """The package's names, including those not imported yet.
+
+    Returns
+    -------
+    names : list of str
+        Sorted names of the package namespace and of ``__all__``.
+    """
+    return sorted(set(globals()) | set(__all__))
