@@ -408,10 +408,18 @@ def chunk_bounds(seq_ptr, n_chunks):
 
 @njit(**_NJIT)
 def forward_backward(
-    raw, work, trans, exp_trans, exp_trans_t, trans_max, trans_spread, n, alpha, beta, scale, node,
-    edge, edge_outer, edge_mode, edge_weight,
+    raw, work, trans, exp_trans, exp_trans_t, trans_max, trans_spread, n, alpha, beta,
+    scale, node, edge, edge_outer, edge_mode, edge_weight,
 ):
-    """Scaled forward-backward on ``work`` (a copy of ``raw``), log space as fallback."""
+    """Scaled forward-backward of the scores ``raw`` (``work`` a buffer for their
+    exponentials), log space as the fallback; returns log Z.
+
+    Edge marginals go as described in :func:`forward_backward_log`, except that
+    in mode 2 the scaled pass leaves its outer products in ``edge_outer`` (4, L,
+    L), to be multiplied by ``exp_trans`` (see
+    :func:`forward_backward_scaled`), and only the log-space fallback adds to
+    ``edge[0]``.
+    """
     log_z = forward_backward_scaled(
         raw, work, exp_trans, exp_trans_t, trans_max, trans_spread, n, alpha, beta, scale,
         node, edge_outer if edge_mode == 2 else edge, edge_mode, edge_weight,
@@ -423,8 +431,9 @@ def forward_backward(
 
 @njit(**_NJIT)
 def _exp_trans(trans):
-    """``exp(trans - max)``, the max, and the spread ``max - min`` of the
-    transition weights (inf when one is -inf or any is not finite)."""
+    """``exp(trans - max)``, its transpose (C-contiguous), the max, and the spread
+    ``max - min`` of the transition weights (inf when one is -inf or any is not
+    finite)."""
     L = trans.shape[0]
     trans_max = -np.inf
     trans_min = np.inf
@@ -476,9 +485,10 @@ def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_chunks):
             if n == 0:
                 continue
             log_z[s] = forward_backward(
-                scores[a:b], work, trans, exp_trans, exp_trans_t, trans_max, trans_spread, n,
-                alpha, beta,
-                scale, node[a:b], edge[a:b] if with_edges else edge, edge,
+                scores[a:b], work, trans, exp_trans, exp_trans_t, trans_max,
+                trans_spread, n, alpha, beta, scale, node[a:b],
+                edge[a:b] if with_edges else edge,
+                edge,  # edge_outer: only used in mode 2
                 1 if with_edges else 0, 1.0,
             )
     return log_z, node, edge
