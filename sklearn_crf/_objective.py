@@ -44,13 +44,19 @@ class ParameterLayout:
         """Flat index of each state parameter in an (n_attributes, L) matrix."""
         return self.state_pairs() * self.n_labels + self.attr_label
 
-    def attribute_matrix(self, w, dense_index=None):
-        """Dense (n_attributes, L) state weights from the parameter vector."""
+    def attribute_matrix(self, w, dense_index=None, out=None):
+        """Dense (n_attributes, L) state weights from the parameter vector.
+
+        ``out``, a matrix this method returned before for the same layout, is
+        refilled in place and returned (its entries without a parameter are
+        still 0).
+        """
         if dense_index is None:
             dense_index = self.dense_index()
-        out = np.zeros((len(self.attr_ptr) - 1) * self.n_labels)
-        out[dense_index] = w[: self.n_state]
-        return out.reshape(-1, self.n_labels)
+        if out is None:
+            out = np.zeros((len(self.attr_ptr) - 1, self.n_labels))
+        out.ravel()[dense_index] = w[: self.n_state]
+        return out
 
 
 def build_layout(
@@ -131,9 +137,10 @@ class CRFObjective:
         self.dense_index = layout.dense_index()
         # work buffers reused by every evaluation: the dense state weights (zero
         # where a pair has no parameter) and the per-chunk gradients
-        n_attributes = len(layout.attr_ptr) - 1
-        self._w_attr = np.zeros((n_attributes, layout.n_labels))
-        self._g_attr = np.empty((self.n_chunks, n_attributes, layout.n_labels))
+        self._w_attr = layout.attribute_matrix(
+            np.zeros(layout.n_params), self.dense_index
+        )
+        self._g_attr = np.empty((self.n_chunks,) + self._w_attr.shape)
 
     @property
     def split(self):
@@ -162,9 +169,9 @@ class CRFObjective:
     def nll(self, w):
         """Unregularized weighted negative log-likelihood and its gradient in w."""
         layout = self.layout
-        self._w_attr.ravel()[self.dense_index] = w[: layout.n_state]
         log_z, e_attr, e_trans = _kernels.nll_gradient(
-            self._w_attr, layout.transition_matrix(w), self.tok_ptr, self.tok_attr,
+            layout.attribute_matrix(w, self.dense_index, out=self._w_attr),
+            layout.transition_matrix(w), self.tok_ptr, self.tok_attr,
             self.tok_val, self.seq_ptr, self.seq_weight, self._g_attr,
         )
         grad = np.concatenate([
