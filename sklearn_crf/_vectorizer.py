@@ -232,7 +232,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
 
         def token_index():
             """Index of the current token within its sequence (error paths)."""
-            return len(tok_ptr) - 1 - seq_ptr[-1]
+            return n_tok - seq_ptr[-1]
 
         def lookup(name):
             if hashing:
