@@ -313,12 +313,15 @@ def forward_backward_scaled(
     if not ok:
         return np.nan
     if edge_mode != 0:
+        tmp = np.empty(L)  # scores[t] * beta[t], shared by every row i
         for t in range(1, n):
             inv = 1.0 / scale[t]
             if edge_mode == 2:
                 inv *= edge_weight
             row = scores[t]
             b = beta[t]
+            for j in range(L):
+                tmp[j] = row[j] * b[j]
             prev = alpha[t - 1]
             if edge_mode == 1:
                 dest = edge[t]
@@ -327,14 +330,14 @@ def forward_backward_scaled(
                     e = exp_trans[i]
                     d = dest[i]
                     for j in range(L):
-                        d[j] = a * e[j] * (row[j] * b[j])
+                        d[j] = a * e[j] * tmp[j]
             else:
                 dest = edge[t & 3]
                 for i in range(L):
                     a = prev[i] * inv
                     d = dest[i]
                     for j in range(L):
-                        d[j] += a * (row[j] * b[j])
+                        d[j] += a * tmp[j]
     return log_z
 
 
