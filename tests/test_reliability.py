@@ -29,7 +29,7 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_crf import CRFTagger, __version__, _kernels, _tagger
-from sklearn_crf._objective import CRFObjective
+from sklearn_crf._objective import CRFObjective, build_layout
 
 import _naive
 from conftest import corpus_arrays, random_corpus
@@ -620,21 +620,13 @@ def test_partial_underflow_long_sequences(seed):
 
 def test_partial_underflow_breaks_the_training_objective():
     """One attribute per token, so the state weights are the scores of case 176."""
-    from sklearn_crf._objective import ParameterLayout
-
     scores, trans = _random_crf(176, 50, 1000.0)
     scores = scores[:12]
     n, L = scores.shape
     data = (np.arange(n + 1, dtype=np.int64), np.arange(n, dtype=np.int32), np.ones(n),
             np.array([0, n], dtype=np.int64))
-    layout = ParameterLayout(
-        attr_ptr=np.arange(n + 1, dtype=np.int64) * L,
-        attr_label=np.tile(np.arange(L, dtype=np.int32), n),
-        trans_from=np.repeat(np.arange(L, dtype=np.int32), L),
-        trans_to=np.tile(np.arange(L, dtype=np.int32), L),
-        n_labels=L,
-    )
     labels = np.zeros(n, dtype=np.int32)
+    layout = _full_layout(data, labels, n, L)
     w = np.concatenate([scores.ravel(), trans.ravel()])
     obj = CRFObjective(data, layout, labels, np.ones(1), c1=0.0, c2=0.0, n_chunks=1)
     loss, grad = obj.smooth(w)
@@ -693,21 +685,19 @@ def test_objective_with_huge_weights_is_finite_and_exact(scale, n_chunks):
 
 def _long_sequence_data(n, n_attr, L, rng):
     """Arrays of one sequence of n tokens, one attribute each, and a full layout."""
-    from sklearn_crf._objective import ParameterLayout
-
     tok_ptr = np.arange(n + 1, dtype=np.int64)
     tok_attr = rng.integers(0, n_attr, size=n).astype(np.int32)
     tok_val = np.ones(n)
     seq_ptr = np.array([0, n], dtype=np.int64)
-    layout = ParameterLayout(
-        attr_ptr=np.arange(n_attr + 1, dtype=np.int64) * L,
-        attr_label=np.tile(np.arange(L, dtype=np.int32), n_attr),
-        trans_from=np.repeat(np.arange(L, dtype=np.int32), L),
-        trans_to=np.tile(np.arange(L, dtype=np.int32), L),
-        n_labels=L,
-    )
+    data = (tok_ptr, tok_attr, tok_val, seq_ptr)
     labels = rng.integers(0, L, size=n).astype(np.int32)
-    return (tok_ptr, tok_attr, tok_val, seq_ptr), layout, labels
+    return data, _full_layout(data, labels, n_attr, L), labels
+
+
+def _full_layout(data, labels, n_attr, L):
+    """A weight for every (attribute, label) and every transition."""
+    return build_layout(*data, labels, n_attr, L, min_freq=0.0,
+                        all_possible_states=True, all_possible_transitions=True)
 
 
 @pytest.mark.parametrize("scale", [1.0, 1e4], ids=["weights-1", "weights-1e4"])
