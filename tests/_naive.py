@@ -58,13 +58,13 @@ def dense_state_scores(w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label
     return out
 
 
-def objective(w, layout, data, labels, seq_weight, c1, c2):
+def objective(w, layout, corpus, labels, seq_weight, c1, c2):
     """The regularized weighted NLL by brute force, in the CRF weights w."""
-    tok_ptr, tok_attr, tok_val, seq_ptr = data
+    seq_ptr = corpus.seq_ptr
     L = layout.n_labels
     scores = dense_state_scores(
-        w[: layout.n_state], tok_ptr, tok_attr, tok_val, layout.attr_ptr,
-        layout.attr_label, L,
+        w[: layout.n_state], corpus.tok_ptr, corpus.tok_attr, corpus.tok_val,
+        layout.attr_ptr, layout.attr_label, L,
     )
     trans = layout.transition_matrix(w)
     loss = 0.0

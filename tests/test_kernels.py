@@ -150,10 +150,10 @@ def test_viterbi_matches_brute_force(L):
 
 
 def test_state_scores_match_dense(corpus):
-    data, layout, _ = corpus
+    encoded, layout, _ = corpus
     rng = np.random.default_rng(0)
     w = rng.normal(size=layout.n_state)
-    tok_ptr, tok_attr, tok_val, _ = data
+    tok_ptr, tok_attr, tok_val = encoded.tok_ptr, encoded.tok_attr, encoded.tok_val
     got = _kernels.state_scores(layout.attribute_matrix(w), tok_ptr, tok_attr, tok_val)
     ref = _naive.dense_state_scores(
         w, tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, layout.n_labels
@@ -179,8 +179,9 @@ def test_pair_frequencies_and_observed_counts_match_python_loops(corpus):
     from conftest import corpus_arrays, random_corpus
 
     X, y = random_corpus(4, n_seq=10)
-    data, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
-    tok_ptr, tok_attr, tok_val, seq_ptr = data
+    encoded, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    tok_ptr, tok_attr, tok_val = encoded.tok_ptr, encoded.tok_attr, encoded.tok_val
+    seq_ptr = encoded.seq_ptr
     n_attr, L = len(layout.attr_ptr) - 1, layout.n_labels
     freq, seen = _kernels.pair_frequencies(tok_ptr, tok_attr, tok_val, labels, n_attr, L)
     ref_freq = np.zeros((n_attr, L))

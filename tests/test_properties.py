@@ -26,7 +26,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from sklearn_crf import CRFTagger, _kernels, _tagger
+from sklearn_crf import CRFTagger, _kernels
+from sklearn_crf._threads import MIN_TOKENS_PER_THREAD
 
 import _naive
 from conftest import random_corpus
@@ -256,7 +257,7 @@ def taggers():
     X_test, _ = random_corpus(22, n_seq=3000, max_len=9, n_labels=4, n_words=9)  # unseen words
     X_test[3] = []
     X_test[7] = [{"never": "seen"}, {}]
-    assert sum(map(len, X_test)) >= 2 * getattr(_tagger, "MIN_TOKENS_PER_THREAD", 0)
+    assert sum(map(len, X_test)) >= 2 * MIN_TOKENS_PER_THREAD
     models = {}
     for n_jobs in (1, 2, None):
         crf = copy.deepcopy(base).set_params(n_jobs=n_jobs)

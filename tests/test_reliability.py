@@ -28,8 +28,10 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_crf import CRFTagger, __version__, _kernels, _tagger
+from sklearn_crf import CRFTagger, __version__, _kernels
 from sklearn_crf._objective import CRFObjective, build_layout
+from sklearn_crf._threads import MIN_TOKENS_PER_THREAD
+from sklearn_crf._vectorizer import EncodedCorpus
 
 import _naive
 from conftest import corpus_arrays, random_corpus
@@ -632,22 +634,23 @@ def test_partial_underflow_breaks_the_training_objective():
     scores, trans = _random_crf(176, 50, 1000.0)
     scores = scores[:12]
     n, L = scores.shape
-    data = (np.arange(n + 1, dtype=np.int64), np.arange(n, dtype=np.int32), np.ones(n),
-            np.array([0, n], dtype=np.int64))
+    corpus = EncodedCorpus(np.arange(n + 1, dtype=np.int64), np.arange(n, dtype=np.int32),
+                           np.ones(n), np.array([0, n], dtype=np.int64), n)
     labels = np.zeros(n, dtype=np.int32)
-    layout = _full_layout(data, labels, n, L)
+    layout = _full_layout(corpus, labels, L)
     w = np.concatenate([scores.ravel(), trans.ravel()])
-    obj = CRFObjective(data, layout, labels, np.ones(1), c1=0.0, c2=0.0, n_chunks=1)
-    loss, grad = obj.smooth(w)
-    ref = _naive.objective(w, layout, data, labels, np.ones(1), 0, 0)
+    obj = CRFObjective(corpus, layout, labels, np.ones(1), c2=0.0, n_chunks=1)
+    loss, grad = obj(w)
+    ref = _naive.objective(w, layout, corpus, labels, np.ones(1), 0, 0)
     assert loss == pytest.approx(ref, rel=1e-10)
-    np.testing.assert_allclose(grad, _brute_gradient(obj, w, data, layout, labels, np.ones(1)),
+    np.testing.assert_allclose(grad, _brute_gradient(obj, w, corpus, layout, labels, np.ones(1)),
                                rtol=0, atol=1e-7)
 
 
-def _brute_gradient(obj, w, data, layout, labels, seq_weight):
+def _brute_gradient(obj, w, corpus, layout, labels, seq_weight):
     """Gradient of the smooth objective (NLL + L2) by enumerating all paths."""
-    tok_ptr, tok_attr, tok_val, seq_ptr = data
+    tok_ptr, tok_attr, tok_val = corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
+    seq_ptr = corpus.seq_ptr
     L = layout.n_labels
     scores = _naive.dense_state_scores(
         w[: layout.n_state], tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, L
@@ -679,16 +682,16 @@ def _brute_gradient(obj, w, data, layout, labels, seq_weight):
 @pytest.mark.parametrize("n_chunks", [1, 3])
 def test_objective_with_huge_weights_is_finite_and_exact(scale, n_chunks):
     X, y = random_corpus(8, n_seq=10, max_len=5)
-    data, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
     seq_weight = np.linspace(0.5, 2.0, len(X))
-    obj = CRFObjective(data, layout, labels, seq_weight, c1=0.0, c2=0.1, n_chunks=n_chunks)
+    obj = CRFObjective(corpus, layout, labels, seq_weight, c2=0.1, n_chunks=n_chunks)
     rng = np.random.default_rng(int(scale))
     w = rng.uniform(-scale, scale, size=layout.n_params)
-    loss, grad = obj.smooth(w)
+    loss, grad = obj(w)
     assert np.isfinite(loss) and np.isfinite(grad).all()
-    ref_loss = _naive.objective(w, layout, data, labels, seq_weight, 0, 0.1)
+    ref_loss = _naive.objective(w, layout, corpus, labels, seq_weight, 0, 0.1)
     assert loss == pytest.approx(ref_loss, rel=1e-10)
-    ref = _brute_gradient(obj, w, data, layout, labels, seq_weight)
+    ref = _brute_gradient(obj, w, corpus, layout, labels, seq_weight)
     np.testing.assert_allclose(grad, ref, rtol=1e-9, atol=1e-7 * scale)
 
 
@@ -696,16 +699,15 @@ def _long_sequence_data(n, n_attr, L, rng):
     """Arrays of one sequence of n tokens, one attribute each, and a full layout."""
     tok_ptr = np.arange(n + 1, dtype=np.int64)
     tok_attr = rng.integers(0, n_attr, size=n).astype(np.int32)
-    tok_val = np.ones(n)
-    seq_ptr = np.array([0, n], dtype=np.int64)
-    data = (tok_ptr, tok_attr, tok_val, seq_ptr)
+    corpus = EncodedCorpus(tok_ptr, tok_attr, np.ones(n), np.array([0, n], dtype=np.int64),
+                           n_attr)
     labels = rng.integers(0, L, size=n).astype(np.int32)
-    return data, _full_layout(data, labels, n_attr, L), labels
+    return corpus, _full_layout(corpus, labels, L), labels
 
 
-def _full_layout(data, labels, n_attr, L):
+def _full_layout(corpus, labels, L):
     """A weight for every (attribute, label) and every transition."""
-    return build_layout(*data, labels, n_attr, L, min_freq=0.0,
+    return build_layout(corpus, labels, L, min_freq=0.0,
                         all_possible_states=True, all_possible_transitions=True)
 
 
@@ -714,8 +716,8 @@ def test_objective_on_a_million_tokens_is_finite_and_consistent(scale):
     """Expected counts of each attribute (and of all transitions) add up over labels."""
     rng = np.random.default_rng(5)
     L, n_attr = 3, 50
-    data, layout, labels = _long_sequence_data(N_LONG, n_attr, L, rng)
-    obj = CRFObjective(data, layout, labels, np.ones(1), c1=0.0, c2=0.0, n_chunks=2)
+    corpus, layout, labels = _long_sequence_data(N_LONG, n_attr, L, rng)
+    obj = CRFObjective(corpus, layout, labels, np.ones(1), c2=0.0, n_chunks=2)
     w = rng.uniform(-scale, scale, size=layout.n_params)
     loss, grad = obj(w)
     assert np.isfinite(loss) and np.isfinite(grad).all()
@@ -753,7 +755,7 @@ def test_tagger_with_huge_and_forbidden_weights(toy_ner):
 
 
 #: enough tokens for CRFTagger to use 2 threads (it runs small inputs on one)
-N_THREADED = 2 * getattr(_tagger, "MIN_TOKENS_PER_THREAD", 0) + 1000
+N_THREADED = 2 * MIN_TOKENS_PER_THREAD + 1000
 
 
 @pytest.fixture(scope="module")

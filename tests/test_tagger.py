@@ -207,9 +207,9 @@ def test_hashing_trains_predicts_and_warm_starts(toy_ner):
 
 
 def test_small_inputs_run_on_one_thread():
-    from sklearn_crf._tagger import MIN_TOKENS_PER_THREAD, _n_threads
+    from sklearn_crf._threads import MIN_TOKENS_PER_THREAD, n_threads
 
-    with _n_threads(None, 10) as n:
+    with n_threads(None, 10) as n:
         assert n == 1
-    with _n_threads(2, 10 * MIN_TOKENS_PER_THREAD) as n:
+    with n_threads(2, 10 * MIN_TOKENS_PER_THREAD) as n:
         assert n == min(2, __import__("numba").config.NUMBA_NUM_THREADS)
