@@ -116,7 +116,7 @@ def test_same_features_and_weights_as_sklearn_crfsuite(toy_ner):
         ref = sklearn_crfsuite.CRF(
             c1=c1, c2=0.1, max_iterations=2000, epsilon=1e-10, delta=1e-10
         ).fit(X, y)
-        crf = CRFTagger(c1=c1, c2=0.1, tol=1e-10, max_iter=2000, n_jobs=1).fit(X, y)
+        crf = CRFTagger(c1=c1, c2=0.1, tol=1e-10, epsilon=1e-10, max_iter=2000, n_jobs=1).fit(X, y)
         assert crf.attributes_ == ref.attributes_
         assert crf.state_features_.keys() == ref.state_features_.keys()
         assert crf.transition_features_.keys() == ref.transition_features_.keys()
