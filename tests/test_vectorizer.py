@@ -1,6 +1,7 @@
 import pickle
 
 import joblib
+import pycrfsuite  # in the test extra
 import numpy as np
 import pytest
 
@@ -22,7 +23,6 @@ def test_crfsuite_semantics():
 
 
 def test_matches_pycrfsuite_item_semantics():
-    pycrfsuite = pytest.importorskip("pycrfsuite")
     token = {
         "s": "a", "f": 2.5, "t": True, "off": False, "lst": ["p", "q"],
         "nested": {"k": "v", "n": 0.5},
@@ -131,7 +131,6 @@ def test_one_rule_for_every_zero(zero):
 
 def test_token_forms_of_python_crfsuite():
     """Issue 10, item 5: every token form pycrfsuite.ItemSequence accepts, same meaning."""
-    pycrfsuite = pytest.importorskip("pycrfsuite")
     tokens = [
         ["word=madrid", "shape=Xx"],
         ("a", "b"),
