@@ -1,8 +1,8 @@
 import pickle
 
 import joblib
-import pycrfsuite  # in the test extra
 import numpy as np
+import pycrfsuite  # in the test extra
 import pytest
 
 from sklearn_crf import SequenceVectorizer
@@ -147,3 +147,21 @@ def test_token_forms_of_python_crfsuite():
         got = {vec.feature_names_[j]: row[j] for j in np.flatnonzero(row)}
         assert got == {k: v for k, v in item.items() if v != 0}
         assert all(k in vec.vocabulary_ for k in item)  # zeros join the vocabulary
+
+
+def test_readme_input_format_as_written():
+    """Every example of the README's "Input format" section."""
+    tokens = [
+        {"word.lower()": "madrid"}, {"len": 6}, {"upper": True, "title": False},
+        {"n": np.float64(2.5), "k": np.int64(3)}, {"tags": ["a", "b"]}, {"d": {"k": "v"}},
+        ["word=madrid", "shape=Xx"], {"z": np.float64(0), "dz": {"q": np.False_}},
+    ]
+    vec = SequenceVectorizer()
+    Xt = vec.fit_transform([tokens]).toarray()
+    rows = [{vec.feature_names_[j]: row[j] for j in np.flatnonzero(row)} for row in Xt]
+    assert rows == [
+        {"word.lower():madrid": 1.0}, {"len": 6.0}, {"upper": 1.0}, {"n": 2.5, "k": 3.0},
+        {"tags:a": 1.0, "tags:b": 1.0}, {"d:k:v": 1.0},
+        {"word=madrid": 1.0, "shape=Xx": 1.0}, {},
+    ]
+    assert {"title", "z", "dz:q"} <= set(vec.vocabulary_)  # zeros make attributes known
