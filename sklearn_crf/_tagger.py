@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _inspection, _kernels
 from ._objective import CRFObjective, build_layout
 from ._optimize import minimize_crf
-from ._validation import encode_labels
+from ._validation import check_sequence_weight, encode_labels
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
@@ -254,7 +254,9 @@ class CRFTagger(BaseEstimator):
         data = vectorizer._transform(X, fitting=True, zeros=zeros)
         tok_ptr, tok_attr, tok_val, seq_ptr = data
         classes, labels = encode_labels(y, seq_ptr)
-        seq_weight = _check_sample_weight(sample_weight, len(seq_ptr) - 1)
+        seq_weight = check_sequence_weight(sample_weight, len(seq_ptr) - 1)
+        if seq_weight is None:
+            seq_weight = np.ones(len(seq_ptr) - 1)
         layout = build_layout(
             tok_ptr, tok_attr, tok_val, seq_ptr, labels,
             vectorizer.n_attributes_, len(classes),
@@ -511,24 +513,6 @@ def _copy_matching(dest, dest_keys, src_keys, src_values):
     pos = np.clip(np.searchsorted(sorted_keys, dest_keys), 0, len(sorted_keys) - 1)
     hit = sorted_keys[pos] == dest_keys
     dest[hit] = src_values[order[pos[hit]]]
-
-
-def _check_sample_weight(sample_weight, n_sequences):
-    if sample_weight is None:
-        return np.ones(n_sequences)
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    if weights.shape != (n_sequences,):
-        raise ValueError(
-            f"sample_weight has shape {weights.shape}, expected ({n_sequences},): "
-            "one weight per sequence"
-        )
-    bad = np.flatnonzero(~np.isfinite(weights) | (weights < 0))
-    if len(bad):
-        raise ValueError(
-            f"sample_weight[{bad[0]}] is {weights[bad[0]]}; weights must be finite "
-            "and non-negative"
-        )
-    return weights
 
 
 #: fewer tokens than this per thread and threads cost more than they bring
