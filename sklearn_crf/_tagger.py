@@ -13,7 +13,7 @@ from . import _inspection, _kernels
 from ._objective import CRFObjective, build_layout
 from ._optimize import minimize_crf
 from ._threads import n_threads as _n_threads
-from ._validation import encode_labels
+from ._validation import check_sequence_weight, encode_labels
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
@@ -267,7 +267,9 @@ class CRFTagger(BaseEstimator):
         vectorizer = SequenceVectorizer(n_features=self.hashing)
         corpus = vectorizer.fit_encode(X)
         classes, labels = encode_labels(y, corpus.seq_ptr)
-        seq_weight = _check_sample_weight(sample_weight, corpus.n_sequences)
+        seq_weight = check_sequence_weight(sample_weight, corpus.n_sequences)
+        if seq_weight is None:
+            seq_weight = np.ones(corpus.n_sequences)
         layout = build_layout(
             corpus, labels, len(classes),
             min_freq=self.min_freq,
@@ -598,19 +600,3 @@ def _copy_matching(dest, dest_keys, src_keys, src_values):
     dest[hit] = src_values[order[pos[hit]]]
 
 
-def _check_sample_weight(sample_weight, n_sequences):
-    if sample_weight is None:
-        return np.ones(n_sequences)
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    if weights.shape != (n_sequences,):
-        raise ValueError(
-            f"sample_weight has shape {weights.shape}, expected ({n_sequences},): "
-            "one weight per sequence"
-        )
-    bad = np.flatnonzero(~np.isfinite(weights) | (weights < 0))
-    if len(bad):
-        raise ValueError(
-            f"sample_weight[{bad[0]}] is {weights[bad[0]]}; weights must be finite "
-            "and non-negative"
-        )
-    return weights
