@@ -11,6 +11,7 @@ and ``import sklearn_crf.datasets`` work as for any attribute or submodule.
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
+from ._crfsuite import load_crfsuite, save_crfsuite
 from ._objective import ParameterLayout
 from ._tagger import CRFTagger
 from ._vectorizer import SequenceVectorizer
@@ -27,7 +28,9 @@ __all__ = [
     "SequenceVectorizer",
     "__version__",
     "datasets",
+    "load_crfsuite",
     "metrics",
+    "save_crfsuite",
 ]
 
 #: public names imported on first access: name -> (submodule, attribute of it;
