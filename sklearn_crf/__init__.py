@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ._crfsuite import load_crfsuite, save_crfsuite
 from ._objective import ParameterLayout
+from ._persistence import load_model, save_model
 from ._tagger import CRFTagger
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
@@ -29,8 +30,10 @@ __all__ = [
     "__version__",
     "datasets",
     "load_crfsuite",
+    "load_model",
     "metrics",
     "save_crfsuite",
+    "save_model",
 ]
 
 #: public names imported on first access: name -> (submodule, attribute of it;

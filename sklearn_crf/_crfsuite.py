@@ -34,6 +34,25 @@ _CQDB_TABLES = 256
 _CQDB_DATA = _CQDB_HEADER.size + 8 * _CQDB_TABLES  # offset of the first record
 
 
+#: a model file may make the tagger allocate its dense (attribute, label) and
+#: (label, label) weight matrices only up to this many bytes plus
+#: ``_DENSE_PER_FILE_BYTE`` times the file's size (valid models stay far below)
+_DENSE_BASE_BYTES = 2**30
+_DENSE_PER_FILE_BYTE = 64
+
+
+def _check_dense_size(n_attributes, n_labels, file_size, fail):
+    """Call ``fail(message)`` when the tagger's dense weight matrices for this
+    many attributes and labels would be larger than the file justifies."""
+    dense = 8 * (n_attributes * n_labels + n_labels * n_labels)
+    limit = _DENSE_BASE_BYTES + _DENSE_PER_FILE_BYTE * file_size
+    if dense > limit:
+        fail(
+            f"{n_attributes} attributes and {n_labels} labels need {dense} bytes of "
+            f"dense weights, more than a file of {file_size} bytes justifies ({limit})"
+        )
+
+
 class CRFsuiteModel(NamedTuple):
     """The content of a CRFsuite model file, in the file's own ids.
 
@@ -182,6 +201,7 @@ def _parse_crfsuite(data, name):
     features = np.frombuffer(data, dtype=_FEATURE, count=n_features,
                              offset=off_features + _CHUNK.size)
 
+    _check_dense_size(n_attrs, n_labels, r.size, r.fail)
     labels = _read_cqdb(r, off_labels, n_labels, "label")
     attributes = _read_cqdb(r, off_attrs, n_attrs, "attribute")
 
@@ -548,7 +568,10 @@ def load_crfsuite(source):
         When the file is not a valid CRFsuite model (truncated, a bad magic
         number, offsets or counts that do not fit, names that are not UTF-8,
         ...): the message names the file and what is wrong. Also when a
-        ``sklearn_crfsuite.CRF`` is not fitted.
+        ``sklearn_crfsuite.CRF`` is not fitted, and when the tagger's dense
+        weight matrices (``n_attributes * n_labels + n_labels ** 2`` float64)
+        would exceed 1 GiB plus 64 times the file's size: a small file cannot
+        make it allocate much more memory than it holds.
     OSError
         When the file cannot be read.
 
