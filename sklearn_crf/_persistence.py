@@ -233,7 +233,8 @@ def _read_members(data, fail):
                 if info.compress_type != zipfile.ZIP_STORED:
                     fail(f"{info.filename} is compressed; model files store their members")
                 if info.file_size != info.compress_size or info.file_size > len(data):
-                    fail(f"{info.filename} claims {info.file_size} bytes, more than the file holds")
+                    fail(f"{info.filename} claims {info.file_size} bytes, more than "
+                         "the file holds")
                 out[info.filename] = zf.read(info)
             return out
     except _InvalidModelFile:
@@ -301,7 +302,8 @@ def _check_doc(doc, fail):
         fail(f"{_JSON} has the format {str(doc.get('format'))[:50]!r}, expected {_FORMAT!r}")
     version = doc.get("format_version")
     if version != _FORMAT_VERSION or isinstance(version, bool):
-        fail(f"format version {str(version)[:20]}; this sklearn-crf reads version {_FORMAT_VERSION}")
+        fail(f"format version {str(version)[:20]}; this sklearn-crf reads version "
+             f"{_FORMAT_VERSION}")
     missing = {"label_type", "classes", "attributes", "params", "n_iter", "loss",
                "metadata"} - set(doc)
     if missing:

@@ -174,7 +174,9 @@ def test_load_save_load_is_bitwise_stable(conll, tmp_path):
     assert second.coef_.tobytes() == first.coef_.tobytes()
     assert second.vectorizer_.feature_names_ == first.vectorizer_.feature_names_
     for field in ("attr_ptr", "attr_label", "trans_from", "trans_to"):
-        np.testing.assert_array_equal(getattr(second.layout_, field), getattr(first.layout_, field))
+        np.testing.assert_array_equal(
+            getattr(second.layout_, field), getattr(first.layout_, field)
+        )
 
 
 def test_warm_start_begins_from_the_imported_model(small_model, tmp_path):
