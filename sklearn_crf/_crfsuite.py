@@ -14,6 +14,7 @@ is a ``ValueError`` that names the file and what is wrong.
 """
 
 import os
+import stat
 import struct
 from typing import NamedTuple
 
@@ -129,6 +130,27 @@ def _hashlittle(keys):
 
 # --------------------------------------------------------------------------
 # reading
+
+
+def _read_regular_file(path, what, max_size=None):
+    """The bytes of the regular file ``path``, of at most ``max_size`` bytes.
+
+    A device, pipe or directory (``/dev/zero`` would never end) or a file
+    larger than the format allows is a ValueError, before anything is read.
+    """
+    with open(path, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{os.fsdecode(path)}: not a regular file, cannot be a {what} file")
+        if max_size is not None and info.st_size > max_size:
+            raise ValueError(
+                f"{os.fsdecode(path)}: {info.st_size} bytes, larger than a {what} file "
+                f"can be ({max_size})"
+            )
+        data = f.read(info.st_size + 1)
+    if len(data) != info.st_size:
+        raise ValueError(f"{os.fsdecode(path)}: the file changed size while being read")
+    return data
 
 
 class _Reader:
@@ -637,8 +659,7 @@ def load_crfsuite(source):
             "source must be the path of a CRFsuite model file or a fitted "
             f"sklearn_crfsuite.CRF, got a {type(source).__name__}"
         )
-    with open(path, "rb") as f:
-        data = f.read()
+    data = _read_regular_file(path, "CRFsuite model", max_size=2**32 - 1)
     model = _parse_crfsuite(data, os.fsdecode(path))
     order = sorted(range(len(model.labels)), key=model.labels.__getitem__)
     rank = np.empty(len(order), dtype=np.int64)

@@ -27,7 +27,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._crfsuite import TaggerWeights, _check_dense_size, _fitted_tagger, _tagger_weights
+from ._crfsuite import (
+    TaggerWeights, _check_dense_size, _fitted_tagger, _read_regular_file, _tagger_weights,
+)
 from ._version import __version__
 
 __all__ = ["load_model", "save_model"]
@@ -191,8 +193,7 @@ def load_model(path, *, return_metadata=False):
     [[2, 1]]
     """
     name = os.fsdecode(path)
-    with open(path, "rb") as f:
-        data = f.read()
+    data = _read_regular_file(path, "model")
 
     def fail(what):
         raise _InvalidModelFile(f"{name}: not a valid sklearn-crf model file: {what}")

@@ -227,6 +227,12 @@ def test_bytes_path_is_accepted(small_model, tmp_path):
     assert crf.predict(X) == load_crfsuite(tmp_path / "m.crfsuite").predict(X)
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_device_is_refused_before_reading():
+    with pytest.raises(ValueError, match="not a regular file"):
+        load_crfsuite("/dev/zero")
+
+
 def test_source_of_another_type_is_a_type_error():
     with pytest.raises(TypeError, match="path of a CRFsuite model file"):
         load_crfsuite(12)

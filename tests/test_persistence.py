@@ -204,6 +204,12 @@ def test_a_file_that_is_not_a_zip_is_a_value_error(tmp_path):
         load_model(tmp_path / "bad.crf")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_device_is_refused_before_reading():
+    with pytest.raises(ValueError, match="not a regular file"):
+        load_model("/dev/zero")
+
+
 def fuzz_load(data, X):
     """load_model on ``data`` in a file: success (then predict) or a ValueError."""
     with tempfile.TemporaryDirectory() as tmp:
