@@ -226,7 +226,8 @@ def _read_members(data, fail):
             infos = zf.infolist()
             names = [info.filename for info in infos]
             if sorted(names) != sorted(_MEMBERS):
-                fail(f"the archive holds {sorted(names)[:10]}, expected {sorted(_MEMBERS)}")
+                shown = [n[:40] for n in sorted(names)[:10]]
+                fail(f"the archive holds {shown}, expected {sorted(_MEMBERS)}")
             out = {}
             for info in infos:
                 if info.flag_bits & 0x1:
@@ -240,8 +241,9 @@ def _read_members(data, fail):
             return out
     except _InvalidModelFile:
         raise
-    except (ValueError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, struct.error,
-            NotImplementedError, UnicodeDecodeError, zlib.error, OverflowError) as err:
+    except (ValueError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError,
+            struct.error, NotImplementedError, UnicodeDecodeError, zlib.error,
+            OverflowError) as err:
         fail(f"not a readable zip archive ({err})")
 
 
