@@ -130,28 +130,34 @@ def pycrfsuite_labels(path):
 
 
 def test_import_keeps_every_weight_at_full_precision(conll):
+    """Against the file's FEAT records read with struct here, named through
+    python-crfsuite's own id <-> name maps: every weight exactly."""
     _, _, _, path = conll
     crf = load_crfsuite(path)
     with open(path, "rb") as f:
-        model = _parse_crfsuite(f.read(), path)
-    names = model.attributes
-    want = {
-        (names[a], model.labels[k]): w
-        for a, k, w in zip(model.state_attr, model.state_label, model.state_weight)
-        if w != 0
-    }
-    assert crf.state_features_ == want  # exact float64 equality
-    assert crf.vectorizer_.feature_names_ == names  # the file's attribute order
-    info = pycrfsuite.Tagger()
-    info.open(path)
-    dumped = info.info().state_features  # the 6-decimal text dump
-    assert dumped.keys() == want.keys()
-    assert max(abs(dumped[k] - want[k]) for k in want) <= 5e-7
-    trans = {
-        (model.labels[f], model.labels[t]): w
-        for f, t, w in zip(model.trans_from, model.trans_to, model.trans_weight) if w != 0
-    }
+        data = f.read()
+    off_features = HEADER.unpack_from(data)[7]
+    _, _, n_features = struct.unpack_from("<4sII", data, off_features)
+    records = struct.iter_unpack(
+        "<IIId", data[off_features + 12: off_features + 12 + 20 * n_features]
+    )
+    tagger = pycrfsuite.Tagger()
+    tagger.open(path)
+    info = tagger.info()
+    attr_name = {int(i): name for name, i in info.attributes.items()}
+    label_name = {int(i): name for name, i in info.labels.items()}
+    state, trans = {}, {}
+    for ftype, src, dst, weight in records:
+        if ftype == 0:
+            state[attr_name[src], label_name[dst]] = weight
+        else:
+            trans[label_name[src], label_name[dst]] = weight
+    assert crf.state_features_ == state  # exact float64 equality
     assert crf.transition_features_ == trans
+    assert crf.vectorizer_.feature_names_ == [attr_name[i] for i in range(len(attr_name))]
+    dumped = info.state_features  # sklearn-crfsuite's source: a 6-decimal text dump
+    assert dumped.keys() == state.keys()
+    assert 0 < max(abs(dumped[k] - state[k]) for k in state) <= 5e-7
 
 
 def test_export_tags_like_the_tagger_in_pycrfsuite(conll, tmp_path):
