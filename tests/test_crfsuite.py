@@ -357,15 +357,20 @@ def test_overlapping_reference_lists_are_a_value_error(small_model, tmp_path):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_fuzzed_model_files_load_or_raise_value_error(small_model, data):
-    """Truncations and byte flips of a real model file: success or ValueError only."""
+    """Truncations, byte flips and overwritten uint32 fields (counts, offsets) of a
+    real model file: success or ValueError only."""
     original, X, _ = small_model
     buf = bytearray(original)
     if data.draw(st.booleans(), label="truncate"):
         buf = buf[: data.draw(st.integers(0, len(buf) - 1), label="length")]
-    n_flips = data.draw(st.integers(0 if len(buf) else 0, 8), label="flips")
-    for _ in range(n_flips if buf else 0):
-        i = data.draw(st.integers(0, len(buf) - 1), label="at")
-        buf[i] = data.draw(st.integers(0, 255), label="byte")
+    interesting = st.sampled_from([0, 1, 2, 4, 12, 48, len(original), 2**31, 2**32 - 1])
+    for _ in range(data.draw(st.integers(0, 8), label="edits") if len(buf) >= 4 else 0):
+        i = data.draw(st.integers(0, len(buf) - 4), label="at")
+        if data.draw(st.booleans(), label="word"):
+            value = data.draw(interesting | st.integers(0, 2**32 - 1), label="uint32")
+            struct.pack_into("<I", buf, i, value)
+        else:
+            buf[i] = data.draw(st.integers(0, 255), label="byte")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "fuzz.crfsuite")
         with open(path, "wb") as f:
