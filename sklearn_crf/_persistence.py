@@ -335,6 +335,8 @@ def _check_doc(doc, fail):
     unknown = set(params) - set(known)
     if unknown:
         fail(f"unknown CRFTagger parameters {sorted(unknown)[:5]}")
+    if params.get("hashing") is not None:
+        fail("params set hashing, but a model file holds attribute names, not hash slots")
     try:
         CRFTagger(**params)._validate_params()
     except InvalidParameterError as err:

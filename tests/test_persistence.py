@@ -162,6 +162,7 @@ MALFORMED = [
     (lambda c: edit_json(c, attributes=["a", "a"]), "appears twice"),
     (lambda c: edit_json(c, params={"c1": -1.0}), "invalid parameters"),
     (lambda c: edit_json(c, params={"rm -rf": 1}), "unknown CRFTagger parameters"),
+    (lambda c: edit_json(c, params={"hashing": 16}), "hash slots"),
     (lambda c: edit_json(c, n_iter=-1), "n_iter"),
     (lambda c: {**c, "coef.npy": npy(np.zeros(3, dtype=np.float32))}, "dtype"),
     (lambda c: {**c, "coef.npy": npy(np.zeros((2, 2)))}, "header of a 1-d array"),
