@@ -341,9 +341,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         hash slot of the name and ``_slot_ids`` (slot → id, the slots seen in
         fit). Two caches skip building the attribute name of the common
         features: ``_str_ids[key][value]`` for str values and ``_num_ids[key]``
-        for numbers; a miss builds the name. They are filled by fit only (a
-        call that is not fitting reads them; when hashing every call has its
-        own).
+        for numbers; a miss builds the name. Without hashing they are filled by
+        fit only (a call that is not fitting reads them); when hashing every
+        call has its own, so the fitted state grows with the slots only.
 
         The zero rule, the one place where it lives: an entry whose value is 0
         (a number, bool or NumPy scalar equal to 0, at any depth of nested
@@ -453,7 +453,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         if len(vocab) > np.iinfo(np.int32).max:
             raise ValueError("more than 2**31 - 1 distinct attributes")
         if fitting and hashing:
-            for name in ("vocabulary_", "feature_names_"):
+            # no name caches kept: they would grow with the attributes, not the slots
+            for name in ("vocabulary_", "feature_names_", "_str_ids", "_num_ids"):
                 self.__dict__.pop(name, None)
             self.n_attributes_ = len(vocab)
             self.hash_slots_ = np.fromiter(vocab, dtype=np.int64, count=len(vocab))
@@ -465,7 +466,6 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             self.n_attributes_ = len(vocab)
             self.vocabulary_ = vocab
             self.feature_names_ = list(vocab)
-        if fitting:
             self._str_ids = str_ids
             self._num_ids = num_ids
         return EncodedCorpus(

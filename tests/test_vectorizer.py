@@ -104,6 +104,9 @@ def test_hashing_allocates_only_the_slots_seen():
     assert vec.n_attributes_ == corpus.n_attributes == 3
     assert corpus.tok_attr.max() < 3
     assert len(pickle.dumps(vec)) < 10_000
+    # 1000 distinct attributes: the fitted state grows with the slots, not the names
+    small = SequenceVectorizer(n_features=64).fit([[{"w": f"w{i}"} for i in range(1000)]])
+    assert small.n_attributes_ <= 64 and len(pickle.dumps(small)) < 5_000
 
 
 def test_encode_leaves_the_fitted_vectorizer_unchanged():
