@@ -126,7 +126,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
       recursively.
 
     A token given as a list (or tuple) of strings, ``["word=madrid",
-    "shape=Xx"]``, has those attributes with value 1 each.
+    "shape=Xx"]``, has those attributes with value 1 each. Keys, values and
+    names given as ``bytes`` are decoded as UTF-8.
 
     Attributes with value 0 (whatever the type of the zero: ``False``, ``0``,
     ``0.0``, ``np.False_``, ``np.float64(0)``, at any depth of nested dicts)
@@ -412,7 +413,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                             idx = None if ids is None else ids.get(value)
                             if idx is None:
                                 if ids is None and type(key) is not str:
-                                    _flatten_feature(key, value, s, token_index())
+                                    add_entries(_flatten_feature(key, value, s, token_index()))
+                                    continue
                                 idx = lookup(key + ":" + value)
                                 if idx is None:
                                     continue
@@ -426,7 +428,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                             idx = get_num(key)
                             if idx is None:
                                 if type(key) is not str:
-                                    _flatten_feature(key, value, s, token_index())
+                                    add_entries(_flatten_feature(key, value, s, token_index()))
+                                    continue
                                 idx = lookup(key)
                                 if idx is None:
                                     if not math.isfinite(value):
@@ -505,12 +508,14 @@ def _decode(value, s, t, name):
 
 def _flatten_feature(key, value, s, t, prefix=""):
     """(name, value) pairs of one feature, CRFsuite's rules; the slow path."""
+    if isinstance(key, bytes):
+        key = _decode(key, s, t, prefix + repr(key))
     if not isinstance(key, str):
         raise TypeError(
             f"X[{s}][{t}] has the feature key {prefix}{key!r} of type "
-            f"{type(key).__name__}; feature keys must be str"
+            f"{type(key).__name__}; feature keys must be str (or UTF-8 bytes)"
         )
-    name = prefix + key
+    name = prefix + str(key)
     if isinstance(value, str):
         return [(name + ":" + value, 1.0)]
     if isinstance(value, bytes):

@@ -140,7 +140,8 @@ def test_token_forms_of_python_crfsuite():
         {"word=madrid": 1.0, "w2": 0.5, "neg": -2},
         {"s": "x", "n": np.float32(1.5), "i": np.int64(3), "b": np.True_, "z": np.False_},
         {"l": ["p", "q"], "st": {"v"}, "nested": {"k": "v", "m": {"x": 2.0}, "l": ["u"]}},
-        {"bytes": b"x", "npstr": np.str_("y")},
+        {"bytes": b"x", "npstr": np.str_("y"), b"bkey": 1.5, np.str_("skey"): "v",
+         b"bz": 0, "d": {b"k": "w"}},
         [],
         {},
     ]
