@@ -1,11 +1,14 @@
 """CRFTagger in scikit-learn's model selection tools, on a CoNLL-2002 subset."""
 
+import pathlib
+import re
 import warnings
 
 import numpy as np
 import pytest
 import sklearn
 from joblib import parallel_config
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import (
     GridSearchCV,
@@ -276,3 +279,64 @@ def test_group_k_fold_by_document(conll):
         CRFTagger(**FAST), {"c1": [0.0, 0.1]}, cv=cv, scoring=get_scorer("entity_f1")
     ).fit(X, y, groups=docs)
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+# --- the README's sample-weight routes, as written ---------------------------
+
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+#: the README's search, made small enough for a test (nothing else is changed)
+README_FASTER = {
+    "n_iter=10": "n_iter=2", "max_iter=100": "max_iter=30", "n_jobs=-1": "n_jobs=1"
+}
+
+
+def _readme_model_selection_code():
+    """The python blocks of README's "Model selection" section, in order."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Model selection\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_readme_sample_weight_routes_work_as_written():
+    search_code, unrouted_code, routed_code = _readme_model_selection_code()
+    for old, new in README_FASTER.items():
+        assert old in search_code
+        search_code = search_code.replace(old, new)
+    train = load_conll2002("train", n_sentences=80)
+    X, y = train.sentences, train.tags
+    ns = {"train": train}
+    exec(search_code, ns)
+
+    # without routing: weighted fits
+    exec(unrouted_code, ns)
+    search, pipe, w = ns["search"], ns["pipe"], ns["w"]
+    assert len(set(w)) > 2
+    params = search.best_params_
+    weighted = clone(pipe).set_params(**params).fit(X, y, crftagger__sample_weight=w)
+    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, weighted[-1].coef_)
+    unweighted = clone(pipe).set_params(**params).fit(X, y)
+    assert not np.array_equal(weighted[-1].coef_, unweighted[-1].coef_)
+
+    # with metadata routing: weighted fits and weighted scores
+    exec(routed_code, ns)
+    search, cv_results = ns["search"], ns["cv_results"]
+    train_idx, test_idx = next(KFold(3).split(X))
+    X_test, y_test = [X[i] for i in test_idx], [y[i] for i in test_idx]
+
+    def fold_0(**params):
+        return clone(pipe).set_params(**params).fit(
+            [X[i] for i in train_idx], [y[i] for i in train_idx],
+            crftagger__sample_weight=w[train_idx],
+        )
+
+    y_hat = fold_0().predict(X_test)
+    weighted_f1 = entity_f1_score(y_test, y_hat, sample_weight=w[test_idx])
+    assert cv_results["test_score"][0] == weighted_f1
+    assert weighted_f1 != entity_f1_score(y_test, y_hat)
+    y_hat = fold_0(**search.cv_results_["params"][0]).predict(X_test)
+    assert search.cv_results_["split0_test_score"][0] == entity_f1_score(
+        y_test, y_hat, sample_weight=w[test_idx]
+    )
+    ref = clone(pipe).set_params(**search.best_params_)
+    ref.fit(X, y, crftagger__sample_weight=w)
+    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, ref[-1].coef_)
