@@ -17,11 +17,13 @@ from sklearn.model_selection import (
     RandomizedSearchCV,
     cross_validate,
 )
+from sklearn.model_selection import cross_val_predict as sklearn_cross_val_predict
 from sklearn.pipeline import make_pipeline
 
 from sklearn_crf import CRFTagger, SequenceFeaturizer
 from sklearn_crf.datasets import load_conll2002
 from sklearn_crf.metrics import entity_f1_score, flat_accuracy_score, get_scorer
+from sklearn_crf.model_selection import cross_val_predict
 
 from conftest import random_corpus
 
@@ -340,3 +342,111 @@ def test_readme_sample_weight_routes_work_as_written():
     ref = clone(pipe).set_params(**search.best_params_)
     ref.fit(X, y, crftagger__sample_weight=w)
     np.testing.assert_array_equal(search.best_estimator_[-1].coef_, ref[-1].coef_)
+
+
+# --- out-of-fold predictions ---------------------------------------------------
+
+
+def _hand_written_oof(estimator, X, y, splits, method="predict", **fit_params):
+    """Out-of-fold predictions by a plain loop over the folds."""
+    out = [None] * len(X)
+    for train, test in splits:
+        weights = {k: v[train] for k, v in fit_params.items()}
+        model = clone(estimator).fit(
+            [X[i] for i in train], [y[i] for i in train], **weights
+        )
+        for i, p in zip(test, getattr(model, method)([X[i] for i in test])):
+            out[i] = p
+    return out
+
+
+def test_cross_val_predict_equals_a_loop_over_the_folds(conll):
+    _, X, y = conll
+    w = np.random.default_rng(3).uniform(0.2, 3.0, len(X))
+    splits = list(KFold(3).split(X))
+    crf = CRFTagger(**FAST)
+    oof = cross_val_predict(crf, X, y, cv=3)
+    assert oof == _hand_written_oof(crf, X, y, splits)
+    assert [len(p) for p in oof] == [len(t) for t in y]
+    assert oof != y  # out of fold: not the training labels
+    marginals = cross_val_predict(crf, X, y, cv=3, method="predict_marginals")
+    assert marginals == _hand_written_oof(crf, X, y, splits, "predict_marginals")
+    weighted = cross_val_predict(crf, X, y, cv=3, params={"sample_weight": w})
+    assert weighted == _hand_written_oof(crf, X, y, splits, sample_weight=w)
+    assert weighted != oof
+    assert not hasattr(crf, "coef_")  # the estimator itself is never fitted
+
+
+def test_cross_val_predict_group_k_fold_keeps_documents_together(conll):
+    _, X, y = conll
+    docs = load_conll2002("train", n_sentences=N_SENTENCES).documents
+    cv = GroupKFold(n_splits=3)
+    splits = list(cv.split(X, y, groups=docs))
+    for train, test in splits:
+        assert not set(docs[train]) & set(docs[test])
+    oof = cross_val_predict(CRFTagger(**FAST), X, y, groups=docs, cv=cv)
+    assert oof == _hand_written_oof(CRFTagger(**FAST), X, y, splits)
+    assert oof != cross_val_predict(CRFTagger(**FAST), X, y, cv=3)
+    # with metadata routing, groups (and fit parameters) go through params
+    w = np.random.default_rng(4).uniform(0.2, 3.0, len(X))
+    with sklearn.config_context(enable_metadata_routing=True):
+        crf = CRFTagger(**FAST).set_fit_request(sample_weight=True)
+        routed = cross_val_predict(
+            crf, X, y, cv=cv, params={"groups": docs, "sample_weight": w}
+        )
+        with pytest.raises(ValueError, match=r"params=\{'groups': groups\}"):
+            cross_val_predict(crf, X, y, groups=docs, cv=cv)
+    assert routed == _hand_written_oof(CRFTagger(**FAST), X, y, splits, sample_weight=w)
+
+
+def test_cross_val_predict_in_parallel_equals_serial(conll):
+    _, X, y = conll
+    X, y = X[:90], y[:90]
+    serial = cross_val_predict(CRFTagger(**FAST), X, y, cv=3, n_jobs=1)
+    assert cross_val_predict(CRFTagger(**FAST), X, y, cv=3, n_jobs=2) == serial
+    assert cross_val_predict(
+        CRFTagger(**FAST), X, y, cv=3, n_jobs=2, method="predict_marginals"
+    ) == cross_val_predict(CRFTagger(**FAST), X, y, cv=3, method="predict_marginals")
+
+
+def test_cross_val_predict_pipeline_on_raw_tokens(conll):
+    sentences, X, y = conll
+    pipe = make_pipeline(SequenceFeaturizer(), CRFTagger(**FAST))
+    splits = list(KFold(3).split(sentences))
+    oof = cross_val_predict(pipe, sentences, y, cv=3)
+    assert oof == _hand_written_oof(pipe, sentences, y, splits)
+    assert oof == cross_val_predict(CRFTagger(**FAST), X, y, cv=3)
+    marginals = cross_val_predict(pipe, sentences, y, cv=3, method="predict_marginals")
+    assert marginals == cross_val_predict(
+        CRFTagger(**FAST), X, y, cv=3, method="predict_marginals"
+    )
+    w = np.arange(len(y)) % 3
+    weighted = cross_val_predict(
+        pipe, sentences, y, cv=3, params={"crftagger__sample_weight": w}
+    )
+    assert weighted == _hand_written_oof(
+        pipe, sentences, y, splits, crftagger__sample_weight=w
+    )
+
+
+def test_cross_val_predict_rejects_a_cv_that_is_not_a_partition(conll):
+    _, X, y = conll
+    X, y = X[:6], y[:6]
+    crf = CRFTagger(**FAST)
+    half = ([0, 1, 2], [3, 4, 5])
+    with pytest.raises(ValueError, match="not a partition: sequence 0 is in 0 test"):
+        cross_val_predict(crf, X, y, cv=[half])
+    overlapping = [half, ([0, 1, 2, 3], [4, 5, 0, 1, 2])]
+    with pytest.raises(ValueError, match="sequence 4 is in 2 test folds"):
+        cross_val_predict(crf, X, y, cv=overlapping)
+    with pytest.raises(ValueError, match="test index 6, but there are 6 sequences"):
+        cross_val_predict(crf, X, y, cv=[half, ([3, 4, 5], [0, 1, 2, 6])])
+    with pytest.raises(ValueError, match="method must be one of"):
+        cross_val_predict(crf, X, y, method="predict_proba")
+
+
+def test_sklearn_cross_val_predict_fails_on_label_sequences(conll):
+    # the reason for sklearn_crf.model_selection.cross_val_predict
+    _, X, y = conll
+    with pytest.raises(ValueError, match="inhomogeneous"):
+        sklearn_cross_val_predict(CRFTagger(**FAST), X[:60], y[:60], cv=3)
