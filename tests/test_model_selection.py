@@ -20,6 +20,7 @@ from sklearn.model_selection import (
 from sklearn.model_selection import cross_val_predict as sklearn_cross_val_predict
 from sklearn.pipeline import make_pipeline
 
+import sklearn_crf.model_selection
 from sklearn_crf import CRFTagger, SequenceFeaturizer
 from sklearn_crf.datasets import load_conll2002
 from sklearn_crf.metrics import entity_f1_score, flat_accuracy_score, get_scorer
@@ -427,6 +428,17 @@ def test_cross_val_predict_pipeline_on_raw_tokens(conll):
     assert weighted == _hand_written_oof(
         pipe, sentences, y, splits, crftagger__sample_weight=w
     )
+
+
+def test_cross_val_predict_readme_call():
+    train = load_conll2002("train", n_sentences=N_SENTENCES)
+    pipe = make_pipeline(SequenceFeaturizer(), CRFTagger(**FAST))
+    # as in README's "Model selection" section
+    oof = sklearn_crf.model_selection.cross_val_predict(
+        pipe, train.sentences, train.tags, groups=train.documents, cv=GroupKFold(3)
+    )
+    splits = list(GroupKFold(3).split(train.sentences, groups=train.documents))
+    assert oof == _hand_written_oof(pipe, train.sentences, train.tags, splits)
 
 
 def test_cross_val_predict_rejects_a_cv_that_is_not_a_partition(conll):
