@@ -630,7 +630,8 @@ _ENTITY_DOC = {
 
 def _entity_doc(function):
     """Fill the ``%(...)s`` parts of ``function``'s docstring from ``_ENTITY_DOC``."""
-    function.__doc__ = function.__doc__ % _ENTITY_DOC
+    if function.__doc__:  # None under python -OO
+        function.__doc__ = function.__doc__ % _ENTITY_DOC
     return function
 
 
