@@ -12,8 +12,10 @@ imported on first access (PEP 562): they cost nothing until used
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
+from ._crfsuite import load_crfsuite, save_crfsuite
 from ._objective import ParameterLayout
-from ._tagger import CRFTagger
+from ._persistence import load_model, save_model
+from ._tagger import CRFTagger, InconsistentVersionWarning
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
@@ -23,13 +25,18 @@ if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily bel
 
 __all__ = [
     "CRFTagger",
+    "InconsistentVersionWarning",
     "ParameterLayout",
     "SequenceFeaturizer",
     "SequenceVectorizer",
     "__version__",
     "datasets",
+    "load_crfsuite",
+    "load_model",
     "metrics",
     "model_selection",
+    "save_crfsuite",
+    "save_model",
 ]
 
 #: public names imported on first access: name -> (submodule, attribute of it;
