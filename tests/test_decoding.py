@@ -244,3 +244,350 @@ def test_scheme_rules_are_seqeval_strict_validity(scheme):
             ours = (cons.start[seq[0]] and cons.end[seq[-1]]
                     and all(cons.transitions[a, b] for a, b in zip(seq, seq[1:])))
             assert ours == _strict_covers_every_entity_label([labels[i] for i in seq], scheme)
+
+
+# --------------------------------------------------------------------------
+# CRFTagger: the public methods against brute force on a small NER model
+# --------------------------------------------------------------------------
+
+from sklearn.base import clone  # noqa: E402
+
+from sklearn_crf import CRFTagger, SequenceFeaturizer  # noqa: E402
+from sklearn_crf.datasets import load_conll2002  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ner():
+    """A CRF fitted briefly on 200 esp.train sentences (9 IOB2 labels), and
+    featurized esp.testb sentences."""
+    featurizer = SequenceFeaturizer()
+    train = load_conll2002("train", n_sentences=200)
+    test = load_conll2002("testb", n_sentences=300)
+    crf = CRFTagger(c1=0.1, c2=0.1, max_iter=25, all_possible_transitions=True)
+    with pytest.warns(Warning):
+        crf.fit(featurizer.transform(train.sentences), train.tags)
+    return crf, featurizer.transform(test.sentences), test.tags
+
+
+def short_sentences(X, y, max_len=4, count=3):
+    picked = [(x, t) for x, t in zip(X, y) if 2 <= len(x) <= max_len][:count]
+    return [x for x, _ in picked], [t for _, t in picked]
+
+
+def with_params(crf, **params):
+    """A copy of the fitted tagger with decode-time parameters changed."""
+    import copy
+
+    other = copy.deepcopy(crf)
+    other.set_params(**params)
+    return other
+
+
+def brute_force(crf, x, *, valid=None, mask=None):
+    """All paths of one sentence that pass ``valid`` (labels -> bool) and the
+    token ``mask``, with their scores under the tagger's weights."""
+    scores, _ = crf._state_scores([x])
+    trans = crf.layout_.transition_matrix(crf.coef_)
+    paths, total = _naive.allowed_paths(scores, trans, token_mask=mask)
+    if valid is not None:
+        labels = crf.classes_.tolist()
+        keep = np.array([valid([labels[c] for c in p]) for p in paths.tolist()], dtype=bool)
+        paths, total = paths[keep], total[keep]
+    return paths, total
+
+
+def iob2_valid(labels):
+    return _strict_covers_every_entity_label(labels, "IOB2")
+
+
+def test_tagger_iob2_matches_brute_force_over_valid_paths(ner):
+    crf, X, y = ner
+    crf = with_params(crf, transition_constraints="IOB2")
+    X, y = short_sentences(X, y)
+    L = len(crf.classes_)
+    labels = crf.classes_.tolist()
+    pred = crf.predict(X)
+    nbest = crf.predict_nbest(X, n=6)
+    marg = crf.predict_marginals(X, output="array")
+    log_z = crf.log_partition(X)
+    log_p_given = crf.log_probability(X, y)
+    log_p_pred = crf.log_probability(X)
+    entities = crf.predict_entities(X)
+    for i, x in enumerate(X):
+        paths, total = brute_force(crf, x, valid=iob2_valid)
+        ranked, ranked_total = _naive.ranked_paths(paths, total)
+        want_z, node, _ = _naive.path_marginals(paths, total, L)
+        assert pred[i] == [labels[c] for c in ranked[0]]
+        assert [p for p, _ in nbest[i]] == [[labels[c] for c in r] for r in ranked[:6]]
+        np.testing.assert_allclose(
+            [q for _, q in nbest[i]], np.exp(ranked_total[:6] - want_z), atol=TOL
+        )
+        np.testing.assert_allclose(marg[i], node, atol=TOL)
+        assert abs(log_z[i] - want_z) < TOL
+        gold = np.array([labels.index(t) for t in y[i]])
+        hit = (paths == gold).all(axis=1)
+        want = total[hit][0] - want_z if hit.any() else -np.inf
+        assert log_p_given[i] == pytest.approx(want, abs=TOL)
+        assert log_p_pred[i] == pytest.approx(ranked_total[0] - want_z, abs=TOL)
+        for type_, a, b, prob in entities[i]:
+            assert pred[i][a].endswith(type_)
+            codes = [labels.index(t) for t in pred[i][a:b]]
+            assert abs(prob - _naive.span_probability(paths, total, a, codes)) < TOL
+
+
+def test_tagger_forced_and_partial_labels_match_brute_force(ner):
+    crf, X, y = ner
+    X, y = short_sentences(X, y)
+    labels = crf.classes_.tolist()
+    rng = np.random.default_rng(0)
+    allowed, masks = [], []
+    for x, t in zip(X, y):
+        entries, mask = [], np.ones((len(x), len(labels)), dtype=bool)
+        for k, gold in enumerate(t):
+            kind = k % 3
+            if kind == 0:
+                entries.append(None)
+            elif kind == 1:
+                entries.append(gold)
+                mask[k] = [lab == gold for lab in labels]
+            else:
+                subset = set(rng.choice(labels, 3, replace=False).tolist()) | {gold}
+                entries.append(subset)
+                mask[k] = [lab in subset for lab in labels]
+        allowed.append(entries)
+        masks.append(mask)
+    pred = crf.predict(X, allowed=allowed)
+    nbest = crf.predict_nbest(X, n=4, allowed=allowed)
+    marg = crf.predict_marginals(X, allowed=allowed, output="array")
+    log_z = crf.log_partition(X, allowed=allowed)
+    for i, x in enumerate(X):
+        paths, total = brute_force(crf, x, mask=masks[i])
+        ranked, ranked_total = _naive.ranked_paths(paths, total)
+        want_z, node, _ = _naive.path_marginals(paths, total, len(labels))
+        assert pred[i] == [labels[c] for c in ranked[0]]
+        assert [p for p, _ in nbest[i]] == [[labels[c] for c in r] for r in ranked[:4]]
+        np.testing.assert_allclose(
+            [q for _, q in nbest[i]], np.exp(ranked_total[:4] - want_z), atol=TOL
+        )
+        np.testing.assert_allclose(marg[i], node, atol=TOL)
+        assert abs(log_z[i] - want_z) < TOL
+
+
+def test_posterior_decoder_matches_brute_force(ner):
+    crf, X, y = ner
+    X, _ = short_sentences(X, y)
+    L = len(crf.classes_)
+    labels = crf.classes_.tolist()
+    post = with_params(crf, decoder="posterior")
+    post_iob2 = with_params(crf, decoder="posterior", transition_constraints="IOB2")
+    free = post.predict(X)
+    constrained = post_iob2.predict(X)
+    for i, x in enumerate(X):
+        marg = crf.predict_marginals([x], output="array")[0]
+        assert free[i] == [labels[c] for c in marg.argmax(axis=1)]
+        paths, total = brute_force(crf, x, valid=iob2_valid)
+        assert constrained[i] == [labels[c] for c in _naive.posterior_path(paths, total, L)]
+
+
+def test_forcing_every_token_gives_y_with_probability_one(ner):
+    crf, X, y = ner
+    crf = with_params(crf, transition_constraints="IOB2")
+    X, y = X[:20], y[:20]
+    assert crf.predict(X, allowed=y) == y
+    nbest = crf.predict_nbest(X, n=3, allowed=y)
+    assert [[p for p, _ in seq] for seq in nbest] == [[t] for t in y]
+    np.testing.assert_allclose([q for seq in nbest for _, q in seq], 1.0, atol=TOL)
+    np.testing.assert_allclose(crf.log_probability(X, y, allowed=y), 0.0, atol=TOL)
+    for m, t in zip(crf.predict_marginals(X, allowed=y, output="array"), y):
+        np.testing.assert_allclose(m, np.array(
+            [[lab == g for lab in crf.classes_] for g in t], dtype=float), atol=TOL)
+    for ents in crf.predict_entities(X, allowed=y):
+        for *_, prob in ents:
+            assert abs(prob - 1.0) < TOL
+
+
+def test_forcing_no_token_gives_the_unconstrained_results(ner):
+    crf, X, y = ner
+    X = X[:30]
+    free = [None] * len(X)
+    free_tokens = [[None] * len(x) for x in X]
+    assert crf.predict(X, allowed=free) == crf.predict(X)
+    assert crf.predict(X, allowed=free_tokens) == crf.predict(X)
+    np.testing.assert_allclose(
+        np.concatenate(crf.predict_marginals(X, allowed=free_tokens, output="array")),
+        np.concatenate(crf.predict_marginals(X, output="array")), atol=TOL,
+    )
+    np.testing.assert_allclose(
+        crf.log_partition(X, allowed=free_tokens), crf.log_partition(X), atol=TOL
+    )
+    assert crf.predict_nbest(X, n=3, allowed=free_tokens) == crf.predict_nbest(X, n=3)
+
+
+def test_nbest_of_one_is_predict(ner):
+    crf, X, _ = ner
+    for params in ({}, {"transition_constraints": "IOB2"}):
+        tagger = with_params(crf, **params)
+        nbest = tagger.predict_nbest(X[:100], n=1)
+        assert [seq[0][0] for seq in nbest] == tagger.predict(X[:100])
+
+
+def test_predict_marginals_dict_and_array_agree(ner):
+    crf, X, _ = ner
+    dicts = crf.predict_marginals(X[:10])
+    arrays = crf.predict_marginals(X[:10], output="array")
+    for d, a in zip(dicts, arrays):
+        assert a.shape == (len(d), len(crf.classes_))
+        np.testing.assert_array_equal(a, [[row[lab] for lab in crf.classes_] for row in d])
+
+
+@pytest.mark.parametrize("scheme", ["IOB2", "IOB1"])
+def test_constrained_predictions_on_testb_are_valid_in_strict_mode(ner, scheme):
+    from seqeval.scheme import IOB1, IOB2, Entities
+
+    crf, X, _ = ner
+    tagger = with_params(crf, transition_constraints=scheme)
+    for decoder in ("viterbi", "posterior"):
+        tagger.set_params(decoder=decoder)
+        pred = tagger.predict(X)
+        for labels in pred:
+            assert _strict_covers_every_entity_label(labels, scheme)
+        for labels, *_ in (p for seq in tagger.predict_nbest(X[:50], n=5) for p in seq):
+            assert _strict_covers_every_entity_label(labels, scheme)
+        # the entity spans are those seqeval reads in strict mode
+        cls = {"IOB1": IOB1, "IOB2": IOB2}[scheme]
+        got = [[(t, a, b) for t, a, b, _ in seq] for seq in tagger.predict_entities(X)]
+        want = [[(e.tag, e.start, e.end) for e in Entities([p], cls).entities[0]] for p in pred]
+        assert got == want
+
+
+def test_unconstrained_entities_use_the_default_reading(ner):
+    from sklearn_crf.metrics import get_entities
+
+    crf, X, _ = ner
+    pred = crf.predict(X[:100])
+    got = [[(t, a, b) for t, a, b, _ in seq] for seq in crf.predict_entities(X[:100])]
+    assert got == [get_entities(p) for p in pred]
+
+
+def test_transition_pairs_constrain_predictions(ner):
+    crf, X, _ = ner
+    pairs = [("O", "O"), ("O", "B-PER"), ("B-PER", "I-PER"), ("I-PER", "O"),
+             ("B-PER", "O"), ("I-PER", "I-PER")]
+    tagger = with_params(crf, transition_constraints=pairs)
+    for labels in tagger.predict(X[:100]):
+        assert all(pair in pairs for pair in zip(labels, labels[1:]))
+    with pytest.raises(ValueError, match="sequence 0 has no label path"):
+        tagger.predict([X[0]], allowed=[["B-LOC"] * len(X[0])])
+
+
+def test_bmes_entities_are_read_as_iobes():
+    X = [[{"w": w} for w in "a b c d e".split()]] * 3
+    y = [["B-X", "M-X", "E-X", "S-Y", "O"]] * 3
+    crf = CRFTagger(c2=0.01, transition_constraints="BMES").fit(X, y)
+    assert crf.predict(X[:1]) == y[:1]
+    ents = crf.predict_entities(X[:1])[0]
+    assert [e[:3] for e in ents] == [("X", 0, 3), ("Y", 3, 4)]
+
+
+def test_long_sequence_with_large_weights_is_finite(ner):
+    import copy
+
+    crf, X, _ = ner
+    crf = copy.deepcopy(crf)
+    crf.set_params(transition_constraints="IOB2")
+    crf.coef_ = crf.coef_ * (1e4 / np.abs(crf.coef_).max())
+    x = [tok for seq in X for tok in seq]
+    x = (x * (100_000 // len(x) + 1))[:100_000]
+    log_z = crf.log_partition([x])
+    log_p = crf.log_probability([x])
+    assert np.isfinite(log_z).all() and np.isfinite(log_p).all() and log_p[0] <= 0
+    nbest = crf.predict_nbest([x], n=2)[0]
+    assert all(0.0 <= p <= 1.0 for _, p in nbest)
+    for *_, prob in crf.predict_entities([x])[0]:
+        assert 0.0 <= prob <= 1.0 + 1e-12
+    m = crf.predict_marginals([x], output="array")[0]
+    assert np.isfinite(m).all()
+
+
+# --------------------------------------------------------------------------
+# errors
+# --------------------------------------------------------------------------
+
+
+def test_labels_breaking_the_scheme_raise_at_fit():
+    X = [[{"w": "a"}, {"w": "b"}]]
+    crf = CRFTagger(transition_constraints="IOB2")
+    with pytest.raises(ValueError, match=r"label 'PER' does not follow the IOB2 scheme"):
+        crf.fit(X, [["PER", "O"]])
+    assert not hasattr(crf, "coef_")
+    with pytest.raises(ValueError, match=r"label 'E-PER' does not follow the IOB2"):
+        crf.fit(X, [["B-PER", "E-PER"]])
+
+
+def test_constraint_pairs_with_unknown_labels_raise_at_fit():
+    X = [[{"w": "a"}, {"w": "b"}]]
+    crf = CRFTagger(transition_constraints=[("O", "B-PER"), ("B-PER", "X")])
+    with pytest.raises(ValueError, match=r"names the label 'X'"):
+        crf.fit(X, [["B-PER", "O"]])
+
+
+def test_failed_refit_leaves_the_model_as_it_was(ner):
+    import copy
+
+    crf, X, y = ner
+    crf = copy.deepcopy(crf)
+    coef = crf.coef_.copy()
+    crf.set_params(transition_constraints="IOBES")
+    with pytest.raises(ValueError):
+        crf.fit(X[:5], [["PER"] * len(s) for s in X[:5]])
+    np.testing.assert_array_equal(crf.coef_, coef)
+
+
+@pytest.mark.parametrize(
+    "allowed, error, match",
+    [
+        ([["B-XYZ", None]], ValueError, r"allowed\[0\]\[0\] names the label 'B-XYZ'"),
+        ([[None]], ValueError, r"allowed\[0\] has 1 entries but sequence 0 has 2 tokens"),
+        ([[None, None], [None]], ValueError, "allowed has 2 entries but X has 1"),
+        ([[None, set()]], ValueError, "sequence 0 has no label path .* at token 1"),
+        ("O", TypeError, "allowed must be None or a list"),
+        ([5], TypeError, r"allowed\[0\] must be None or a list"),
+    ],
+)
+def test_bad_allowed_raises(ner, allowed, error, match):
+    crf, X, _ = ner
+    with pytest.raises(error, match=match):
+        crf.predict([X[0][:2]], allowed=allowed)
+
+
+def test_infeasible_forcing_names_sequence_and_token(ner):
+    crf, X, _ = ner
+    tagger = with_params(crf, transition_constraints="IOB2")
+    x = X[0][:3]
+    with pytest.raises(ValueError, match="sequence 1 has no label path .* at token 2"):
+        tagger.predict_marginals([x, x], allowed=[None, ["O", "O", "I-PER"]])
+    with pytest.raises(ValueError, match="sequence 0 .* at token 0"):
+        tagger.log_partition([x], allowed=[["I-PER", None, None]])
+
+
+def test_bad_arguments_raise(ner):
+    crf, X, y = ner
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        crf.predict_nbest(X[:1], n=0)
+    with pytest.raises(ValueError, match="output must be 'dict' or 'array'"):
+        crf.predict_marginals(X[:1], output="list")
+    with pytest.raises(ValueError, match=r"y\[0\]\[1\] is 'B-XYZ'"):
+        crf.log_probability([X[0][:2]], [["O", "B-XYZ"]])
+    with pytest.raises(ValueError, match=r"y\[0\] must be a sequence of 2 labels"):
+        crf.log_probability([X[0][:2]], [["O"]])
+    with pytest.raises(ValueError, match="not a scheme name"):
+        with_params(crf, transition_constraints="IOB3").predict(X[:1])
+    with pytest.raises(Exception, match="transition_constraints"):
+        clone(crf).set_params(transition_constraints="IOB3").fit(X[:2], y[:2])
+
+
+def test_predict_entities_needs_string_labels():
+    X = [[{"w": "a"}, {"w": "b"}]]
+    crf = CRFTagger().fit(X, [[1, 0]])
+    with pytest.raises(TypeError, match="predict_entities needs string labels"):
+        crf.predict_entities(X)
