@@ -404,7 +404,7 @@ def span_log_probabilities(scores, trans, log_alpha, log_beta, log_c, first, len
     c_t · beta[b, y_b]``: a sum of O(1) terms in log space, so it keeps its
     precision on long sequences with large weights (unlike ``score(y) - log
     Z``). A whole sequence as one span gives log p(y | x). -inf when the
-    labels are not allowed.
+    labels are not allowed; clipped at 0 against rounding.
     """
     n_spans = first.shape[0]
     out = np.empty(n_spans)
@@ -424,6 +424,8 @@ def span_log_probabilities(scores, trans, log_alpha, log_beta, log_c, first, len
         v += log_beta[a + m - 1, y]
         if np.isnan(v):
             v = -np.inf
+        elif v > 0.0:  # rounding (about 1e-16 times the weights): a probability is <= 1
+            v = 0.0
         out[k] = v
     return out
 

@@ -496,7 +496,8 @@ def test_long_sequence_with_large_weights_is_finite(ner):
     crf = copy.deepcopy(crf)
     crf.set_params(transition_constraints="IOB2")
     crf.coef_ = crf.coef_ * (1e4 / np.abs(crf.coef_).max())
-    x = [tok for seq in X for tok in seq]
+    keep = ("bias", "word.lower()", "word.istitle()", "-1:word.lower()")
+    x = [{k: v for k, v in tok.items() if k in keep} for seq in X for tok in seq]
     x = (x * (100_000 // len(x) + 1))[:100_000]
     log_z = crf.log_partition([x])
     log_p = crf.log_probability([x])
@@ -504,7 +505,7 @@ def test_long_sequence_with_large_weights_is_finite(ner):
     nbest = crf.predict_nbest([x], n=2)[0]
     assert all(0.0 <= p <= 1.0 for _, p in nbest)
     for *_, prob in crf.predict_entities([x])[0]:
-        assert 0.0 <= prob <= 1.0 + 1e-12
+        assert 0.0 <= prob <= 1.0
     m = crf.predict_marginals([x], output="array")[0]
     assert np.isfinite(m).all()
 
