@@ -592,3 +592,10 @@ def test_predict_entities_needs_string_labels():
     crf = CRFTagger().fit(X, [[1, 0]])
     with pytest.raises(TypeError, match="predict_entities needs string labels"):
         crf.predict_entities(X)
+
+
+def test_transition_constraints_do_not_change_training(toy_ner):
+    X, y = toy_ner
+    free = CRFTagger(c2=0.1, max_iter=20).fit(X, y)
+    constrained = CRFTagger(c2=0.1, max_iter=20, transition_constraints="IOB2").fit(X, y)
+    np.testing.assert_array_equal(free.coef_, constrained.coef_)
