@@ -685,7 +685,7 @@ class CRFTagger(BaseEstimator):
         scores, seq_ptr = self._state_scores(X)
         classes = self.classes_.tolist()
         problem = _decoding.apply_constraints(
-            scores, self.layout_.transition_matrix(self.coef_), seq_ptr,
+            scores, self.transition_matrix_, seq_ptr,
             _constraints.build_constraints(self.transition_constraints, classes),
             _constraints.token_mask(allowed, classes, seq_ptr),
         )

@@ -287,7 +287,7 @@ def brute_force(crf, x, *, valid=None, mask=None):
     """All paths of one sentence that pass ``valid`` (labels -> bool) and the
     token ``mask``, with their scores under the tagger's weights."""
     scores, _ = crf._state_scores([x])
-    trans = crf.layout_.transition_matrix(crf.coef_)
+    trans = crf.transition_matrix_
     paths, total = _naive.allowed_paths(scores, trans, token_mask=mask)
     if valid is not None:
         labels = crf.classes_.tolist()
@@ -496,6 +496,7 @@ def test_long_sequence_with_large_weights_is_finite(ner):
     crf = copy.deepcopy(crf)
     crf.set_params(transition_constraints="IOB2")
     crf.coef_ = crf.coef_ * (1e4 / np.abs(crf.coef_).max())
+    crf.transition_matrix_ = crf.layout_.transition_matrix(crf.coef_)
     keep = ("bias", "word.lower()", "word.istitle()", "-1:word.lower()")
     x = [{k: v for k, v in tok.items() if k in keep} for seq in X for tok in seq]
     x = (x * (100_000 // len(x) + 1))[:100_000]
