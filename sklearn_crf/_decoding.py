@@ -439,6 +439,20 @@ def span_log_probs(problem, fb, first, length, code_ptr, codes):
     )
 
 
+def nbest_log_probabilities(problem, fb, best):
+    """log p(path | x) of every path of an :class:`NBest`, sequence by
+    sequence and best first (``best.counts[s]`` values for sequence ``s``)."""
+    seq_ptr = problem.seq_ptr
+    K = best.scores.shape[1]
+    lengths = np.diff(seq_ptr)
+    seq = np.repeat(np.arange(len(lengths)), best.counts)
+    rank = np.arange(len(seq)) - np.repeat(np.cumsum(best.counts) - best.counts, best.counts)
+    return span_log_probs(
+        problem, fb, seq_ptr[seq], lengths[seq],
+        seq_ptr[seq] * K + rank * lengths[seq], best.paths,
+    )
+
+
 def posterior_problem(problem, node):
     """The problem whose best path is the posterior decoding: state scores the
     node marginals ``node`` (-inf where a label is not allowed), transitions 0

@@ -461,20 +461,19 @@ class CRFTagger(BaseEstimator):
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
             best = _decoding.nbest(problem, n, n_threads)
             fb = _decoding.forward_backward_log(problem, n_threads)
-        lengths = np.diff(seq_ptr)
-        seq = np.repeat(np.arange(len(lengths)), best.counts)
-        rank = np.arange(len(seq)) - np.repeat(np.cumsum(best.counts) - best.counts, best.counts)
-        log_p = _decoding.span_log_probs(
-            problem, fb, seq_ptr[seq], lengths[seq],
-            seq_ptr[seq] * n + rank * lengths[seq], best.paths,
-        )
+        log_p = _decoding.nbest_log_probabilities(problem, fb, best)
         labels = self.classes_.tolist()
         flat = [labels[c] for c in best.paths.tolist()]
         prob = np.exp(log_p).tolist()
-        out = [[] for _ in range(len(lengths))]
-        for k, (s, r) in enumerate(zip(seq.tolist(), rank.tolist())):
-            a = int(seq_ptr[s]) * n + r * int(lengths[s])
-            out[s].append((flat[a:a + int(lengths[s])], prob[k]))
+        out = []
+        k = 0
+        for s, (a, b) in enumerate(zip(seq_ptr[:-1].tolist(), seq_ptr[1:].tolist())):
+            m = b - a
+            out.append([
+                (flat[a * n + r * m:a * n + (r + 1) * m], prob[k + r])
+                for r in range(int(best.counts[s]))
+            ])
+            k += int(best.counts[s])
         return out
 
     def predict_marginals(self, X, *, allowed=None, output="dict"):
