@@ -135,8 +135,8 @@ def main():
     print("\nentity F1 (esp.testb)")
     print(f"  no constraints, Viterbi      {entity_f1_score(y_test, y_free):.4f}")
     print(f"  IOB2 at decode, Viterbi      {entity_f1_score(y_test, y_iob2):.4f}")
-    print(f"  no constraints, posterior    {entity_f1_score(y_test, free_post.predict(X_test)):.4f}")
-    print(f"  IOB2 at decode, posterior    {entity_f1_score(y_test, iob2_post.predict(X_test)):.4f}")
+    for name, tagger in (("no constraints", free_post), ("IOB2 at decode", iob2_post)):
+        print(f"  {name}, posterior    {entity_f1_score(y_test, tagger.predict(X_test)):.4f}")
     print("  IOB2 in training too         (not implemented)")
 
     print("\noracle entity F1 of the n-best lists")

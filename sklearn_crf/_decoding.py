@@ -19,7 +19,10 @@ from typing import NamedTuple, Optional
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import _NJIT, _max_len, chunk_bounds
+#: numba options, as in :mod:`sklearn_crf._kernels` (kept here so that this
+#: module depends on no private name of the kernels): cached on disk, no GIL,
+#: only FMA contraction as fast-math, numpy's error model
+_NJIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 
 
 class DecodingProblem(NamedTuple):
@@ -89,6 +92,32 @@ class LogForwardBackward(NamedTuple):
     log_alpha: np.ndarray
     log_beta: np.ndarray
     log_c: np.ndarray
+
+
+@njit(**_NJIT)
+def _max_len(seq_ptr):
+    m = 0
+    for s in range(seq_ptr.shape[0] - 1):
+        m = max(m, seq_ptr[s + 1] - seq_ptr[s])
+    return m
+
+
+@njit(**_NJIT)
+def _chunk_bounds(seq_ptr, n_chunks):
+    """Split the sequences into ``n_chunks`` contiguous chunks of about equal
+    token counts (one per thread)."""
+    n_seq = seq_ptr.shape[0] - 1
+    bounds = np.empty(n_chunks + 1, dtype=np.int64)
+    bounds[0] = 0
+    total = seq_ptr[n_seq] - seq_ptr[0]
+    s = 0
+    for c in range(1, n_chunks):
+        target = seq_ptr[0] + (total * c) // n_chunks
+        while s < n_seq and seq_ptr[s] < target:
+            s += 1
+        bounds[c] = s
+    bounds[n_chunks] = n_seq
+    return bounds
 
 
 # --------------------------------------------------------------------------
@@ -271,7 +300,7 @@ def nbest_viterbi_batch(scores, trans, seq_ptr, K, n_chunks):
     path_scores = np.full((n_seq, K), -np.inf)
     counts = np.zeros(n_seq, dtype=np.int64)
     max_len = max(_max_len(seq_ptr), 1)
-    bounds = chunk_bounds(seq_ptr, n_chunks)
+    bounds = _chunk_bounds(seq_ptr, n_chunks)
     for c in prange(n_chunks):
         delta = np.empty((max_len, L, K))
         back_label = np.empty((max_len, L, K), dtype=np.int32)
@@ -373,7 +402,7 @@ def forward_backward_log_batch(scores, trans, seq_ptr, n_chunks):
     la = np.empty((n_tok, L))
     lb = np.empty((n_tok, L))
     log_c = np.empty(n_tok)
-    bounds = chunk_bounds(seq_ptr, n_chunks)
+    bounds = _chunk_bounds(seq_ptr, n_chunks)
     for c in prange(n_chunks):
         for s in range(bounds[c], bounds[c + 1]):
             a = seq_ptr[s]

@@ -8,9 +8,11 @@ import itertools
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
-from sklearn_crf import _decoding, _kernels
+from sklearn_crf import CRFTagger, SequenceFeaturizer, _decoding, _kernels
 from sklearn_crf._constraints import SCHEMES, TransitionConstraints, build_constraints
+from sklearn_crf.datasets import load_conll2002
 
 import _naive
 
@@ -250,10 +252,6 @@ def test_scheme_rules_are_seqeval_strict_validity(scheme):
 # CRFTagger: the public methods against brute force on a small NER model
 # --------------------------------------------------------------------------
 
-from sklearn.base import clone  # noqa: E402
-
-from sklearn_crf import CRFTagger, SequenceFeaturizer  # noqa: E402
-from sklearn_crf.datasets import load_conll2002  # noqa: E402
 
 
 @pytest.fixture(scope="module")
