@@ -598,3 +598,19 @@ def test_transition_constraints_do_not_change_training(toy_ner):
     free = CRFTagger(c2=0.1, max_iter=20).fit(X, y)
     constrained = CRFTagger(c2=0.1, max_iter=20, transition_constraints="IOB2").fit(X, y)
     np.testing.assert_array_equal(free.coef_, constrained.coef_)
+
+
+@pytest.mark.parametrize(
+    "constraints", ["IOB2", [("B-PER", "O"), ("O", "O"), ("O", "B-PER")]]
+)
+def test_decoding_parameters_survive_save_and_load(tmp_path, constraints):
+    from sklearn_crf import load_model, save_model
+
+    X = [[{"w": "ann"}, {"w": "runs"}], [{"w": "bob"}, {"w": "sleeps"}]]
+    y = [["B-PER", "O"], ["B-PER", "O"]]
+    crf = CRFTagger(c2=0.1, transition_constraints=constraints, decoder="posterior").fit(X, y)
+    save_model(crf, tmp_path / "model.zip")
+    loaded = load_model(tmp_path / "model.zip")
+    assert loaded.decoder == "posterior"
+    assert loaded.predict(X) == crf.predict(X)
+    assert loaded.predict_nbest(X, n=3) == crf.predict_nbest(X, n=3)
