@@ -1,0 +1,228 @@
+"""Plots of a CRF NER tagger on CoNLL-2002 Spanish, written as PNG files.
+
+Needs matplotlib (``pip install "sklearn-crf[plot]"``). Writes to ``--out``:
+
+* ``loss_curve.png``: the training loss (``crf.loss_curve_``) and the entity
+  F1 on a validation set (esp.testa, ``crf.validation_scores_`` from
+  ``fit(X, y, X_val=..., y_val=...)`` with ``validation_scoring="entity_f1"``)
+  after each iteration, with the best iteration (``crf.best_iteration_``);
+* ``transitions.png``: a heatmap of the transition weights
+  (``crf.transition_matrix_``, rows: from label, columns: to label);
+* ``entity_scores.png``: precision, recall and F1 of each entity type on
+  esp.testb (``entity_precision_recall_fscore_support``);
+* ``c1_c2_grid.png``: the cross-validated entity F1 (``GridSearchCV``,
+  ``GroupKFold`` by article) over a grid of c1 x c2.
+
+    python examples/plots_conll2002.py --out plots            # all of esp.train
+    python examples/plots_conll2002.py --n-train 2000 --grid-n-train 1000 --out plots
+"""
+
+import argparse
+import pathlib
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, GroupKFold
+
+from sklearn_crf import CRFTagger, SequenceFeaturizer
+from sklearn_crf.datasets import load_conll2002
+from sklearn_crf.metrics import entity_precision_recall_fscore_support, get_scorer
+
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+except ImportError as exc:  # pragma: no cover - the "plot" extra installs it
+    raise SystemExit('this example needs matplotlib: pip install "sklearn-crf[plot]"') from exc
+
+
+def has_validation_scores():
+    """Whether this version of CRFTagger records validation scores (``X_val`` in fit)."""
+    return "early_stopping" in CRFTagger().get_params()
+
+
+def plot_loss_curve(crf, path):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    iterations = np.arange(1, len(crf.loss_curve_) + 1)
+    ax.plot(iterations, crf.loss_curve_, color="tab:blue", label="training loss")
+    ax.set_xlabel("iteration")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("training loss (objective)", color="tab:blue")
+    ax.set_yscale("log")
+    ax.tick_params(axis="y", labelcolor="tab:blue")
+    handles = ax.get_legend_handles_labels()[0]
+    scores = getattr(crf, "validation_scores_", None)
+    if scores is not None:
+        ax2 = ax.twinx()
+        handles += ax2.plot(np.arange(1, len(scores) + 1), scores, color="tab:orange",
+                            label="validation entity F1 (esp.testa)")
+        ax2.set_ylabel("validation entity F1", color="tab:orange")
+        ax2.tick_params(axis="y", labelcolor="tab:orange")
+        best = crf.best_iteration_
+        handles.append(ax2.axvline(best, color="gray", linestyle="--",
+                                   label=f"best iteration {best}: F1 {scores[best - 1]:.3f}"))
+        ax.set_title("Training loss and validation entity F1 per iteration")
+    else:
+        ax.set_title("Training loss per iteration")
+    ax.legend(handles=handles, loc="center right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_transitions(crf, path):
+    labels = [str(label) for label in crf.classes_]
+    matrix = crf.transition_matrix_
+    vmax = np.abs(matrix).max() or 1.0
+    fig, ax = plt.subplots(figsize=(7, 6))
+    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
+    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_xlabel("to label")
+    ax.set_ylabel("from label")
+    for i in range(len(labels)):
+        for j in range(len(labels)):
+            ax.text(j, i, f"{matrix[i, j]:.1f}", ha="center", va="center", fontsize=8,
+                    color="white" if abs(matrix[i, j]) > 0.6 * vmax else "black")
+    fig.colorbar(image, ax=ax, label="transition weight")
+    ax.set_title("Transition weights (from row label to column label)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_entity_scores(y_true, y_pred, path, title):
+    types = sorted({label[2:] for seq in y_true for label in seq if label != "O"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # types never predicted on a small subset: 0 precision
+        p, r, f, support = entity_precision_recall_fscore_support(y_true, y_pred, zero_division=0)
+        micro = entity_precision_recall_fscore_support(
+            y_true, y_pred, average="micro", zero_division=0)
+    names = [f"{t}\n({n})" for t, n in zip(types, support)] + [f"all\n({support.sum()})"]
+    values = np.column_stack([np.append(p, micro[0]), np.append(r, micro[1]),
+                              np.append(f, micro[2])])
+    x = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for k, (name, color) in enumerate(zip(("precision", "recall", "F1"),
+                                          ("tab:blue", "tab:orange", "tab:green"))):
+        bars = ax.bar(x + (k - 1) * 0.27, values[:, k], 0.27, label=name, color=color)
+        ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
+    ax.set_xticks(x, names)
+    ax.set_ylim(0, 1.15)
+    ax.set_ylabel("score")
+    ax.set_xlabel("entity type (number of true entities)")
+    ax.set_title(title)
+    ax.legend(loc="upper center", ncols=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_grid(search, c1_values, c2_values, path):
+    scores = np.full((len(c1_values), len(c2_values)), np.nan)
+    for params, score in zip(search.cv_results_["params"], search.cv_results_["mean_test_score"]):
+        scores[c1_values.index(params["c1"]), c2_values.index(params["c2"])] = score
+    fig, ax = plt.subplots(figsize=(7, 5.5))
+    image = ax.imshow(scores, cmap="viridis", origin="lower")
+    ax.set_xticks(range(len(c2_values)), [f"{v:g}" for v in c2_values])
+    ax.set_yticks(range(len(c1_values)), [f"{v:g}" for v in c1_values])
+    ax.set_xlabel("c2 (L2)")
+    ax.set_ylabel("c1 (L1)")
+    best = np.unravel_index(np.nanargmax(scores), scores.shape)
+    middle = np.nanmin(scores) + 0.5 * (np.nanmax(scores) - np.nanmin(scores))
+    for i in range(len(c1_values)):
+        for j in range(len(c2_values)):
+            ax.text(j, i, f"{scores[i, j]:.3f}", ha="center", va="center",
+                    fontweight="bold" if (i, j) == best else "normal",
+                    color="black" if scores[i, j] > middle else "white")
+    fig.colorbar(image, ax=ax, label="mean cross-validated entity F1")
+    ax.set_title(f"Entity F1 over c1 x c2 ({search.n_splits_}-fold GroupKFold by article)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return scores
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("plots"),
+                        help="directory for the PNG files")
+    parser.add_argument("--n-train", type=int, default=None, help="first N training sentences")
+    parser.add_argument("--n-val", type=int, default=None, help="first N sentences of esp.testa")
+    parser.add_argument("--n-test", type=int, default=None, help="first N sentences of esp.testb")
+    parser.add_argument("--max-iter", type=int, default=100)
+    parser.add_argument("--grid-n-train", type=int, default=2000,
+                        help="first N training sentences for the c1 x c2 grid")
+    parser.add_argument("--grid-max-iter", type=int, default=50)
+    parser.add_argument("--c1", type=float, nargs="+", default=[0.0, 0.01, 0.1, 0.5, 2.0])
+    parser.add_argument("--c2", type=float, nargs="+", default=[0.001, 0.01, 0.1, 0.5, 2.0])
+    parser.add_argument("--cv", type=int, default=3)
+    parser.add_argument("--n-jobs", type=int, default=1, help="parallel fits of the grid")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    featurizer = SequenceFeaturizer()
+    train = load_conll2002("train", n_sentences=args.n_train)
+    val = load_conll2002("testa", n_sentences=args.n_val)
+    test = load_conll2002("testb", n_sentences=args.n_test)
+    X_train, X_val, X_test = (featurizer.transform(d.sentences) for d in (train, val, test))
+    print(f"esp.train: {len(X_train)}, esp.testa (validation): {len(X_val)}, "
+          f"esp.testb (test): {len(X_test)} sentences")
+
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a fixed iteration budget
+        if has_validation_scores():
+            crf = CRFTagger(c1=0.1, c2=0.1, max_iter=args.max_iter,
+                            all_possible_transitions=True, validation_scoring="entity_f1")
+            crf.fit(X_train, train.tags, X_val=X_val, y_val=val.tags)
+        else:
+            print("this CRFTagger records no validation scores: the loss curve shows "
+                  "the training loss only")
+            crf = CRFTagger(c1=0.1, c2=0.1, max_iter=args.max_iter,
+                            all_possible_transitions=True)
+            crf.fit(X_train, train.tags)
+    print(f"fit: {time.perf_counter() - start:.1f} s, {crf.n_iter_} iterations, "
+          f"final loss {crf.loss_curve_[-1]:.1f}")
+    if getattr(crf, "validation_scores_", None) is not None:
+        best = crf.best_iteration_
+        print(f"validation entity F1 (esp.testa): best {crf.validation_scores_[best - 1]:.4f} "
+              f"at iteration {best}, last {crf.validation_scores_[-1]:.4f}")
+    plot_loss_curve(crf, args.out / "loss_curve.png")
+    plot_transitions(crf, args.out / "transitions.png")
+    y_pred = crf.predict(X_test)
+    plot_entity_scores(test.tags, y_pred, args.out / "entity_scores.png",
+                       f"Entity scores on esp.testb ({len(X_test)} sentences)")
+
+    grid_train = load_conll2002("train", n_sentences=args.grid_n_train)
+    X_grid = featurizer.transform(grid_train.sentences)
+    search = GridSearchCV(
+        CRFTagger(max_iter=args.grid_max_iter, all_possible_transitions=True),
+        {"c1": args.c1, "c2": args.c2},
+        scoring=get_scorer("entity_f1"),
+        cv=GroupKFold(n_splits=args.cv),
+        n_jobs=args.n_jobs,
+        refit=False,
+        error_score="raise",
+    )
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        search.fit(X_grid, grid_train.tags, groups=grid_train.documents)
+    print(f"grid: {len(args.c1)} x {len(args.c2)} values x {args.cv} folds on "
+          f"{len(X_grid)} sentences, {args.grid_max_iter} iterations per fit: "
+          f"{time.perf_counter() - start:.1f} s")
+    scores = plot_grid(search, args.c1, args.c2, args.out / "c1_c2_grid.png")
+    print(f"best: c1={search.best_params_['c1']:g}, c2={search.best_params_['c2']:g}, "
+          f"entity F1 {np.nanmax(scores):.4f}")
+
+    for name in ("loss_curve", "transitions", "entity_scores", "c1_c2_grid"):
+        print(f"wrote {args.out / (name + '.png')}")
+
+
+if __name__ == "__main__":
+    main()
