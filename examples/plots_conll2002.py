@@ -122,12 +122,12 @@ def plot_entity_scores(y_true, y_pred, path, title):
     plt.close(fig)
 
 
-def plot_grid(search, c1_values, c2_values, path):
+def plot_grid(search, c1_values, c2_values, n_sequences, path):
     scores = np.full((len(c1_values), len(c2_values)), np.nan)
     for params, score in zip(search.cv_results_["params"], search.cv_results_["mean_test_score"]):
         scores[c1_values.index(params["c1"]), c2_values.index(params["c2"])] = score
     fig, ax = plt.subplots(figsize=(7, 5.5))
-    image = ax.imshow(scores, cmap="viridis", origin="lower")
+    image = ax.imshow(scores, cmap="viridis", origin="lower", aspect="auto")
     ax.set_xticks(range(len(c2_values)), [f"{v:g}" for v in c2_values])
     ax.set_yticks(range(len(c1_values)), [f"{v:g}" for v in c1_values])
     ax.set_xlabel("c2 (L2)")
@@ -140,7 +140,8 @@ def plot_grid(search, c1_values, c2_values, path):
                     fontweight="bold" if (i, j) == best else "normal",
                     color="black" if scores[i, j] > middle else "white")
     fig.colorbar(image, ax=ax, label="mean cross-validated entity F1")
-    ax.set_title(f"Entity F1 over c1 x c2 ({search.n_splits_}-fold GroupKFold by article)")
+    ax.set_title(f"Cross-validated entity F1 over c1 x c2\n({n_sequences} sentences, "
+                 f"{search.n_splits_}-fold GroupKFold by article)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -216,7 +217,7 @@ def main():
     print(f"grid: {len(args.c1)} x {len(args.c2)} values x {args.cv} folds on "
           f"{len(X_grid)} sentences, {args.grid_max_iter} iterations per fit: "
           f"{time.perf_counter() - start:.1f} s")
-    scores = plot_grid(search, args.c1, args.c2, args.out / "c1_c2_grid.png")
+    scores = plot_grid(search, args.c1, args.c2, len(X_grid), args.out / "c1_c2_grid.png")
     print(f"best: c1={search.best_params_['c1']:g}, c2={search.best_params_['c2']:g}, "
           f"entity F1 {np.nanmax(scores):.4f}")
 
