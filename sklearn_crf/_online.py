@@ -25,6 +25,7 @@ tokens), ``attr_ptr`` / ``attr_label`` (attributes → state parameters), and
 has none.
 """
 
+import inspect
 import logging
 import math
 import time
@@ -63,43 +64,78 @@ SOLVER_PARAMS = {
 SOLVER_SPECIFIC = set().union(*SOLVER_PARAMS.values())
 
 
-def check_solver_params(params, defaults):
+def resolved_max_iter(solver, max_iter):
+    """``max_iter``, or CRFsuite's default of the solver when it is None."""
+    return DEFAULT_MAX_ITER[solver] if max_iter is None else max_iter
+
+
+def check_solver_params(estimator):
     """ValueError when a parameter the chosen solver ignores has a non-default value.
 
-    ``params`` and ``defaults`` are ``{name: value}`` of the estimator and of
-    its signature.
+    The defaults are those of the estimator's signature; never silently
+    ignore a setting.
     """
+    params = estimator.get_params(deep=False)
+    signature = inspect.signature(type(estimator).__init__).parameters
     solver = params["solver"]
     ignored = sorted(
         name for name in SOLVER_SPECIFIC - SOLVER_PARAMS[solver]
-        if not _same(params[name], defaults[name])
+        if name in params and not _same(params[name], signature[name].default)
     )
     if ignored:
-        users = {
-            name: sorted(s for s, names in SOLVER_PARAMS.items() if name in names)
+        detail = "; ".join(
+            f"{name}={params[name]!r} is a parameter of solver "
+            + " / ".join(repr(s) for s, names in SOLVER_PARAMS.items() if name in names)
             for name in ignored
-        }
-        detail = "; ".join(f"{name}={params[name]!r} is used by {users[name]}" for name in ignored)
-        raise ValueError(
-            f"solver={solver!r} does not use {', '.join(ignored)} ({detail}); "
-            "leave them at their defaults or choose a solver that uses them"
         )
-    if solver == "l2sgd":
-        if params["c2"] <= 0:
-            raise ValueError(
-                f"solver='l2sgd' needs c2 > 0 (its learning rate is 1 / (lambda * t) "
-                f"with lambda = 2 * c2 / n_sequences), got c2={params['c2']!r}"
-            )
-    if solver == "pa" and params["pa_type"] in (1, 2) and params["c"] <= 0:
-        raise ValueError(f"pa_type={params['pa_type']} needs c > 0, got c={params['c']!r}")
+        raise ValueError(
+            f"solver={solver!r} does not use {', '.join(ignored)} ({detail}); leave "
+            "them at their defaults or choose a solver that uses them"
+        )
+    if solver == "l2sgd" and params["c2"] <= 0:
+        raise ValueError(
+            "solver='l2sgd' needs c2 > 0 (its learning rate is 1 / (lambda * (t0 + t)) "
+            f"with lambda = 2 * c2 / n_sequences), got c2={params['c2']!r}"
+        )
 
 
 def _same(a, b):
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    return type(a) is type(b) and a == b or (
-        not isinstance(a, bool) and not isinstance(b, bool) and a == b
-    )
+    """Equal values, and a bool only equals a bool."""
+    return a == b and isinstance(a, bool) == isinstance(b, bool)
+
+
+def fit_online(solver, data, layout, labels, seq_weight, params, verbose=0):
+    """Run online solver ``solver`` with the estimator parameters ``params``.
+
+    Returns ``(w, result)``: the weights in layout order and an
+    :class:`OnlineResult`.
+    """
+    max_iter = resolved_max_iter(solver, params["max_iter"])
+    epsilon = 0.0 if params["epsilon"] is None else float(params["epsilon"])
+    args = (data, layout, labels, seq_weight)
+    if solver == "ap":
+        return fit_averaged_perceptron(*args, max_iter=max_iter, epsilon=epsilon, verbose=verbose)
+    if solver == "pa":
+        return fit_passive_aggressive(
+            *args, max_iter=max_iter, epsilon=epsilon, pa_type=params["pa_type"],
+            c=params["c"], error_sensitive=params["error_sensitive"],
+            averaging=params["averaging"], verbose=verbose,
+        )
+    if solver == "arow":
+        return fit_arow(
+            *args, max_iter=max_iter, epsilon=epsilon, variance=params["variance"],
+            gamma=params["gamma"], verbose=verbose,
+        )
+    if solver == "l2sgd":
+        return fit_l2sgd(
+            *args, c2=params["c2"], max_iter=max_iter, period=params["period"],
+            delta=params["delta"], calibration_eta=params["calibration_eta"],
+            calibration_rate=params["calibration_rate"],
+            calibration_samples=params["calibration_samples"],
+            calibration_candidates=params["calibration_candidates"],
+            calibration_max_trials=params["calibration_max_trials"], verbose=verbose,
+        )
+    raise ValueError(f"unknown online solver {solver!r}")
 
 
 @dataclass(frozen=True)
