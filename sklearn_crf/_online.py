@@ -38,8 +38,10 @@ from sklearn.exceptions import ConvergenceWarning
 
 logger = logging.getLogger("sklearn_crf")
 
-#: the numba options of :mod:`sklearn_crf._kernels` (cached, no reassociation)
-_NJIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
+#: the numba options of :mod:`sklearn_crf._kernels` without its FMA contraction:
+#: CRFsuite's binaries round a * b and then + c, and the online algorithms
+#: follow discrete decisions (Viterbi paths) where one rounding can flip a tie
+_NJIT = dict(cache=True, nogil=True, error_model="numpy")
 
 #: CRFsuite's FLOAT_MAX (DBL_MAX), the starting point of its Viterbi maxima
 _FLOAT_MAX = 1.7976931348623157e308
@@ -645,6 +647,7 @@ class _Problem:
         order = seen[np.argsort(first, kind="stable")]
         unseen = np.setdiff1d(np.arange(L), order)
         rank[np.concatenate([order, unseen]).astype(np.int64)] = np.arange(L, dtype=np.int32)
+        self.rank = rank  # internal number of each label
         self.tok_ptr = np.ascontiguousarray(tok_ptr, dtype=np.int64)
         self.tok_attr = np.ascontiguousarray(tok_attr, dtype=np.int64)
         self.tok_val = np.ascontiguousarray(tok_val, dtype=np.float64)
@@ -670,9 +673,7 @@ class _Problem:
 
     def margin_buffers(self):
         """delta, actives and used buffers of passive-aggressive and AROW."""
-        n_items = np.diff(self.tok_ptr)
-        per_seq = np.add.reduceat(n_items, self.seq_ptr[:-1]) if self.n_seq else np.zeros(0)
-        per_seq = np.where(np.diff(self.seq_ptr) > 0, per_seq, 0)
+        per_seq = self.tok_ptr[self.seq_ptr[1:]] - self.tok_ptr[self.seq_ptr[:-1]]
         # a state feature per attribute entry (at most one label matches) and a
         # transition per token, for both paths
         cap = 2 * int((per_seq + np.diff(self.seq_ptr)).max(initial=0)) + 1
