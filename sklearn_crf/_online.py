@@ -913,7 +913,7 @@ def fit_l2sgd(data, layout, labels, seq_weight, *, c2=1.0, max_iter=1000, period
             f"l2sgd stopped after max_iter={max_iter} epochs before the loss improved "
             f"by less than delta={delta} over period={period} epochs",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=6,  # the caller of CRFTagger.fit
         )
     return best_w, OnlineResult(len(losses), np.array(losses), float(best_sum_loss), converged, eta)
 

@@ -255,6 +255,12 @@ class CRFTagger(BaseEstimator):
     [['PER', 'O']]
     >>> crf.score(X, y)
     1.0
+
+    CRFsuite's averaged perceptron instead of L-BFGS:
+
+    >>> ap = CRFTagger(solver="ap", max_iter=5).fit(X, y)
+    >>> ap.predict([[{"w": "Mary"}, {"w": "runs"}]]), ap.n_iter_
+    ([['PER', 'O']], 5)
     """
 
     _parameter_constraints: dict = {

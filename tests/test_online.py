@@ -283,8 +283,9 @@ def test_zero_sample_weights_leave_the_weights_at_zero(toy_ner):
 
 def test_l2sgd_warns_when_max_iter_stops_it(toy_ner):
     X, y = toy_ner
-    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+    with pytest.warns(ConvergenceWarning, match="max_iter=3") as record:
         crf = CRFTagger(solver="l2sgd", max_iter=3).fit(X, y)
+    assert record[0].filename == __file__  # points at the call of fit
     assert crf.n_iter_ == 3
     # the returned weights are those of the best epoch
     assert crf.loss_ == pytest.approx(crf.loss_curve_.min())
