@@ -344,6 +344,27 @@ def test_bad_parameter_values(toy_ner, params):
         CRFTagger(**params).fit(X, y)
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_defaults_are_crfsuites(solver):
+    import pycrfsuite
+
+    theirs = pycrfsuite.Trainer(algorithm=solver, verbose=False).get_params()
+    ours = CRFTagger().get_params()
+    names = {"max_iterations": None, "type": "pa_type"}
+    for name, value in theirs.items():
+        if name.startswith("feature."):
+            continue
+        if name == "max_iterations":
+            assert _online.resolved_max_iter(solver, ours["max_iter"]) == value
+        elif name == "epsilon":  # None: CRFsuite's default of the algorithm, 0
+            assert ours["epsilon"] is None and value == 0.0
+        else:
+            assert ours[names.get(name, name.replace(".", "_"))] == value, name
+    # the parameters the solver reads are exactly CRFsuite's, besides max_iter
+    crfsuite_names = {names.get(n, n.replace(".", "_")) for n in theirs if not n.startswith("feature.")}
+    assert _online.SOLVER_PARAMS[solver] == crfsuite_names - {None}
+
+
 # ------------------------------------------------------ CRFsuite as the oracle
 
 
