@@ -190,7 +190,7 @@ def test_perceptron_epochs_match_the_naive_twin(seed):
     rw, rws, rc = w.copy(), ws.copy(), 1
     c = 1
     for _ in range(3):
-        loss, c = _online.perceptron_epoch(w, ws, c, order, *p.corpus(), *p.viterbi_buffers())
+        loss, c = _online.perceptron_epoch(w, ws, c, order, p.corpus(), p.viterbi_buffers())
         rw, rws, rc, rloss = _naive.perceptron_epoch(rw, rws, rc, order, layout, data, p.labels, sw)
         assert c == rc and loss == pytest.approx(rloss)
         np.testing.assert_allclose(w, rw, atol=1e-10)
@@ -206,8 +206,8 @@ def test_passive_aggressive_epochs_match_the_naive_twin(pa_type, error_sensitive
     rw, rws, ru, u = w.copy(), ws.copy(), 1, 1
     for _ in range(3):
         loss, u = _online.passive_aggressive_epoch(
-            w, ws, u, order, pa_type, 0.3, error_sensitive, *p.corpus(),
-            *p.viterbi_buffers(), delta, actives, used,
+            w, ws, u, order, pa_type, 0.3, error_sensitive, p.corpus(),
+            p.viterbi_buffers(), (delta, actives, used),
         )
         rw, rws, ru, rloss = _naive.passive_aggressive_epoch(
             rw, rws, ru, order, layout, data, p.labels, sw, pa_type, 0.3, error_sensitive
@@ -226,7 +226,7 @@ def test_arow_epochs_match_the_naive_twin(seed):
     rmean, rcov = mean.copy(), cov.copy()
     for _ in range(3):
         loss = _online.arow_epoch(
-            mean, cov, order, 1.5, *p.corpus(), *p.viterbi_buffers(), delta, actives, used
+            mean, cov, order, 1.5, p.corpus(), p.viterbi_buffers(), (delta, actives, used)
         )
         rmean, rcov, rloss = _naive.arow_epoch(rmean, rcov, order, layout, data, p.labels, sw, 1.5)
         assert loss == pytest.approx(rloss)
