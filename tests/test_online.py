@@ -274,6 +274,15 @@ def test_max_iter_none_is_crfsuites_default_and_epsilon_stops(toy_ner):
     assert CRFTagger(solver="pa", max_iter=7).fit(X, y).n_iter_ == 7
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_the_thread_count_does_not_change_the_weights(toy_ner, solver):
+    X, y = toy_ner
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fits = [CRFTagger(solver=solver, max_iter=5, n_jobs=n).fit(X, y) for n in (1, 2)]
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+
+
 def test_zero_sample_weights_leave_the_weights_at_zero(toy_ner):
     X, y = toy_ner
     for solver in ("ap", "pa", "arow"):
@@ -301,6 +310,7 @@ def test_l2sgd_warns_when_max_iter_stops_it(toy_ner):
         ({"solver": "l2sgd", "c1": 0.1}, "does not use c1"),
         ({"solver": "l2sgd", "epsilon": 0.1}, "does not use epsilon"),
         ({"solver": "ap", "gamma": 2.0, "pa_type": 2}, "does not use gamma, pa_type"),
+        ({"solver": "pa", "gamma": 2.0}, "does not use gamma"),
         ({"solver": "lbfgs", "variance": 2.0}, "does not use variance"),
         ({"solver": "lbfgs", "period": 5}, "does not use period"),
         ({"solver": "arow", "calibration_eta": 0.5}, "does not use calibration_eta"),
