@@ -54,8 +54,8 @@ DEFAULT_MAX_ITER = {
 
 #: which CRFTagger parameters each solver reads (besides those of every solver)
 SOLVER_PARAMS = {
-    "lbfgs": {"c1", "c2", "tol", "warm_start"},
-    "l-bfgs-b": {"c1", "c2", "tol", "warm_start"},
+    "lbfgs": {"c1", "c2", "tol", "epsilon", "warm_start"},
+    "l-bfgs-b": {"c1", "c2", "tol", "epsilon", "warm_start"},
     "l2sgd": {
         "c2", "period", "delta", "calibration_eta", "calibration_rate",
         "calibration_samples", "calibration_candidates", "calibration_max_trials",
@@ -71,6 +71,16 @@ SOLVER_SPECIFIC = set().union(*SOLVER_PARAMS.values())
 def resolved_max_iter(solver, max_iter):
     """``max_iter``, or CRFsuite's default of the solver when it is None."""
     return DEFAULT_MAX_ITER[solver] if max_iter is None else max_iter
+
+
+#: CRFsuite's default ``epsilon`` of each solver that reads one: the
+#: gradient-norm test of L-BFGS, the mean-loss test of the online algorithms
+DEFAULT_EPSILON = {"lbfgs": 1e-5, "l-bfgs-b": 1e-5, "ap": 0.0, "pa": 0.0, "arow": 0.0}
+
+
+def resolved_epsilon(solver, epsilon):
+    """``epsilon``, or CRFsuite's default of the solver when it is None."""
+    return DEFAULT_EPSILON[solver] if epsilon is None else epsilon
 
 
 def check_solver_params(estimator):
@@ -108,15 +118,17 @@ def _same(a, b):
     return a == b and isinstance(a, bool) == isinstance(b, bool)
 
 
-def fit_online(solver, data, layout, labels, seq_weight, params, verbose=0):
-    """Run online solver ``solver`` with the estimator parameters ``params``.
+def fit_online(solver, corpus, layout, labels, seq_weight, params, verbose=0):
+    """Run online solver ``solver`` on an
+    :class:`~sklearn_crf._vectorizer.EncodedCorpus` with the estimator
+    parameters ``params``.
 
     Returns ``(w, result)``: the weights in layout order and an
     :class:`OnlineResult`.
     """
     max_iter = resolved_max_iter(solver, params["max_iter"])
-    epsilon = 0.0 if params["epsilon"] is None else float(params["epsilon"])
-    args = (data, layout, labels, seq_weight)
+    epsilon = float(resolved_epsilon(solver, params["epsilon"])) if solver != "l2sgd" else 0.0
+    args = (corpus, layout, labels, seq_weight)
     if solver == "ap":
         return fit_averaged_perceptron(*args, max_iter=max_iter, epsilon=epsilon, verbose=verbose)
     if solver == "pa":
@@ -435,9 +447,9 @@ def add_path_features(
 
 
 @njit(**_NJIT)
-def add_path(vec, coef, path, start, n, corpus, actives, n_active):
-    """:func:`add_path_features` with the arrays of ``corpus`` (:meth:`_Problem.corpus`)."""
-    _, _, tok_ptr, tok_attr, tok_val, _, attr_ptr, attr_label, trans_index = corpus
+def add_path(vec, coef, path, start, n, arrays, actives, n_active):
+    """:func:`add_path_features` with ``arrays`` (:meth:`_Problem.arrays`)."""
+    _, _, tok_ptr, tok_attr, tok_val, _, attr_ptr, attr_label, trans_index = arrays
     return add_path_features(
         vec, coef, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index,
         actives, n_active,
@@ -475,16 +487,16 @@ def n_mismatches(labels, start, path, n):
 
 
 @njit(**_NJIT)
-def perceptron_epoch(w, ws, c, order, corpus, buffers):
+def perceptron_epoch(w, ws, c, order, arrays, buffers):
     """One epoch of CRFsuite's averaged perceptron over ``order``; returns (loss, c).
 
     On a mistake: ``w += weight·(F(x, y) - F(x, ŷ))`` and ``ws += c·weight·(...)``
     where ``c`` counts the instances seen (from 1); the averaged weights are
-    ``w - ws / c``. ``corpus`` is :meth:`_Problem.corpus`, ``buffers``
+    ``w - ws / c``. ``arrays`` is :meth:`_Problem.arrays`, ``buffers``
     :meth:`_Problem.viterbi_buffers`.
     """
     labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
-        corpus
+        arrays
     )
     trans_scratch, scores, cur, back, path = buffers
     empty = np.empty(0, dtype=np.int64)
@@ -502,29 +514,29 @@ def perceptron_epoch(w, ws, c, order, corpus, buffers):
             if d > 0:
                 wt = seq_weight[s]
                 gold = labels[start : start + n]
-                add_path(w, wt, gold, start, n, corpus, empty, 0)
-                add_path(ws, c * wt, gold, start, n, corpus, empty, 0)
-                add_path(w, -wt, path, start, n, corpus, empty, 0)
-                add_path(ws, -c * wt, path, start, n, corpus, empty, 0)
+                add_path(w, wt, gold, start, n, arrays, empty, 0)
+                add_path(ws, c * wt, gold, start, n, arrays, empty, 0)
+                add_path(w, -wt, path, start, n, arrays, empty, 0)
+                add_path(ws, -c * wt, path, start, n, arrays, empty, 0)
                 loss += d / n * wt
         c += 1
     return loss, c
 
 
 @njit(**_NJIT)
-def _margin_delta(corpus, start, n, path, coef, margin):
+def _margin_delta(arrays, start, n, path, coef, margin):
     """Sparse ``delta = coef·(F(x, y) - F(x, ŷ))`` in ``margin = (delta, actives,
     used)``: returns the number of distinct indices in ``actives``."""
-    labels = corpus[0]
+    labels = arrays[0]
     delta, actives, used = margin
     gold = labels[start : start + n]
-    m = add_path(delta, coef, gold, start, n, corpus, actives, 0)
-    m = add_path(delta, -coef, path, start, n, corpus, actives, m)
+    m = add_path(delta, coef, gold, start, n, arrays, actives, 0)
+    m = add_path(delta, -coef, path, start, n, arrays, actives, m)
     return unique_actives(actives, m, used)
 
 
 @njit(**_NJIT)
-def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, corpus, buffers, margin):
+def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, arrays, buffers, margin):
     """One epoch of CRFsuite's passive-aggressive training; returns (summed cost, u).
 
     On a mistake with ``d`` wrong labels: cost = score(ŷ) - score(y) + (√d if
@@ -533,7 +545,7 @@ def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, corpu
     ``ws += tau·weight·u·Δ``. ``margin`` is :meth:`_Problem.margin_buffers`.
     """
     labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
-        corpus
+        arrays
     )
     trans_scratch, scores, cur, back, path = buffers
     delta, actives, _ = margin
@@ -554,7 +566,7 @@ def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, corpu
                     cost = sv - sc + math.sqrt(d)
                 else:
                     cost = sv - sc + 1.0
-                m = _margin_delta(corpus, start, n, path, 1.0, margin)
+                m = _margin_delta(arrays, start, n, path, 1.0, margin)
                 norm2 = 0.0
                 for i in range(m):
                     norm2 += delta[actives[i]] * delta[actives[i]]
@@ -577,7 +589,7 @@ def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, corpu
 
 
 @njit(**_NJIT)
-def arow_epoch(mean, cov, order, gamma, corpus, buffers, margin):
+def arow_epoch(mean, cov, order, gamma, arrays, buffers, margin):
     """One epoch of CRFsuite's AROW; returns the summed cost.
 
     On a mistake with ``d`` wrong labels: Δ = weight·(F(x, y) - F(x, ŷ)), cost =
@@ -585,7 +597,7 @@ def arow_epoch(mean, cov, order, gamma, corpus, buffers, margin):
     ``mean_k += α·cov_k·Δ_k``, ``cov_k = 1 / (1/cov_k + Δ_k²/gamma)``.
     """
     labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
-        corpus
+        arrays
     )
     trans_scratch, scores, cur, back, path = buffers
     delta, actives, _ = margin
@@ -605,7 +617,7 @@ def arow_epoch(mean, cov, order, gamma, corpus, buffers, margin):
                 sc = path_score(scores, trans_scratch, labels[start : start + n], n)
                 cost = sv - sc + d
                 wt = seq_weight[s]
-                m = _margin_delta(corpus, start, n, path, wt, margin)
+                m = _margin_delta(arrays, start, n, path, wt, margin)
                 frac = gamma
                 for i in range(m):
                     k = actives[i]
@@ -622,7 +634,7 @@ def arow_epoch(mean, cov, order, gamma, corpus, buffers, margin):
 
 
 @njit(**_NJIT)
-def l2sgd_epoch(w, order, t, t0, lam, corpus, buffers):
+def l2sgd_epoch(w, order, t, t0, lam, arrays, buffers):
     """One epoch of CRFsuite's SGD over ``order``; returns (summed loss, last loss, t, eta).
 
     Before instance number ``t`` (counted over all epochs): ``eta = 1 / (lam·(t0 +
@@ -633,7 +645,7 @@ def l2sgd_epoch(w, order, t, t0, lam, corpus, buffers):
     the L2 term. ``buffers`` is ``_SGD.buffers``.
     """
     labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
-        corpus
+        arrays
     )
     trans_scratch, scores, exp_state, exp_trans, alpha, beta, scale, node, edge_sum = buffers
     decay = 1.0
@@ -659,7 +671,7 @@ def l2sgd_epoch(w, order, t, t0, lam, corpus, buffers):
             gold = labels[start : start + n]
             wt = seq_weight[s]
             g = gain * wt
-            add_path(w, g, gold, start, n, corpus, no_actives, 0)
+            add_path(w, g, gold, start, n, arrays, no_actives, 0)
             for tt in range(n):
                 tok = start + tt
                 for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
@@ -690,8 +702,9 @@ def l2sgd_epoch(w, order, t, t0, lam, corpus, buffers):
 class _Problem:
     """The corpus in CRFsuite's label order and the scratch buffers of one fit."""
 
-    def __init__(self, data, layout, labels, seq_weight):
-        tok_ptr, tok_attr, tok_val, seq_ptr = data
+    def __init__(self, corpus, layout, labels, seq_weight):
+        tok_ptr, tok_attr, tok_val = corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
+        seq_ptr = corpus.seq_ptr
         L = layout.n_labels
         # CRFsuite numbers labels in order of first appearance; Viterbi ties go
         # to the lowest number, so work in that numbering
@@ -737,7 +750,7 @@ class _Problem:
             np.zeros(self.n_params, dtype=np.bool_),
         )
 
-    def corpus(self):
+    def arrays(self):
         return (self.labels, self.seq_weight, self.tok_ptr, self.tok_attr, self.tok_val,
                 self.seq_ptr, self.attr_ptr, self.attr_label, self.trans_index)
 
@@ -752,7 +765,7 @@ def _log_epoch(verbose, name, epoch, loss, start, extra=""):
 
 
 def fit_averaged_perceptron(
-    data, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, verbose=0
+    corpus, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, verbose=0
 ):
     """CRFsuite's averaged perceptron (``ap``).
 
@@ -762,7 +775,7 @@ def fit_averaged_perceptron(
     (layout order) and an :class:`OnlineResult`; training stops when the
     epoch's loss divided by the number of sequences is below ``epsilon``.
     """
-    p = _Problem(data, layout, labels, seq_weight)
+    p = _Problem(corpus, layout, labels, seq_weight)
     w = np.zeros(p.n_params)
     ws = np.zeros(p.n_params)
     perm = np.arange(p.n_seq, dtype=np.int64)
@@ -773,7 +786,7 @@ def fit_averaged_perceptron(
     start = time.perf_counter()
     for epoch in range(max_iter):
         shuffle_crfsuite(perm, rng)
-        loss, c = perceptron_epoch(w, ws, c, perm, p.corpus(), p.viterbi_buffers())
+        loss, c = perceptron_epoch(w, ws, c, perm, p.arrays(), p.viterbi_buffers())
         losses.append(loss)
         _log_epoch(verbose, "ap", epoch + 1, loss, start)
         if loss / p.n_seq < epsilon:
@@ -784,7 +797,7 @@ def fit_averaged_perceptron(
 
 
 def fit_passive_aggressive(
-    data, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, pa_type=1, c=1.0,
+    corpus, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, pa_type=1, c=1.0,
     error_sensitive=True, averaging=True, verbose=0,
 ):
     """CRFsuite's passive-aggressive training (``pa``), types 0, 1 and 2.
@@ -793,7 +806,7 @@ def fit_passive_aggressive(
     layout order and an :class:`OnlineResult`; training stops when the epoch's
     summed cost divided by the number of sequences is below ``epsilon``.
     """
-    p = _Problem(data, layout, labels, seq_weight)
+    p = _Problem(corpus, layout, labels, seq_weight)
     w = np.zeros(p.n_params)
     ws = np.zeros(p.n_params)
     margin = p.margin_buffers()
@@ -807,7 +820,7 @@ def fit_passive_aggressive(
         shuffle_crfsuite(perm, rng)
         loss, u = passive_aggressive_epoch(
             w, ws, u, perm, int(pa_type), float(c), bool(error_sensitive),
-            p.corpus(), p.viterbi_buffers(), margin,
+            p.arrays(), p.viterbi_buffers(), margin,
         )
         losses.append(loss)
         _log_epoch(verbose, "pa", epoch + 1, loss, start)
@@ -819,7 +832,7 @@ def fit_passive_aggressive(
 
 
 def fit_arow(
-    data, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, variance=1.0, gamma=1.0,
+    corpus, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, variance=1.0, gamma=1.0,
     verbose=0,
 ):
     """CRFsuite's AROW (adaptive regularization of weights, ``arow``).
@@ -831,7 +844,7 @@ def fit_arow(
     ``epsilon`` (``<=``, as in CRFsuite: with the default 0 it stops after
     an epoch without mistakes).
     """
-    p = _Problem(data, layout, labels, seq_weight)
+    p = _Problem(corpus, layout, labels, seq_weight)
     mean = np.zeros(p.n_params)
     cov = np.full(p.n_params, float(variance))
     margin = p.margin_buffers()
@@ -843,7 +856,7 @@ def fit_arow(
     for epoch in range(max_iter):
         shuffle_crfsuite(perm, rng)
         loss = arow_epoch(
-            mean, cov, perm, float(gamma), p.corpus(), p.viterbi_buffers(), margin
+            mean, cov, perm, float(gamma), p.arrays(), p.viterbi_buffers(), margin
         )
         losses.append(loss)
         _log_epoch(verbose, "arow", epoch + 1, loss, start)
@@ -867,11 +880,11 @@ class _SGD:
         )
 
     def epoch(self, w, order, t, t0, lam):
-        return l2sgd_epoch(w, order, t, t0, lam, self.p.corpus(), self.buffers)
+        return l2sgd_epoch(w, order, t, t0, lam, self.p.arrays(), self.buffers)
 
 
 def fit_l2sgd(
-    data, layout, labels, seq_weight, *, c2=1.0, max_iter=1000, period=10, delta=1e-6,
+    corpus, layout, labels, seq_weight, *, c2=1.0, max_iter=1000, period=10, delta=1e-6,
     calibration_eta=0.1, calibration_rate=2.0, calibration_samples=1000,
     calibration_candidates=10, calibration_max_trials=20, verbose=0,
 ):
@@ -889,7 +902,7 @@ def fit_l2sgd(
     improved by less than ``delta`` (relative) over the last ``period``
     epochs, and returns the weights of the epoch with the lowest loss.
     """
-    p = _Problem(data, layout, labels, seq_weight)
+    p = _Problem(corpus, layout, labels, seq_weight)
     N = p.n_seq
     lam = 2.0 * c2 / N
     sgd = _SGD(p)

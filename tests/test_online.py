@@ -24,8 +24,7 @@ SOLVERS = ("l2sgd", "ap", "pa", "arow")
 
 def _problem(seed, n_seq=6, max_len=4, n_labels=3, **layout_kwargs):
     X, y = random_corpus(seed, n_seq=n_seq, max_len=max_len, n_labels=n_labels)
-    data, layout, labels = corpus_arrays(X, y, **layout_kwargs)
-    return data, layout, labels
+    return corpus_arrays(X, y, **layout_kwargs)
 
 
 def _random_weights(layout, seed, scale=1.0):
@@ -61,14 +60,14 @@ def test_shuffle_is_crfsuites_swap_loop():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_sequence_scores_match_the_dense_weights(seed):
-    data, layout, labels = _problem(seed, all_possible_transitions=seed % 2 == 0)
-    p = _online._Problem(data, layout, labels, np.ones(len(data[3]) - 1))
+    corpus, layout, labels = _problem(seed, all_possible_transitions=seed % 2 == 0)
+    p = _online._Problem(corpus, layout, labels, np.ones(len(corpus.seq_ptr) - 1))
     w = _random_weights(layout, seed)
     trans = np.zeros_like(p.trans_scratch)
     _online.transition_scores(w, 0.5, p.trans_index, trans)
     r = p.rank  # the kernels number the labels by first appearance
     for s in range(p.n_seq):
-        scores_ref, trans_ref = _naive.sequence_scores(w, layout, data, s)
+        scores_ref, trans_ref = _naive.sequence_scores(w, layout, corpus, s)
         n = len(scores_ref)
         out = np.zeros((max(n, 1), layout.n_labels))
         _online.sequence_state_scores(
@@ -80,8 +79,8 @@ def test_sequence_scores_match_the_dense_weights(seed):
 
 
 def test_labels_are_numbered_by_first_appearance():
-    data, layout, labels = _problem(0, n_labels=4)
-    p = _online._Problem(data, layout, labels, np.ones(len(data[3]) - 1))
+    corpus, layout, labels = _problem(0, n_labels=4)
+    p = _online._Problem(corpus, layout, labels, np.ones(len(corpus.seq_ptr) - 1))
     first = list(dict.fromkeys(labels.tolist()))
     assert p.rank[first].tolist() == list(range(len(first)))
     np.testing.assert_array_equal(p.labels, p.rank[labels])
@@ -133,11 +132,11 @@ def test_forward_backward_matches_brute_force(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_path_features_and_actives(seed):
-    data, layout, labels = _problem(seed)
-    p = _online._Problem(data, layout, labels, np.ones(len(data[3]) - 1))
+    corpus, layout, labels = _problem(seed)
+    p = _online._Problem(corpus, layout, labels, np.ones(len(corpus.seq_ptr) - 1))
     rng = np.random.default_rng(seed)
     for s in range(p.n_seq):
-        start, stop = data[3][s], data[3][s + 1]
+        start, stop = corpus.seq_ptr[s], corpus.seq_ptr[s + 1]
         path = rng.integers(layout.n_labels, size=stop - start)
         vec = np.zeros(layout.n_params)
         actives = np.zeros(100, dtype=np.int64)
@@ -146,7 +145,7 @@ def test_path_features_and_actives(seed):
             vec, 2.0, internal, start, stop - start, p.tok_ptr, p.tok_attr, p.tok_val,
             p.attr_ptr, p.attr_label, p.trans_index, actives, 0,
         )
-        ref = _naive.feature_vector(layout, data, s, path)
+        ref = _naive.feature_vector(layout, corpus, s, path)
         np.testing.assert_allclose(vec, 2.0 * ref, atol=1e-12)
         used = np.zeros(layout.n_params, dtype=np.bool_)
         m = _online.unique_actives(actives, m, used)
@@ -158,20 +157,20 @@ def test_path_features_and_actives(seed):
 
 
 def _epoch_setup(seed, weights=False):
-    data, layout, labels = _problem(seed, n_seq=5, max_len=4, n_labels=3)
-    n_seq = len(data[3]) - 1
+    corpus, layout, labels = _problem(seed, n_seq=5, max_len=4, n_labels=3)
+    n_seq = len(corpus.seq_ptr) - 1
     seq_weight = (
         np.random.default_rng(seed).uniform(0.5, 2.0, n_seq) if weights else np.ones(n_seq)
     )
     # one label numbering for both: the driver's (first appearance), so that
     # brute force and kernel see the same problem
-    p = _online._Problem(data, layout, labels, seq_weight)
+    p = _online._Problem(corpus, layout, labels, seq_weight)
     internal_layout = type(layout)(
         attr_ptr=layout.attr_ptr, attr_label=p.attr_label.astype(np.int32),
         trans_from=_from_index(p, 0), trans_to=_from_index(p, 1), n_labels=layout.n_labels,
     )
     order = np.random.default_rng(seed + 100).permutation(n_seq).astype(np.int64)
-    return p, internal_layout, data, order, seq_weight
+    return p, internal_layout, corpus, order, seq_weight
 
 
 def _from_index(p, axis):
@@ -185,13 +184,13 @@ def _from_index(p, axis):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_perceptron_epochs_match_the_naive_twin(seed):
-    p, layout, data, order, sw = _epoch_setup(seed, weights=seed == 2)
+    p, layout, corpus, order, sw = _epoch_setup(seed, weights=seed == 2)
     w, ws = np.zeros(p.n_params), np.zeros(p.n_params)
     rw, rws, rc = w.copy(), ws.copy(), 1
     c = 1
     for _ in range(3):
-        loss, c = _online.perceptron_epoch(w, ws, c, order, p.corpus(), p.viterbi_buffers())
-        rw, rws, rc, rloss = _naive.perceptron_epoch(rw, rws, rc, order, layout, data, p.labels, sw)
+        loss, c = _online.perceptron_epoch(w, ws, c, order, p.arrays(), p.viterbi_buffers())
+        rw, rws, rc, rloss = _naive.perceptron_epoch(rw, rws, rc, order, layout, corpus, p.labels, sw)
         assert c == rc and loss == pytest.approx(rloss)
         np.testing.assert_allclose(w, rw, atol=1e-10)
         np.testing.assert_allclose(ws, rws, atol=1e-10)
@@ -200,17 +199,17 @@ def test_perceptron_epochs_match_the_naive_twin(seed):
 @pytest.mark.parametrize("pa_type", [0, 1, 2])
 @pytest.mark.parametrize("error_sensitive", [True, False])
 def test_passive_aggressive_epochs_match_the_naive_twin(pa_type, error_sensitive):
-    p, layout, data, order, sw = _epoch_setup(pa_type, weights=True)
+    p, layout, corpus, order, sw = _epoch_setup(pa_type, weights=True)
     w, ws = np.zeros(p.n_params), np.zeros(p.n_params)
     delta, actives, used = p.margin_buffers()
     rw, rws, ru, u = w.copy(), ws.copy(), 1, 1
     for _ in range(3):
         loss, u = _online.passive_aggressive_epoch(
-            w, ws, u, order, pa_type, 0.3, error_sensitive, p.corpus(),
+            w, ws, u, order, pa_type, 0.3, error_sensitive, p.arrays(),
             p.viterbi_buffers(), (delta, actives, used),
         )
         rw, rws, ru, rloss = _naive.passive_aggressive_epoch(
-            rw, rws, ru, order, layout, data, p.labels, sw, pa_type, 0.3, error_sensitive
+            rw, rws, ru, order, layout, corpus, p.labels, sw, pa_type, 0.3, error_sensitive
         )
         assert u == ru and loss == pytest.approx(rloss)
         np.testing.assert_allclose(w, rw, atol=1e-10)
@@ -220,15 +219,15 @@ def test_passive_aggressive_epochs_match_the_naive_twin(pa_type, error_sensitive
 
 @pytest.mark.parametrize("seed", range(3))
 def test_arow_epochs_match_the_naive_twin(seed):
-    p, layout, data, order, sw = _epoch_setup(seed, weights=seed == 1)
+    p, layout, corpus, order, sw = _epoch_setup(seed, weights=seed == 1)
     mean, cov = np.zeros(p.n_params), np.full(p.n_params, 0.7)
     delta, actives, used = p.margin_buffers()
     rmean, rcov = mean.copy(), cov.copy()
     for _ in range(3):
         loss = _online.arow_epoch(
-            mean, cov, order, 1.5, p.corpus(), p.viterbi_buffers(), (delta, actives, used)
+            mean, cov, order, 1.5, p.arrays(), p.viterbi_buffers(), (delta, actives, used)
         )
-        rmean, rcov, rloss = _naive.arow_epoch(rmean, rcov, order, layout, data, p.labels, sw, 1.5)
+        rmean, rcov, rloss = _naive.arow_epoch(rmean, rcov, order, layout, corpus, p.labels, sw, 1.5)
         assert loss == pytest.approx(rloss)
         np.testing.assert_allclose(mean, rmean, atol=1e-10)
         np.testing.assert_allclose(cov, rcov, atol=1e-10)
@@ -236,14 +235,14 @@ def test_arow_epochs_match_the_naive_twin(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_sgd_epochs_with_lazy_decay_match_the_naive_twin(seed):
-    p, layout, data, order, sw = _epoch_setup(seed, weights=seed == 1)
+    p, layout, corpus, order, sw = _epoch_setup(seed, weights=seed == 1)
     sgd = _online._SGD(p)
     lam, t0 = 0.3, 4.0
     w = np.zeros(p.n_params)
     rw, rt, t = w.copy(), 0.0, 0.0
     for _ in range(3):
         loss, _, t, _ = sgd.epoch(w, order, t, t0, lam)
-        rw, rt, rloss = _naive.sgd_epoch(rw, order, rt, t0, lam, layout, data, p.labels, sw)
+        rw, rt, rloss = _naive.sgd_epoch(rw, order, rt, t0, lam, layout, corpus, p.labels, sw)
         assert t == rt and loss == pytest.approx(rloss, rel=1e-10)
         np.testing.assert_allclose(w, rw, atol=1e-10)
 
