@@ -11,6 +11,7 @@ and ``import sklearn_crf.datasets`` work as for any attribute or submodule.
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
+from ._compat import CRF
 from ._crfsuite import load_crfsuite, save_crfsuite
 from ._objective import ParameterLayout
 from ._persistence import load_model, save_model
@@ -19,10 +20,11 @@ from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
-    from . import datasets, metrics
+    from . import datasets, metrics, scorers
     from ._featurizer import SequenceFeaturizer
 
 __all__ = [
+    "CRF",
     "CRFTagger",
     "ParameterLayout",
     "SequenceFeaturizer",
@@ -34,6 +36,7 @@ __all__ = [
     "metrics",
     "save_crfsuite",
     "save_model",
+    "scorers",
 ]
 
 #: public names imported on first access: name -> (submodule, attribute of it;
@@ -42,6 +45,7 @@ _LAZY = {
     "SequenceFeaturizer": ("._featurizer", "SequenceFeaturizer"),
     "datasets": (".datasets", None),
     "metrics": (".metrics", None),
+    "scorers": (".scorers", None),
 }
 
 
