@@ -436,24 +436,34 @@ def _model_bytes(model):
 # CRFTagger <-> arrays
 
 
-def _fitted_tagger(
-    classes, attributes, state_attr, state_label, trans_from, trans_to, coef, *,
-    params=None, n_iter=0, loss=float("nan"), loss_curve=None,
-):
+class TaggerWeights(NamedTuple):
+    """Everything a fitted CRFTagger's predictions depend on, as plain arrays.
+
+    ``classes`` (sorted labels) and ``attributes`` (distinct names, in
+    vocabulary order) are lists; ``state_attr`` / ``state_label`` (int64) are
+    the (attribute index, label index) of each state weight and
+    ``trans_from`` / ``trans_to`` (int64) the label pair of each transition
+    weight, all pairs distinct; ``coef`` (float64) holds the state weights,
+    then the transition weights, in that order.
+    """
+
+    classes: list
+    attributes: list
+    state_attr: np.ndarray
+    state_label: np.ndarray
+    trans_from: np.ndarray
+    trans_to: np.ndarray
+    coef: np.ndarray
+
+
+def _fitted_tagger(weights, *, params=None, n_iter=0, loss=float("nan"), loss_curve=None):
     """A fitted :class:`CRFTagger` from its weights: the one place that builds one.
 
     Parameters
     ----------
-    classes : list of str or int
-        The labels, sorted (they become ``classes_``).
-    attributes : list of str
-        The attribute names, distinct (they become the vocabulary, in this order).
-    state_attr, state_label : array of int
-        The (attribute index, label index) of each state weight, distinct pairs.
-    trans_from, trans_to : array of int
-        The (from, to) label indices of each transition weight, distinct pairs.
-    coef : array of float
-        The state weights, then the transition weights.
+    weights : TaggerWeights
+        Labels, attribute names, the (attribute, label) and (label, label)
+        pairs that carry a weight, and the weights (checked by the caller).
     params : dict, default=None
         Constructor parameters of the tagger.
     n_iter, loss, loss_curve
@@ -472,12 +482,13 @@ def _fitted_tagger(
     from ._version import __version__
 
     crf = CRFTagger(**(params or {}))
+    classes, attributes = weights.classes, weights.attributes
     L, A = len(classes), len(attributes)
-    state_attr = np.asarray(state_attr, dtype=np.int64)
-    state_label = np.asarray(state_label, dtype=np.int64)
-    trans_from = np.asarray(trans_from, dtype=np.int64)
-    trans_to = np.asarray(trans_to, dtype=np.int64)
-    coef = np.asarray(coef, dtype=np.float64)
+    state_attr = np.asarray(weights.state_attr, dtype=np.int64)
+    state_label = np.asarray(weights.state_label, dtype=np.int64)
+    trans_from = np.asarray(weights.trans_from, dtype=np.int64)
+    trans_to = np.asarray(weights.trans_to, dtype=np.int64)
+    coef = np.asarray(weights.coef, dtype=np.float64)
     S = len(state_attr)
     so = np.lexsort((state_label, state_attr))
     to = np.lexsort((trans_to, trans_from))
@@ -503,9 +514,9 @@ def _fitted_tagger(
     return crf
 
 
-def _tagger_features(crf, what):
-    """(classes, attribute names, state attr, state label, trans from, trans to,
-    coef) of a fitted CRFTagger, in its ``layout_`` order."""
+def _tagger_weights(crf, what):
+    """The :class:`TaggerWeights` of a fitted CRFTagger, in its ``layout_``
+    order; a ValueError naming ``what`` (the destination) when it hashes."""
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(crf)
@@ -516,10 +527,13 @@ def _tagger_features(crf, what):
             f"no attribute names to write to {what}; pickle it or use skops.io instead"
         )
     layout = crf.layout_
-    return (
-        crf.classes_.tolist(), list(names), layout.state_pairs(),
-        layout.attr_label.astype(np.int64), layout.trans_from.astype(np.int64),
-        layout.trans_to.astype(np.int64), np.asarray(crf.coef_, dtype=np.float64),
+    return TaggerWeights(
+        classes=crf.classes_.tolist(), attributes=list(names),
+        state_attr=layout.state_pairs().astype(np.int64),
+        state_label=layout.attr_label.astype(np.int64),
+        trans_from=layout.trans_from.astype(np.int64),
+        trans_to=layout.trans_to.astype(np.int64),
+        coef=np.asarray(crf.coef_, dtype=np.float64),
     )
 
 
@@ -603,7 +617,7 @@ def load_crfsuite(source):
         if path is None:
             raise ValueError("this sklearn_crfsuite.CRF is not fitted: it has no model file")
         params = _crfsuite_params(source)
-    elif isinstance(source, (str, os.PathLike)):
+    elif isinstance(source, (str, bytes, os.PathLike)):
         path = source
     else:
         raise TypeError(
@@ -612,27 +626,26 @@ def load_crfsuite(source):
         )
     with open(path, "rb") as f:
         data = f.read()
-    model = _parse_crfsuite(data, os.fspath(path))
+    model = _parse_crfsuite(data, os.fsdecode(path))
     order = sorted(range(len(model.labels)), key=model.labels.__getitem__)
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     ks = model.state_weight != 0
     kt = model.trans_weight != 0
-    return _fitted_tagger(
-        [model.labels[i] for i in order], model.attributes,
-        model.state_attr[ks], rank[model.state_label[ks]],
-        rank[model.trans_from[kt]], rank[model.trans_to[kt]],
-        np.concatenate([model.state_weight[ks], model.trans_weight[kt]]),
-        params=params,
+    weights = TaggerWeights(
+        classes=[model.labels[i] for i in order], attributes=model.attributes,
+        state_attr=model.state_attr[ks], state_label=rank[model.state_label[ks]],
+        trans_from=rank[model.trans_from[kt]], trans_to=rank[model.trans_to[kt]],
+        coef=np.concatenate([model.state_weight[ks], model.trans_weight[kt]]),
     )
+    return _fitted_tagger(weights, params=params)
 
 
 def save_crfsuite(crf, path):
     """Write a fitted :class:`CRFTagger` as a CRFsuite model file.
 
-    python-crfsuite's ``Tagger().open(path)`` (and so sklearn-crfsuite with
-    ``model_filename=path``, and CRFsuite's ``crfsuite tag -m path``) then tags
-    as the tagger does. As CRFsuite's trainer does, only the non-zero weights
+    python-crfsuite's ``Tagger().open(path)`` (and so
+    ``sklearn_crfsuite.CRF(model_filename=path)``) then tags as the tagger does. As CRFsuite's trainer does, only the non-zero weights
     are written, and only the attributes that have one; labels are written in
     ``classes_`` order. The bytes depend only on the weights, so
     ``save_crfsuite(load_crfsuite(path), path2)`` writes the same bytes as
@@ -671,7 +684,7 @@ def save_crfsuite(crf, path):
     ...     f.read(4)
     b'lCRF'
     """
-    classes, names, sa, sl, tf, tt, coef = _tagger_features(crf, "a CRFsuite model file")
+    classes, names, sa, sl, tf, tt, coef = _tagger_weights(crf, "a CRFsuite model file")
     bad = [c for c in classes if not isinstance(c, str)]
     if bad:
         raise TypeError(

@@ -27,7 +27,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._crfsuite import _check_dense_size, _fitted_tagger, _tagger_features
+from ._crfsuite import TaggerWeights, _check_dense_size, _fitted_tagger, _tagger_weights
 from ._version import __version__
 
 __all__ = ["load_model", "save_model"]
@@ -102,7 +102,7 @@ def save_model(crf, path, *, metadata=None):
     >>> bool((loaded.coef_ == crf.coef_).all())
     True
     """
-    classes, names, sa, sl, tf, tt, coef = _tagger_features(crf, "a model file")
+    classes, names, sa, sl, tf, tt, coef = _tagger_weights(crf, "a model file")
     if all(isinstance(c, str) for c in classes):
         label_type = "str"
     elif all(isinstance(c, Integral) and not isinstance(c, bool) for c in classes):
@@ -190,7 +190,7 @@ def load_model(path, *, return_metadata=False):
     >>> load_model(path).predict([[{"w": "b"}, {"w": "a"}]])
     [[2, 1]]
     """
-    name = os.fspath(path)
+    name = os.fsdecode(path)
     with open(path, "rb") as f:
         data = f.read()
 
@@ -205,11 +205,12 @@ def load_model(path, *, return_metadata=False):
     L, A = len(classes), len(attributes)
     _check_dense_size(A, L, len(data), fail)
     _check_arrays(arrays, A, L, fail)
-    crf = _fitted_tagger(
+    weights = TaggerWeights(
         classes, attributes, arrays["state_attr"], arrays["state_label"],
-        arrays["trans_from"], arrays["trans_to"], arrays["coef"], params=params,
-        n_iter=n_iter, loss=loss, loss_curve=arrays["loss_curve"],
+        arrays["trans_from"], arrays["trans_to"], arrays["coef"],
     )
+    crf = _fitted_tagger(weights, params=params, n_iter=n_iter, loss=loss,
+                         loss_curve=arrays["loss_curve"])
     return (crf, doc["metadata"]) if return_metadata else crf
 
 

@@ -141,6 +141,7 @@ def test_import_keeps_every_weight_at_full_precision(conll):
         if w != 0
     }
     assert crf.state_features_ == want  # exact float64 equality
+    assert crf.vectorizer_.feature_names_ == names  # the file's attribute order
     info = pycrfsuite.Tagger()
     info.open(path)
     dumped = info.info().state_features  # the 6-decimal text dump
@@ -217,6 +218,13 @@ def test_unfitted_sklearn_crfsuite_crf_is_a_value_error():
         load_crfsuite(sklearn_crfsuite.CRF())
 
 
+def test_bytes_path_is_accepted(small_model, tmp_path):
+    data, X, _ = small_model
+    (tmp_path / "m.crfsuite").write_bytes(data)
+    crf = load_crfsuite(os.fsencode(tmp_path / "m.crfsuite"))
+    assert crf.predict(X) == load_crfsuite(tmp_path / "m.crfsuite").predict(X)
+
+
 def test_source_of_another_type_is_a_type_error():
     with pytest.raises(TypeError, match="path of a CRFsuite model file"):
         load_crfsuite(12)
@@ -228,6 +236,8 @@ def test_save_of_a_fitted_tagger_tags_identically_in_pycrfsuite(toy_ner, tmp_pat
     path = tmp_path / "toy.crfsuite"
     save_crfsuite(crf, path)
     assert_tags_like_pycrfsuite(crf, path, X)
+    ref = sklearn_crfsuite.CRF(model_filename=str(path))
+    assert [ref.predict_single(x) for x in X] == crf.predict(X)
     back = load_crfsuite(path)
     assert back.state_features_ == crf.state_features_
     assert back.transition_features_ == crf.transition_features_
@@ -300,6 +310,7 @@ def patched(data, offset, fmt, value):
         (lambda d: patched(d, 28, "<I", 2**32 - 5), "outside the file"),  # off_features
         (lambda d: patched(d, 48 + 8, "<I", 2**31), "do not fit"),  # FEAT count
         (lambda d: patched(d, 24, "<I", 10**6), "1000000 attributes"),  # num_attrs
+        (lambda d: patched(d, 20, "<I", 2**20), "justifies"),  # num_labels: L * L weights
     ],
 )
 def test_malformed_header_is_a_clear_value_error(small_model, tmp_path, mutate, message):
