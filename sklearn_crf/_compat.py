@@ -659,7 +659,7 @@ class CRF(BaseEstimator):
             if target is None:
                 _check_fixed(name, value, self.c1 or 0.0)
                 continue
-            if target not in accepted:
+            if target not in accepted or not _reads(solver, target):
                 if value is not None:
                     raise ValueError(
                         f"{name}={value!r} cannot be honoured: CRFTagger has no "
@@ -717,9 +717,10 @@ class CRF(BaseEstimator):
         tagger = CRFTagger(**params)
         start = time.perf_counter()
         with warnings.catch_warnings():
-            if self.max_iterations is not None:
-                # sklearn-crfsuite stops at max_iterations without a warning
-                warnings.simplefilter("ignore", ConvergenceWarning)
+            # CRFsuite stops at max_iterations (or its algorithm's default) silently
+            warnings.filterwarnings(
+                "ignore", message=r".*stopped after max_iter=", category=ConvergenceWarning
+            )
             tagger.fit(X if isinstance(X, (list, tuple)) else list(X),
                        y if isinstance(y, (list, tuple)) else list(y))
         log = _training_log(tagger, time.perf_counter() - start)
@@ -948,6 +949,16 @@ class CRF(BaseEstimator):
         tags.target_tags.two_d_labels = False
         tags.non_deterministic = False
         return tags
+
+
+def _reads(solver, name):
+    """Whether CRFTagger's ``solver`` reads its parameter ``name``."""
+    from . import _online
+
+    specific = getattr(_online, "SOLVER_PARAMS", {})
+    if name not in set().union(*specific.values()):
+        return True  # read by every solver
+    return name in specific.get(solver, ())
 
 
 def _solver_options():
