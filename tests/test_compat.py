@@ -636,3 +636,73 @@ def test_scorers_module(xseq, yseq):
     X, y = [xseq] * 6, [yseq] * 6
     for scorer in (scorers.flat_accuracy, scorers.sequence_accuracy):
         assert cross_val_score(CRF(), X, y, cv=3, scoring=scorer).tolist() == [1.0] * 3
+
+
+# --------------------------------------------------------------------------
+# the README's migration table, row by row
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    (dict(), dict(solver="lbfgs", max_iter=10**7, tol=1e-5)),
+    (dict(algorithm="lbfgs", min_freq=0.5, all_possible_states=False,
+          all_possible_transitions=False),
+     dict(solver="lbfgs", max_iter=10**7, tol=1e-5, min_freq=0.5,
+          all_possible_states=False, all_possible_transitions=False)),
+    (dict(all_possible_states=True, all_possible_transitions=True),
+     dict(solver="lbfgs", max_iter=10**7, tol=1e-5,
+          all_possible_states=True, all_possible_transitions=True)),
+    (dict(c1=0.1, c2=0.2, max_iterations=50, delta=1e-4),
+     dict(solver="lbfgs", max_iter=50, tol=1e-4, c1=0.1, c2=0.2)),
+    (dict(period=10, num_memories=6, linesearch="MoreThuente", max_linesearch=20),
+     dict(solver="lbfgs", max_iter=10**7, tol=1e-5)),
+    (dict(algorithm="l2sgd", c2=0.5, period=5, delta=1e-3, max_iterations=30,
+          calibration_eta=0.2, calibration_rate=3.0, calibration_samples=50,
+          calibration_candidates=4, calibration_max_trials=8),
+     dict(solver="l2sgd", c2=0.5, period=5, delta=1e-3, max_iter=30,
+          calibration_eta=0.2, calibration_rate=3.0, calibration_samples=50,
+          calibration_candidates=4, calibration_max_trials=8)),
+    (dict(algorithm="ap", epsilon=0.01), dict(solver="ap", epsilon=0.01)),
+    (dict(algorithm="pa", epsilon=0.01, pa_type=2, c=0.5, error_sensitive=False,
+          averaging=False),
+     dict(solver="pa", epsilon=0.01, pa_type=2, c=0.5, error_sensitive=False,
+          averaging=False)),
+    (dict(algorithm="arow", epsilon=0.01, variance=2.0, gamma=0.5),
+     dict(solver="arow", epsilon=0.01, variance=2.0, gamma=0.5)),
+    (dict(verbose=True), dict(solver="lbfgs", max_iter=10**7, tol=1e-5, verbose=1)),
+])
+def test_migration_table_parameters(kwargs, expected):
+    params = CRF(**kwargs).tagger_params()
+    assert params == expected
+    CRFTagger(**params)._validate_params()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(min_freq=2), "min_freq=2 cannot be honoured: CRFsuite then also drops the label transitions"),
+    (dict(min_freq=0.5, all_possible_states=True), "all_possible_states=True cannot be honoured"),
+    (dict(min_freq=1, all_possible_transitions=True), "all_possible_transitions=True cannot be honoured"),
+])
+def test_min_freq_that_cannot_be_honoured(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        CRF(**kwargs).tagger_params()
+
+
+def test_epsilon_with_lbfgs_is_refused():
+    with pytest.raises(ValueError, match="epsilon=0.001 cannot be honoured"):
+        CRF(epsilon=1e-3).tagger_params()
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(min_freq=0.5),  # drops the pairs of zero-valued (False) attributes
+    dict(min_freq=1),
+    dict(all_possible_transitions=True),
+    dict(all_possible_states=True),
+])
+def test_feature_generation_as_sklearn_crfsuite(conll, kwargs):
+    """min_freq and the all-possible switches make CRFsuite's feature set."""
+    X, y, _, _ = conll
+    X, y = X[:100], y[:100]
+    ours = CRF(c2=0.1, max_iterations=3, **kwargs).fit(X, y)
+    theirs = sklearn_crfsuite.CRF(c2=0.1, max_iterations=3, **kwargs).fit(X, y)
+    assert ours.state_features_.keys() == theirs.state_features_.keys()
+    assert ours.transition_features_.keys() == theirs.transition_features_.keys()
+    assert ours.training_log_.featgen_num_features == theirs.training_log_.featgen_num_features
