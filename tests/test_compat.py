@@ -706,3 +706,11 @@ def test_feature_generation_as_sklearn_crfsuite(conll, kwargs):
     assert ours.state_features_.keys() == theirs.state_features_.keys()
     assert ours.transition_features_.keys() == theirs.transition_features_.keys()
     assert ours.training_log_.featgen_num_features == theirs.training_log_.featgen_num_features
+
+
+def test_fit_takes_iterables(xseq, yseq):
+    """sklearn-crfsuite feeds X and y through zip: any iterables do."""
+    crf = CRF().fit(iter([xseq, xseq]), (s for s in [yseq, yseq]),
+                    X_dev=iter([xseq]), y_dev=iter([yseq]))
+    assert crf.predict([xseq]) == [yseq]
+    assert crf.training_log_.last_iteration["instance_accuracy_float"] == 1.0
