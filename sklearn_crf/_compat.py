@@ -681,7 +681,7 @@ class CRF(BaseEstimator):
     # ------------------------------------------------------------------
     # fit and predict
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @_fit_context(prefer_skip_nested_validation=False)  # CRFTagger validates its own
     def fit(self, X, y, X_dev=None, y_dev=None):
         """Train a model; with ``model_filename``, write it there.
 
