@@ -6,7 +6,7 @@ esp.testb are compared with python-crfsuite's ``Tagger`` on the same file; the
 tagger is exported with ``save_crfsuite`` and python-crfsuite tags esp.testb
 with the exported file; load -> save -> load is checked for bitwise stability.
 
-    python benchmarks/check_crfsuite_files.py [--max-iter 100] [--n-train N]
+    python benchmarks/check_crfsuite_files.py [--max-iter 100] [--c1 0.1] [--c2 0.1] [--n-train N]
 """
 
 import argparse
@@ -24,6 +24,8 @@ from sklearn_crf.datasets import load_conll2002
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-iter", type=int, default=100)
+    parser.add_argument("--c1", type=float, default=0.1)
+    parser.add_argument("--c2", type=float, default=0.1)
     parser.add_argument("--n-train", type=int, default=None, help="default: all of esp.train")
     args = parser.parse_args()
 
@@ -41,9 +43,10 @@ def main():
     trainer = pycrfsuite.Trainer(verbose=False)
     for xseq, yseq in zip(X, y):
         trainer.append(xseq, yseq)
-    trainer.set_params({"c1": 0.1, "c2": 0.1, "max_iterations": args.max_iter})
+    trainer.set_params({"c1": args.c1, "c2": args.c2, "max_iterations": args.max_iter})
     trainer.train(path)
-    print(f"pycrfsuite trained on {n} sentences, {args.max_iter} iterations: "
+    print(f"pycrfsuite trained on {n} sentences, c1={args.c1}, c2={args.c2}, "
+          f"{args.max_iter} iterations: "
           f"{time.perf_counter() - t0:.1f} s, model file {os.path.getsize(path)} bytes")
 
     t0 = time.perf_counter()

@@ -14,6 +14,7 @@ is a ``ValueError`` that names the file and what is wrong.
 """
 
 import os
+import stat
 import struct
 from typing import NamedTuple
 
@@ -131,6 +132,27 @@ def _hashlittle(keys):
 # reading
 
 
+def _read_regular_file(path, what, max_size=None):
+    """The bytes of the regular file ``path``, of at most ``max_size`` bytes.
+
+    A device, pipe or directory (``/dev/zero`` would never end) or a file
+    larger than the format allows is a ValueError, before anything is read.
+    """
+    with open(path, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{os.fsdecode(path)}: not a regular file, cannot be a {what} file")
+        if max_size is not None and info.st_size > max_size:
+            raise ValueError(
+                f"{os.fsdecode(path)}: {info.st_size} bytes, larger than a {what} file "
+                f"can be ({max_size})"
+            )
+        data = f.read(info.st_size + 1)
+    if len(data) != info.st_size:
+        raise ValueError(f"{os.fsdecode(path)}: the file changed size while being read")
+    return data
+
+
 class _Reader:
     """Bounds-checked little-endian reads from the bytes of one file."""
 
@@ -190,7 +212,8 @@ def _parse_crfsuite(data, name):
     if version != _VERSION:
         r.fail(f"format version {version}, expected {_VERSION}")
     if size != r.size:
-        r.fail(f"the header says the file has {size} bytes, it has {r.size} (truncated or damaged)")
+        r.fail(f"the header says the file has {size} bytes, it has {r.size} "
+               "(truncated or damaged)")
     if n_labels == 0:
         r.fail("the model has no labels")
 
@@ -209,21 +232,24 @@ def _parse_crfsuite(data, name):
     state_owner, state_fid = _read_refs(r, off_attrrefs, b"AFRF", n_attrs, n_features, "attribute")
 
     out = {}
-    for kind, owner, fid, ftype, n_src in (
-        ("state", state_owner, state_fid, _FT_STATE, n_attrs),
-        ("transition", trans_owner, trans_fid, _FT_TRANS, n_labels),
+    for kind, owner, fid, ftype, sources in (
+        ("state", state_owner, state_fid, _FT_STATE, attributes),
+        ("transition", trans_owner, trans_fid, _FT_TRANS, labels),
     ):
         f = features[fid]
         bad = np.flatnonzero(f["type"] != ftype)
         if len(bad):
-            r.fail(f"feature {fid[bad[0]]} is listed as a {kind} feature but has type {f['type'][bad[0]]}")
+            r.fail(f"feature {fid[bad[0]]} is listed as a {kind} feature but has "
+                   f"type {f['type'][bad[0]]}")
         bad = np.flatnonzero(f["src"].astype(np.int64) != owner)
         if len(bad):
-            r.fail(f"{kind} feature {fid[bad[0]]} has source {f['src'][bad[0]]} but is listed under {owner[bad[0]]}")
+            r.fail(f"{kind} feature {fid[bad[0]]} has source {f['src'][bad[0]]} but is "
+                   f"listed under {owner[bad[0]]}")
         dst = f["dst"].astype(np.int64)
         bad = np.flatnonzero(dst >= n_labels)
         if len(bad):
-            r.fail(f"{kind} feature {fid[bad[0]]} has label id {dst[bad[0]]}, the model has {n_labels} labels")
+            r.fail(f"{kind} feature {fid[bad[0]]} has label id {dst[bad[0]]}, the model "
+                   f"has {n_labels} labels")
         weight = f["weight"].astype(np.float64)
         bad = np.flatnonzero(~np.isfinite(weight))
         if len(bad):
@@ -231,8 +257,9 @@ def _parse_crfsuite(data, name):
         keys = owner * n_labels + dst
         uniq, counts = np.unique(keys, return_counts=True)
         if len(uniq) != len(keys):
-            k = uniq[np.argmax(counts > 1)]
-            r.fail(f"the {kind} feature ({k // n_labels}, {k % n_labels}) is listed twice")
+            k = int(uniq[np.argmax(counts > 1)])
+            r.fail(f"the {kind} feature ({sources[k // n_labels]!r}, "
+                   f"{labels[k % n_labels]!r}) is listed twice")
         out[kind] = (owner, dst, weight)
     (sa, sl, sw), (tf, tt, tw) = out["state"], out["transition"]
     return CRFsuiteModel(labels, attributes, sa, sl, sw, tf, tt, tw)
@@ -252,10 +279,13 @@ def _read_refs(r, offset, chunk_id, n, n_features, what):
         r.fail(f"{num} {what} references do not fit in a chunk of {size} bytes")
     table_end = offset + _CHUNK.size + 4 * num
     end = offset + size
-    starts = np.frombuffer(r.data, dtype="<u4", count=n, offset=offset + _CHUNK.size).astype(np.int64)
+    starts = np.frombuffer(
+        r.data, dtype="<u4", count=n, offset=offset + _CHUNK.size
+    ).astype(np.int64)
     bad = np.flatnonzero((starts < table_end) | (starts + 4 > end))
     if len(bad):
-        r.fail(f"the feature list of {what} {bad[0]} is at offset {starts[bad[0]]}, outside its chunk")
+        r.fail(f"the feature list of {what} {bad[0]} is at offset {starts[bad[0]]}, "
+               "outside its chunk")
     counts = r.u32_at(starts)
     stops = starts + 4 + 4 * counts
     bad = np.flatnonzero(stops > end)
@@ -272,7 +302,8 @@ def _read_refs(r, offset, chunk_id, n, n_features, what):
     owners = np.repeat(np.arange(n, dtype=np.int64), counts)
     bad = np.flatnonzero(fids >= n_features)
     if len(bad):
-        r.fail(f"{what} {owners[bad[0]]} refers to feature {fids[bad[0]]}, the model has {n_features}")
+        r.fail(f"{what} {owners[bad[0]]} refers to feature {fids[bad[0]]}, the model "
+               f"has {n_features}")
     return owners, fids
 
 
@@ -493,7 +524,9 @@ def _fitted_tagger(weights, *, params=None, n_iter=0, loss=float("nan"), loss_cu
     so = np.lexsort((state_label, state_attr))
     to = np.lexsort((trans_to, trans_from))
     layout = ParameterLayout(
-        attr_ptr=np.concatenate([[0], np.cumsum(np.bincount(state_attr, minlength=A))]).astype(np.int64),
+        attr_ptr=np.concatenate(
+            [[0], np.cumsum(np.bincount(state_attr, minlength=A))]
+        ).astype(np.int64),
         attr_label=state_label[so].astype(np.int32),
         trans_from=trans_from[to].astype(np.int32),
         trans_to=trans_to[to].astype(np.int32),
@@ -509,7 +542,9 @@ def _fitted_tagger(weights, *, params=None, n_iter=0, loss=float("nan"), loss_cu
     crf.transition_matrix_ = layout.transition_matrix(crf.coef_)
     crf.n_iter_ = int(n_iter)
     crf.loss_ = float(loss)
-    crf.loss_curve_ = np.zeros(0) if loss_curve is None else np.asarray(loss_curve, dtype=np.float64)
+    crf.loss_curve_ = (
+        np.zeros(0) if loss_curve is None else np.asarray(loss_curve, dtype=np.float64)
+    )
     crf._sklearn_crf_version = __version__
     return crf
 
@@ -624,8 +659,7 @@ def load_crfsuite(source):
             "source must be the path of a CRFsuite model file or a fitted "
             f"sklearn_crfsuite.CRF, got a {type(source).__name__}"
         )
-    with open(path, "rb") as f:
-        data = f.read()
+    data = _read_regular_file(path, "CRFsuite model", max_size=2**32 - 1)
     model = _parse_crfsuite(data, os.fsdecode(path))
     order = sorted(range(len(model.labels)), key=model.labels.__getitem__)
     rank = np.empty(len(order), dtype=np.int64)
@@ -645,9 +679,10 @@ def save_crfsuite(crf, path):
     """Write a fitted :class:`CRFTagger` as a CRFsuite model file.
 
     python-crfsuite's ``Tagger().open(path)`` (and so
-    ``sklearn_crfsuite.CRF(model_filename=path)``) then tags as the tagger does. As CRFsuite's trainer does, only the non-zero weights
-    are written, and only the attributes that have one; labels are written in
-    ``classes_`` order. The bytes depend only on the weights, so
+    ``sklearn_crfsuite.CRF(model_filename=path)``) then tags as the tagger
+    does. As CRFsuite's trainer does, only the non-zero weights are written,
+    and only the attributes that have one; labels are written in ``classes_``
+    order. The bytes depend only on the weights, so
     ``save_crfsuite(load_crfsuite(path), path2)`` writes the same bytes as
     ``path`` whenever ``path`` was written by this function.
 
@@ -694,7 +729,9 @@ def save_crfsuite(crf, path):
     for kind, strings in (("label", classes), ("attribute", names)):
         for s in strings:
             if "\x00" in s:
-                raise ValueError(f"the {kind} {s!r} contains a NUL character, which CRFsuite cannot store")
+                raise ValueError(
+                    f"the {kind} {s!r} contains a NUL character, which CRFsuite cannot store"
+                )
     S = len(sa)
     ks = np.flatnonzero(coef[:S] != 0)
     kt = np.flatnonzero(coef[S:] != 0)

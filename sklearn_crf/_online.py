@@ -38,20 +38,24 @@ from sklearn.exceptions import ConvergenceWarning
 
 logger = logging.getLogger("sklearn_crf")
 
-#: the numba options of :mod:`sklearn_crf._kernels` (cached, no reassociation)
-_NJIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
+#: the numba options of :mod:`sklearn_crf._kernels` without its FMA contraction:
+#: CRFsuite's binaries round a * b and then + c, and the online algorithms
+#: follow discrete decisions (Viterbi paths) where one rounding can flip a tie
+_NJIT = dict(cache=True, nogil=True, error_model="numpy")
 
 #: CRFsuite's FLOAT_MAX (DBL_MAX), the starting point of its Viterbi maxima
 _FLOAT_MAX = 1.7976931348623157e308
 
 #: the online solvers and CRFsuite's defaults of their parameters
 ONLINE_SOLVERS = ("l2sgd", "ap", "pa", "arow")
-DEFAULT_MAX_ITER = {"lbfgs": 1000, "l-bfgs-b": 1000, "l2sgd": 1000, "ap": 100, "pa": 100, "arow": 100}
+DEFAULT_MAX_ITER = {
+    "lbfgs": 1000, "l-bfgs-b": 1000, "l2sgd": 1000, "ap": 100, "pa": 100, "arow": 100,
+}
 
 #: which CRFTagger parameters each solver reads (besides those of every solver)
 SOLVER_PARAMS = {
-    "lbfgs": {"c1", "c2", "tol", "warm_start"},
-    "l-bfgs-b": {"c1", "c2", "tol", "warm_start"},
+    "lbfgs": {"c1", "c2", "tol", "epsilon", "warm_start"},
+    "l-bfgs-b": {"c1", "c2", "tol", "epsilon", "warm_start"},
     "l2sgd": {
         "c2", "period", "delta", "calibration_eta", "calibration_rate",
         "calibration_samples", "calibration_candidates", "calibration_max_trials",
@@ -67,6 +71,16 @@ SOLVER_SPECIFIC = set().union(*SOLVER_PARAMS.values())
 def resolved_max_iter(solver, max_iter):
     """``max_iter``, or CRFsuite's default of the solver when it is None."""
     return DEFAULT_MAX_ITER[solver] if max_iter is None else max_iter
+
+
+#: CRFsuite's default ``epsilon`` of each solver that reads one: the
+#: gradient-norm test of L-BFGS, the mean-loss test of the online algorithms
+DEFAULT_EPSILON = {"lbfgs": 1e-5, "l-bfgs-b": 1e-5, "ap": 0.0, "pa": 0.0, "arow": 0.0}
+
+
+def resolved_epsilon(solver, epsilon):
+    """``epsilon``, or CRFsuite's default of the solver when it is None."""
+    return DEFAULT_EPSILON[solver] if epsilon is None else epsilon
 
 
 def check_solver_params(estimator):
@@ -104,15 +118,17 @@ def _same(a, b):
     return a == b and isinstance(a, bool) == isinstance(b, bool)
 
 
-def fit_online(solver, data, layout, labels, seq_weight, params, verbose=0):
-    """Run online solver ``solver`` with the estimator parameters ``params``.
+def fit_online(solver, corpus, layout, labels, seq_weight, params, verbose=0):
+    """Run online solver ``solver`` on an
+    :class:`~sklearn_crf._vectorizer.EncodedCorpus` with the estimator
+    parameters ``params``.
 
     Returns ``(w, result)``: the weights in layout order and an
     :class:`OnlineResult`.
     """
     max_iter = resolved_max_iter(solver, params["max_iter"])
-    epsilon = 0.0 if params["epsilon"] is None else float(params["epsilon"])
-    args = (data, layout, labels, seq_weight)
+    epsilon = float(resolved_epsilon(solver, params["epsilon"])) if solver != "l2sgd" else 0.0
+    args = (corpus, layout, labels, seq_weight)
     if solver == "ap":
         return fit_averaged_perceptron(*args, max_iter=max_iter, epsilon=epsilon, verbose=verbose)
     if solver == "pa":
@@ -225,8 +241,11 @@ def shuffle_crfsuite(perm, rng):
 
 
 @njit(**_NJIT)
-def sequence_state_scores(w, scale, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, stop, out):
-    """State scores of tokens ``start:stop`` under weights ``scale * w`` into ``out[:stop - start]``."""
+def sequence_state_scores(
+    w, scale, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, stop, out
+):
+    """State scores of tokens ``start:stop`` under weights ``scale * w`` into
+    ``out[:stop - start]``."""
     L = out.shape[1]
     for t in range(stop - start):
         for j in range(L):
@@ -305,7 +324,9 @@ def path_score(scores, trans, path, n):
 
 
 @njit(**_NJIT)
-def forward_backward_scaled_sequence(scores, trans, n, exp_state, exp_trans, alpha, beta, scale, node, edge_sum):
+def forward_backward_scaled_sequence(
+    scores, trans, n, exp_state, exp_trans, alpha, beta, scale, node, edge_sum
+):
     """CRFsuite's scaled forward-backward for one sequence; returns log Z.
 
     Fills the node marginals ``node[:n]`` and the edge marginals summed over
@@ -390,7 +411,10 @@ def forward_backward_scaled_sequence(scores, trans, n, exp_state, exp_trans, alp
 
 
 @njit(**_NJIT)
-def add_path_features(vec, coef, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index, actives, n_active):
+def add_path_features(
+    vec, coef, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index,
+    actives, n_active,
+):
     """``vec[k] += coef * f_k(x, path)`` for every feature on a label path.
 
     CRFsuite's ``features_on_path`` order: each token's state features in the
@@ -423,8 +447,19 @@ def add_path_features(vec, coef, path, start, n, tok_ptr, tok_attr, tok_val, att
 
 
 @njit(**_NJIT)
+def add_path(vec, coef, path, start, n, arrays, actives, n_active):
+    """:func:`add_path_features` with ``arrays`` (:meth:`_Problem.arrays`)."""
+    _, _, tok_ptr, tok_attr, tok_val, _, attr_ptr, attr_label, trans_index = arrays
+    return add_path_features(
+        vec, coef, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index,
+        actives, n_active,
+    )
+
+
+@njit(**_NJIT)
 def unique_actives(actives, n_active, used):
-    """Drop repeated indices from ``actives[:n_active]`` keeping first occurrences; returns the count."""
+    """Drop repeated indices from ``actives[:n_active]``, keeping first
+    occurrences; returns the count."""
     m = 0
     for i in range(n_active):
         k = actives[i]
@@ -452,13 +487,18 @@ def n_mismatches(labels, start, path, n):
 
 
 @njit(**_NJIT)
-def perceptron_epoch(w, ws, c, order, labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index, trans_scratch, scores, cur, back, path):
+def perceptron_epoch(w, ws, c, order, arrays, buffers):
     """One epoch of CRFsuite's averaged perceptron over ``order``; returns (loss, c).
 
     On a mistake: ``w += weight·(F(x, y) - F(x, ŷ))`` and ``ws += c·weight·(...)``
     where ``c`` counts the instances seen (from 1); the averaged weights are
-    ``w - ws / c``.
+    ``w - ws / c``. ``arrays`` is :meth:`_Problem.arrays`, ``buffers``
+    :meth:`_Problem.viterbi_buffers`.
     """
+    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
+        arrays
+    )
+    trans_scratch, scores, cur, back, path = buffers
     empty = np.empty(0, dtype=np.int64)
     loss = 0.0
     for s in order:
@@ -466,46 +506,58 @@ def perceptron_epoch(w, ws, c, order, labels, seq_weight, tok_ptr, tok_attr, tok
         n = seq_ptr[s + 1] - start
         if n > 0:
             transition_scores(w, 1.0, trans_index, trans_scratch)
-            sequence_state_scores(w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores)
+            sequence_state_scores(
+                w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores
+            )
             viterbi_first_max(scores, trans_scratch, n, cur, back, path)
             d = n_mismatches(labels, start, path, n)
             if d > 0:
                 wt = seq_weight[s]
                 gold = labels[start : start + n]
-                add_path_features(w, wt, gold, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index, empty, 0)
-                add_path_features(ws, c * wt, gold, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index, empty, 0)
-                add_path_features(w, -wt, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index, empty, 0)
-                add_path_features(ws, -c * wt, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index, empty, 0)
+                add_path(w, wt, gold, start, n, arrays, empty, 0)
+                add_path(ws, c * wt, gold, start, n, arrays, empty, 0)
+                add_path(w, -wt, path, start, n, arrays, empty, 0)
+                add_path(ws, -c * wt, path, start, n, arrays, empty, 0)
                 loss += d / n * wt
         c += 1
     return loss, c
 
 
 @njit(**_NJIT)
-def _margin_delta(labels, start, n, path, delta, coef, actives, used, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index):
-    """Sparse ``delta = coef·(F(x, y) - F(x, ŷ))``: returns the distinct active count."""
+def _margin_delta(arrays, start, n, path, coef, margin):
+    """Sparse ``delta = coef·(F(x, y) - F(x, ŷ))`` in ``margin = (delta, actives,
+    used)``: returns the number of distinct indices in ``actives``."""
+    labels = arrays[0]
+    delta, actives, used = margin
     gold = labels[start : start + n]
-    m = add_path_features(delta, coef, gold, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index, actives, 0)
-    m = add_path_features(delta, -coef, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index, actives, m)
+    m = add_path(delta, coef, gold, start, n, arrays, actives, 0)
+    m = add_path(delta, -coef, path, start, n, arrays, actives, m)
     return unique_actives(actives, m, used)
 
 
 @njit(**_NJIT)
-def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index, trans_scratch, scores, cur, back, path, delta, actives, used):
+def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, arrays, buffers, margin):
     """One epoch of CRFsuite's passive-aggressive training; returns (summed cost, u).
 
     On a mistake with ``d`` wrong labels: cost = score(ŷ) - score(y) + (√d if
     ``error_sensitive`` else 1); ``tau`` = cost/‖Δ‖² (type 0), min(c,
     cost/‖Δ‖²) (type 1), cost/(‖Δ‖² + 1/(2c)) (type 2); ``w += tau·weight·Δ``,
-    ``ws += tau·weight·u·Δ``.
+    ``ws += tau·weight·u·Δ``. ``margin`` is :meth:`_Problem.margin_buffers`.
     """
+    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
+        arrays
+    )
+    trans_scratch, scores, cur, back, path = buffers
+    delta, actives, _ = margin
     loss = 0.0
     for s in order:
         start = seq_ptr[s]
         n = seq_ptr[s + 1] - start
         if n > 0:
             transition_scores(w, 1.0, trans_index, trans_scratch)
-            sequence_state_scores(w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores)
+            sequence_state_scores(
+                w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores
+            )
             sv = viterbi_first_max(scores, trans_scratch, n, cur, back, path)
             d = n_mismatches(labels, start, path, n)
             if d > 0:
@@ -514,7 +566,7 @@ def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, label
                     cost = sv - sc + math.sqrt(d)
                 else:
                     cost = sv - sc + 1.0
-                m = _margin_delta(labels, start, n, path, delta, 1.0, actives, used, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index)
+                m = _margin_delta(arrays, start, n, path, 1.0, margin)
                 norm2 = 0.0
                 for i in range(m):
                     norm2 += delta[actives[i]] * delta[actives[i]]
@@ -537,27 +589,35 @@ def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, label
 
 
 @njit(**_NJIT)
-def arow_epoch(mean, cov, order, gamma, labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index, trans_scratch, scores, cur, back, path, delta, actives, used):
+def arow_epoch(mean, cov, order, gamma, arrays, buffers, margin):
     """One epoch of CRFsuite's AROW; returns the summed cost.
 
     On a mistake with ``d`` wrong labels: Δ = weight·(F(x, y) - F(x, ŷ)), cost =
     score(ŷ) - score(y) + d, α = cost / (gamma + Σ Δ_k² cov_k),
     ``mean_k += α·cov_k·Δ_k``, ``cov_k = 1 / (1/cov_k + Δ_k²/gamma)``.
     """
+    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
+        arrays
+    )
+    trans_scratch, scores, cur, back, path = buffers
+    delta, actives, _ = margin
     loss = 0.0
     for s in order:
         start = seq_ptr[s]
         n = seq_ptr[s + 1] - start
         if n > 0:
             transition_scores(mean, 1.0, trans_index, trans_scratch)
-            sequence_state_scores(mean, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores)
+            sequence_state_scores(
+                mean, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n,
+                scores,
+            )
             sv = viterbi_first_max(scores, trans_scratch, n, cur, back, path)
             d = n_mismatches(labels, start, path, n)
             if d > 0:
                 sc = path_score(scores, trans_scratch, labels[start : start + n], n)
                 cost = sv - sc + d
                 wt = seq_weight[s]
-                m = _margin_delta(labels, start, n, path, delta, wt, actives, used, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index)
+                m = _margin_delta(arrays, start, n, path, wt, margin)
                 frac = gamma
                 for i in range(m):
                     k = actives[i]
@@ -574,7 +634,7 @@ def arow_epoch(mean, cov, order, gamma, labels, seq_weight, tok_ptr, tok_attr, t
 
 
 @njit(**_NJIT)
-def l2sgd_epoch(w, order, t, t0, lam, labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index, trans_scratch, scores, exp_state, exp_trans, alpha, beta, scale, node, edge_sum):
+def l2sgd_epoch(w, order, t, t0, lam, arrays, buffers):
     """One epoch of CRFsuite's SGD over ``order``; returns (summed loss, last loss, t, eta).
 
     Before instance number ``t`` (counted over all epochs): ``eta = 1 / (lam·(t0 +
@@ -582,14 +642,18 @@ def l2sgd_epoch(w, order, t, t0, lam, labels, seq_weight, tok_ptr, tok_attr, tok
     ``w += (eta / decay)·weight·(F(x, y) - E[F])`` on the stored weights, whose
     true value is ``decay·w``; at the end ``w`` is multiplied by ``decay``. The
     losses are the weighted negative log-likelihoods before each step, without
-    the L2 term.
+    the L2 term. ``buffers`` is ``_SGD.buffers``.
     """
+    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
+        arrays
+    )
+    trans_scratch, scores, exp_state, exp_trans, alpha, beta, scale, node, edge_sum = buffers
     decay = 1.0
     sum_loss = 0.0
     loss = 0.0
     eta = 0.0
-    n_state = attr_label.shape[0]
     L = trans_index.shape[0]
+    no_actives = np.empty(0, dtype=np.int64)
     for s in order:
         start = seq_ptr[s]
         n = seq_ptr[s + 1] - start
@@ -598,12 +662,16 @@ def l2sgd_epoch(w, order, t, t0, lam, labels, seq_weight, tok_ptr, tok_attr, tok
         gain = eta / decay
         if n > 0:
             transition_scores(w, decay, trans_index, trans_scratch)
-            sequence_state_scores(w, decay, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores)
-            log_z = forward_backward_scaled_sequence(scores, trans_scratch, n, exp_state, exp_trans, alpha, beta, scale, node, edge_sum)
+            sequence_state_scores(
+                w, decay, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores
+            )
+            log_z = forward_backward_scaled_sequence(
+                scores, trans_scratch, n, exp_state, exp_trans, alpha, beta, scale, node, edge_sum
+            )
             gold = labels[start : start + n]
             wt = seq_weight[s]
             g = gain * wt
-            add_path_features(w, g, gold, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index, np.empty(0, dtype=np.int64), 0)
+            add_path(w, g, gold, start, n, arrays, no_actives, 0)
             for tt in range(n):
                 tok = start + tt
                 for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
@@ -634,8 +702,9 @@ def l2sgd_epoch(w, order, t, t0, lam, labels, seq_weight, tok_ptr, tok_attr, tok
 class _Problem:
     """The corpus in CRFsuite's label order and the scratch buffers of one fit."""
 
-    def __init__(self, data, layout, labels, seq_weight):
-        tok_ptr, tok_attr, tok_val, seq_ptr = data
+    def __init__(self, corpus, layout, labels, seq_weight):
+        tok_ptr, tok_attr, tok_val = corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
+        seq_ptr = corpus.seq_ptr
         L = layout.n_labels
         # CRFsuite numbers labels in order of first appearance; Viterbi ties go
         # to the lowest number, so work in that numbering
@@ -645,6 +714,7 @@ class _Problem:
         order = seen[np.argsort(first, kind="stable")]
         unseen = np.setdiff1d(np.arange(L), order)
         rank[np.concatenate([order, unseen]).astype(np.int64)] = np.arange(L, dtype=np.int32)
+        self.rank = rank  # internal number of each label
         self.tok_ptr = np.ascontiguousarray(tok_ptr, dtype=np.int64)
         self.tok_attr = np.ascontiguousarray(tok_attr, dtype=np.int64)
         self.tok_val = np.ascontiguousarray(tok_val, dtype=np.float64)
@@ -670,9 +740,7 @@ class _Problem:
 
     def margin_buffers(self):
         """delta, actives and used buffers of passive-aggressive and AROW."""
-        n_items = np.diff(self.tok_ptr)
-        per_seq = np.add.reduceat(n_items, self.seq_ptr[:-1]) if self.n_seq else np.zeros(0)
-        per_seq = np.where(np.diff(self.seq_ptr) > 0, per_seq, 0)
+        per_seq = self.tok_ptr[self.seq_ptr[1:]] - self.tok_ptr[self.seq_ptr[:-1]]
         # a state feature per attribute entry (at most one label matches) and a
         # transition per token, for both paths
         cap = 2 * int((per_seq + np.diff(self.seq_ptr)).max(initial=0)) + 1
@@ -682,7 +750,7 @@ class _Problem:
             np.zeros(self.n_params, dtype=np.bool_),
         )
 
-    def corpus(self):
+    def arrays(self):
         return (self.labels, self.seq_weight, self.tok_ptr, self.tok_attr, self.tok_val,
                 self.seq_ptr, self.attr_ptr, self.attr_label, self.trans_index)
 
@@ -696,7 +764,9 @@ def _log_epoch(verbose, name, epoch, loss, start, extra=""):
                     time.perf_counter() - start)
 
 
-def fit_averaged_perceptron(data, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, verbose=0):
+def fit_averaged_perceptron(
+    corpus, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, verbose=0
+):
     """CRFsuite's averaged perceptron (``ap``).
 
     Each epoch visits the sequences in a new shuffled order; a sequence whose
@@ -705,7 +775,7 @@ def fit_averaged_perceptron(data, layout, labels, seq_weight, *, max_iter=100, e
     (layout order) and an :class:`OnlineResult`; training stops when the
     epoch's loss divided by the number of sequences is below ``epsilon``.
     """
-    p = _Problem(data, layout, labels, seq_weight)
+    p = _Problem(corpus, layout, labels, seq_weight)
     w = np.zeros(p.n_params)
     ws = np.zeros(p.n_params)
     perm = np.arange(p.n_seq, dtype=np.int64)
@@ -716,7 +786,7 @@ def fit_averaged_perceptron(data, layout, labels, seq_weight, *, max_iter=100, e
     start = time.perf_counter()
     for epoch in range(max_iter):
         shuffle_crfsuite(perm, rng)
-        loss, c = perceptron_epoch(w, ws, c, perm, *p.corpus(), *p.viterbi_buffers())
+        loss, c = perceptron_epoch(w, ws, c, perm, p.arrays(), p.viterbi_buffers())
         losses.append(loss)
         _log_epoch(verbose, "ap", epoch + 1, loss, start)
         if loss / p.n_seq < epsilon:
@@ -726,17 +796,20 @@ def fit_averaged_perceptron(data, layout, labels, seq_weight, *, max_iter=100, e
     return wa, OnlineResult(len(losses), np.array(losses), losses[-1] if losses else 0.0, converged)
 
 
-def fit_passive_aggressive(data, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, pa_type=1, c=1.0, error_sensitive=True, averaging=True, verbose=0):
+def fit_passive_aggressive(
+    corpus, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, pa_type=1, c=1.0,
+    error_sensitive=True, averaging=True, verbose=0,
+):
     """CRFsuite's passive-aggressive training (``pa``), types 0, 1 and 2.
 
     Returns the weights (averaged as in the perceptron when ``averaging``) in
     layout order and an :class:`OnlineResult`; training stops when the epoch's
     summed cost divided by the number of sequences is below ``epsilon``.
     """
-    p = _Problem(data, layout, labels, seq_weight)
+    p = _Problem(corpus, layout, labels, seq_weight)
     w = np.zeros(p.n_params)
     ws = np.zeros(p.n_params)
-    delta, actives, used = p.margin_buffers()
+    margin = p.margin_buffers()
     perm = np.arange(p.n_seq, dtype=np.int64)
     rng = glibc_rand_state(1)
     u = 1
@@ -747,7 +820,7 @@ def fit_passive_aggressive(data, layout, labels, seq_weight, *, max_iter=100, ep
         shuffle_crfsuite(perm, rng)
         loss, u = passive_aggressive_epoch(
             w, ws, u, perm, int(pa_type), float(c), bool(error_sensitive),
-            *p.corpus(), *p.viterbi_buffers(), delta, actives, used,
+            p.arrays(), p.viterbi_buffers(), margin,
         )
         losses.append(loss)
         _log_epoch(verbose, "pa", epoch + 1, loss, start)
@@ -758,7 +831,10 @@ def fit_passive_aggressive(data, layout, labels, seq_weight, *, max_iter=100, ep
     return wa, OnlineResult(len(losses), np.array(losses), losses[-1] if losses else 0.0, converged)
 
 
-def fit_arow(data, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, variance=1.0, gamma=1.0, verbose=0):
+def fit_arow(
+    corpus, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, variance=1.0, gamma=1.0,
+    verbose=0,
+):
     """CRFsuite's AROW (adaptive regularization of weights, ``arow``).
 
     Keeps a mean weight and a diagonal variance per feature (starting at
@@ -768,10 +844,10 @@ def fit_arow(data, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, var
     ``epsilon`` (``<=``, as in CRFsuite: with the default 0 it stops after
     an epoch without mistakes).
     """
-    p = _Problem(data, layout, labels, seq_weight)
+    p = _Problem(corpus, layout, labels, seq_weight)
     mean = np.zeros(p.n_params)
     cov = np.full(p.n_params, float(variance))
-    delta, actives, used = p.margin_buffers()
+    margin = p.margin_buffers()
     perm = np.arange(p.n_seq, dtype=np.int64)
     rng = glibc_rand_state(1)
     losses = []
@@ -780,15 +856,15 @@ def fit_arow(data, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, var
     for epoch in range(max_iter):
         shuffle_crfsuite(perm, rng)
         loss = arow_epoch(
-            mean, cov, perm, float(gamma), *p.corpus(), *p.viterbi_buffers(),
-            delta, actives, used,
+            mean, cov, perm, float(gamma), p.arrays(), p.viterbi_buffers(), margin
         )
         losses.append(loss)
         _log_epoch(verbose, "arow", epoch + 1, loss, start)
         if loss / p.n_seq <= epsilon:
             converged = True
             break
-    return mean, OnlineResult(len(losses), np.array(losses), losses[-1] if losses else 0.0, converged)
+    last = losses[-1] if losses else 0.0
+    return mean, OnlineResult(len(losses), np.array(losses), last, converged)
 
 
 class _SGD:
@@ -804,10 +880,14 @@ class _SGD:
         )
 
     def epoch(self, w, order, t, t0, lam):
-        return l2sgd_epoch(w, order, t, t0, lam, *self.p.corpus(), *self.buffers)
+        return l2sgd_epoch(w, order, t, t0, lam, self.p.arrays(), self.buffers)
 
 
-def fit_l2sgd(data, layout, labels, seq_weight, *, c2=1.0, max_iter=1000, period=10, delta=1e-6, calibration_eta=0.1, calibration_rate=2.0, calibration_samples=1000, calibration_candidates=10, calibration_max_trials=20, verbose=0):
+def fit_l2sgd(
+    corpus, layout, labels, seq_weight, *, c2=1.0, max_iter=1000, period=10, delta=1e-6,
+    calibration_eta=0.1, calibration_rate=2.0, calibration_samples=1000,
+    calibration_candidates=10, calibration_max_trials=20, verbose=0,
+):
     """CRFsuite's stochastic gradient descent with L2 regularization (``l2sgd``).
 
     Minimizes ``Σ_s w_s·(-log p(y_s|x_s)) + c2·‖w‖²`` one sequence at a time
@@ -822,7 +902,7 @@ def fit_l2sgd(data, layout, labels, seq_weight, *, c2=1.0, max_iter=1000, period
     improved by less than ``delta`` (relative) over the last ``period``
     epochs, and returns the weights of the epoch with the lowest loss.
     """
-    p = _Problem(data, layout, labels, seq_weight)
+    p = _Problem(corpus, layout, labels, seq_weight)
     N = p.n_seq
     lam = 2.0 * c2 / N
     sgd = _SGD(p)
@@ -912,7 +992,7 @@ def fit_l2sgd(data, layout, labels, seq_weight, *, c2=1.0, max_iter=1000, period
             f"l2sgd stopped after max_iter={max_iter} epochs before the loss improved "
             f"by less than delta={delta} over period={period} epochs",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=6,  # the caller of CRFTagger.fit
         )
     return best_w, OnlineResult(len(losses), np.array(losses), float(best_sum_loss), converged, eta)
 

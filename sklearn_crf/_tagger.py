@@ -1,12 +1,9 @@
 """CRFTagger: a linear-chain CRF sequence labeler as a scikit-learn estimator."""
 
-import contextlib
-import threading
-from array import array
 import logging
+import warnings
 from numbers import Integral, Real
 
-import numba
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
@@ -15,7 +12,8 @@ from sklearn.utils.validation import check_is_fitted
 from . import _inspection, _kernels, _online
 from ._objective import CRFObjective, build_layout
 from ._optimize import minimize_crf
-from ._validation import encode_labels
+from ._threads import n_threads as _n_threads
+from ._validation import check_sequence_weight, encode_labels
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
@@ -87,12 +85,19 @@ class CRFTagger(BaseEstimator):
         entity F1 within 0.002 of the converged model's; use 1e-5 to train to
         CRFsuite's precision. Solvers ``"lbfgs"`` and ``"l-bfgs-b"``.
     epsilon : float, default=None
-        Stopping test of ``"ap"``, ``"pa"`` and ``"arow"``: training stops
-        after an epoch whose loss (see ``loss_curve_``) divided by the number
-        of sequences is below ``epsilon`` (at most ``epsilon`` for
-        ``"arow"``). None is CRFsuite's default, 0: ``"ap"`` and ``"pa"``
-        then run ``max_iter`` epochs, ``"arow"`` stops after an epoch without
-        mistakes.
+        CRFsuite's ``epsilon``, a stopping rule whose meaning and default
+        depend on the solver; None is CRFsuite's default of the solver.
+        ``"lbfgs"`` and ``"l-bfgs-b"`` (default 1e-5): training stops when
+        ``‖g‖ / max(‖w‖, 1) <= epsilon``, g the gradient of the loss (with
+        ``c1 > 0`` its orthant-wise pseudo-gradient). Tested before the first
+        iteration too, so a refit that starts at an optimum (a warm start
+        from converged weights) runs no iteration. ``"ap"``, ``"pa"`` and
+        ``"arow"`` (default 0): training stops after an epoch whose loss (see
+        ``loss_curve_``) divided by the number of sequences is below
+        ``epsilon`` (at most ``epsilon`` for ``"arow"``); with 0, ``"ap"``
+        and ``"pa"`` run ``max_iter`` epochs and ``"arow"`` stops after an
+        epoch without mistakes. ``"l2sgd"`` does not use it (its rule is
+        ``period`` / ``delta``).
     period : int, default=10
         ``"l2sgd"``: the stopping test compares the loss with the loss
         ``period`` epochs earlier.
@@ -130,9 +135,15 @@ class CRFTagger(BaseEstimator):
         ``"arow"``: the trade-off between the loss and the change of the
         weights.
     min_freq : float, default=0.0
-        A state feature (attribute, label) is kept only when the sum of the
-        attribute's values over training tokens with that label is at least
-        ``min_freq``.
+        CRFsuite's feature frequency cut-off, for every kind of feature: a
+        state feature (attribute, label) is kept only when the sum of the
+        attribute's values over the training tokens with that label is at
+        least ``min_freq`` (so with the default 0, a pair whose values sum to
+        a negative number is dropped, as in CRFsuite), a transition only when
+        the label bigram occurs at least ``min_freq`` times. The extra
+        features of ``all_possible_states`` and ``all_possible_transitions``
+        have frequency 0: any ``min_freq > 0`` drops those not seen often
+        enough.
     all_possible_states : bool, default=False
         Give a weight to every (attribute, label) pair, not only those seen in
         training. Slower, rarely more accurate.
@@ -185,10 +196,13 @@ class CRFTagger(BaseEstimator):
         transition features.
     transition_matrix_ : ndarray of shape (n_labels, n_labels)
         ``transition_matrix_[i, j]`` is the weight of label ``classes_[i]``
-        followed by ``classes_[j]`` (0 where there is no such feature).
+        followed by ``classes_[j]`` (0 where there is no such feature);
+        computed from ``coef_`` on each access (``coef_`` is the one source of
+        truth: edit it, not this copy).
     n_iter_ : int
-        Number of iterations run (epochs for the online solvers; for
-        ``"l2sgd"`` not counting the calibration's).
+        Number of iterations of the solver in the last fit (L-BFGS-B or
+        OWL-QN; epochs for the online solvers, for ``"l2sgd"`` not counting
+        the calibration's).
     loss_ : float
         The objective at the fitted weights (``"l2sgd"``: the loss of the
         returned best epoch; ``"ap"``, ``"pa"``, ``"arow"``: the last epoch's
@@ -255,6 +269,12 @@ class CRFTagger(BaseEstimator):
     [['PER', 'O']]
     >>> crf.score(X, y)
     1.0
+
+    CRFsuite's averaged perceptron instead of L-BFGS:
+
+    >>> ap = CRFTagger(solver="ap", max_iter=5).fit(X, y)
+    >>> ap.predict([[{"w": "Mary"}, {"w": "runs"}]]), ap.n_iter_
+    ([['PER', 'O']], 5)
     """
 
     _parameter_constraints: dict = {
@@ -370,62 +390,56 @@ class CRFTagger(BaseEstimator):
         """
         _online.check_solver_params(self)  # online solvers: parameters of another solver
         vectorizer = SequenceVectorizer(n_features=self.hashing)
-        zeros = (array("q"), array("i"))
-        data = vectorizer._transform(X, fitting=True, zeros=zeros)
-        tok_ptr, tok_attr, tok_val, seq_ptr = data
-        classes, labels = encode_labels(y, seq_ptr)
-        seq_weight = _check_sample_weight(sample_weight, len(seq_ptr) - 1)
+        corpus = vectorizer.fit_encode(X)
+        classes, labels = encode_labels(y, corpus.seq_ptr)
+        seq_weight = check_sequence_weight(sample_weight, corpus.n_sequences)
+        if seq_weight is None:
+            seq_weight = np.ones(corpus.n_sequences)
         layout = build_layout(
-            tok_ptr, tok_attr, tok_val, seq_ptr, labels,
-            vectorizer.n_attributes_, len(classes),
-            zero_entries=tuple(np.frombuffer(z, dtype=z.typecode) for z in zeros),
+            corpus, labels, len(classes),
             min_freq=self.min_freq,
             all_possible_states=self.all_possible_states,
             all_possible_transitions=self.all_possible_transitions,
         )
         logger.debug(
             "%d sequences, %d tokens, %d attributes, %d labels, %d parameters",
-            len(seq_ptr) - 1, len(tok_ptr) - 1, vectorizer.n_attributes_,
+            corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
             len(classes), layout.n_params,
         )
         if self.solver in _online.ONLINE_SOLVERS:  # online solvers: see _online.py
-            return self._fit_online(vectorizer, classes, layout, data, labels, seq_weight)
-        with _n_threads(self.n_jobs, len(tok_ptr) - 1) as n_threads:
+            return self._fit_online(vectorizer, classes, layout, corpus, labels, seq_weight)
+        with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
             objective = CRFObjective(
-                data, layout, labels, seq_weight, c1=self.c1, c2=self.c2,
-                n_chunks=n_threads,
+                corpus, layout, labels, seq_weight, c2=self.c2, n_chunks=n_threads,
             )
             w0 = self._warm_start_weights(vectorizer, classes, layout)
-            coef, n_iter, losses = minimize_crf(
-                objective, w0, solver=self.solver,
+            result = minimize_crf(
+                objective, w0, c1=self.c1, solver=self.solver,
                 max_iter=_online.resolved_max_iter(self.solver, self.max_iter),
-                tol=self.tol, verbose=self.verbose,
+                tol=self.tol,
+                epsilon=_online.resolved_epsilon(self.solver, self.epsilon),
+                verbose=self.verbose,
             )
         self.classes_ = classes
         self.vectorizer_ = vectorizer
         self.layout_ = layout
-        self.coef_ = coef
-        self.transition_matrix_ = layout.transition_matrix(coef)
-        self.n_iter_ = n_iter
-        self.loss_curve_ = losses
-        self.loss_ = (
-            float(losses[-1]) if len(losses)
-            else objective.full_loss(coef, objective.smooth(coef)[0])
-        )
+        self.coef_ = result.w
+        self.n_iter_ = result.n_iter
+        self.loss_curve_ = result.losses
+        self.loss_ = result.loss
         self._sklearn_crf_version = __version__
         return self
 
-    def _fit_online(self, vectorizer, classes, layout, data, labels, seq_weight):
+    def _fit_online(self, vectorizer, classes, layout, corpus, labels, seq_weight):
         """Fit with one of CRFsuite's online solvers (:mod:`sklearn_crf._online`)."""
         coef, result = _online.fit_online(
-            self.solver, data, layout, labels, seq_weight,
+            self.solver, corpus, layout, labels, seq_weight,
             self.get_params(deep=False), verbose=self.verbose,
         )
         self.classes_ = classes
         self.vectorizer_ = vectorizer
         self.layout_ = layout
         self.coef_ = coef
-        self.transition_matrix_ = layout.transition_matrix(coef)
         self.n_iter_ = result.n_iter
         self.loss_curve_ = result.loss_curve
         self.loss_ = float(result.loss)
@@ -469,12 +483,13 @@ class CRFTagger(BaseEstimator):
         """Vectorize X, score its tokens and run ``kernel(scores, seq_ptr,
         n_threads)`` with the thread count in force; returns (result, seq_ptr)."""
         check_is_fitted(self)
-        tok_ptr, tok_attr, tok_val, seq_ptr = self.vectorizer_._transform(X, fitting=False)
-        with _n_threads(self.n_jobs, len(tok_ptr) - 1) as n_threads:
+        corpus = self.vectorizer_.encode(X)
+        with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
             scores = _kernels.state_scores(
-                self.layout_.attribute_matrix(self.coef_), tok_ptr, tok_attr, tok_val
+                self.layout_.attribute_matrix(self.coef_), corpus.tok_ptr,
+                corpus.tok_attr, corpus.tok_val,
             )
-            return kernel(scores, seq_ptr, n_threads), seq_ptr
+            return kernel(scores, corpus.seq_ptr, n_threads), corpus.seq_ptr
 
     def _state_scores(self, X):
         """Vectorize X and return (state scores, sequence offsets)."""
@@ -493,9 +508,10 @@ class CRFTagger(BaseEstimator):
         y : list of lists
             The predicted labels, of the same type as the training labels.
         """
+        trans = self.transition_matrix_  # from coef_; NotFittedError before fit
         (codes, _), seq_ptr = self._infer(
             X, lambda scores, seq_ptr, n_threads: _kernels.viterbi_batch(
-                scores, self.transition_matrix_, seq_ptr, n_threads
+                scores, trans, seq_ptr, n_threads
             )
         )
         labels = self.classes_.tolist()
@@ -516,9 +532,10 @@ class CRFTagger(BaseEstimator):
             ``marginals[i][t][label]`` is the probability that token ``t`` of
             sequence ``i`` has that label (sklearn-crfsuite's format).
         """
+        trans = self.transition_matrix_  # from coef_; NotFittedError before fit
         (_, node, _), seq_ptr = self._infer(
             X, lambda scores, seq_ptr, n_threads: _kernels.forward_backward_batch(
-                scores, self.transition_matrix_, seq_ptr, False, n_threads
+                scores, trans, seq_ptr, False, n_threads
             )
         )
         labels = self.classes_.tolist()
@@ -545,6 +562,16 @@ class CRFTagger(BaseEstimator):
         from .metrics import flat_accuracy_score
 
         return flat_accuracy_score(y, self.predict(X), sample_weight=sample_weight)
+
+    @property
+    def transition_matrix_(self):
+        """Dense (n_labels, n_labels) transition weights, computed from ``coef_``.
+
+        ``transition_matrix_[i, j]`` is the weight of ``classes_[i]`` followed
+        by ``classes_[j]``, 0 where there is no such feature.
+        """
+        check_is_fitted(self)
+        return self.layout_.transition_matrix(self.coef_)
 
     @property
     def attributes_(self):
@@ -623,12 +650,17 @@ class CRFTagger(BaseEstimator):
         return tags
 
     def __setstate__(self, state):
-        version = state.get("_sklearn_crf_version")
-        if version is not None and version.split(".")[:2] != __version__.split(".")[:2]:
+        if not isinstance(state, dict):
             raise ValueError(
-                f"this CRFTagger was pickled with sklearn-crf {version}, which is "
-                f"not compatible with the installed {__version__}; refit it"
+                f"cannot read this pickled CRFTagger: its state is a "
+                f"{type(state).__name__}, not a dict"
             )
+        version = state.get("_sklearn_crf_version")
+        if version is not None and version != __version__:
+            warnings.warn(InconsistentVersionWarning(version, __version__), stacklevel=2)
+        state = dict(state)
+        state.pop("transition_matrix_", None)  # a stored copy before 0.2: coef_ has it
+        _check_fitted_state(state, version)
         super().__setstate__(state)
 
 
@@ -638,8 +670,68 @@ def _attribute_map(old, new):
         vocab = new.vocabulary_
         return np.array([vocab.get(name, -1) for name in old.feature_names_], dtype=np.int64)
     if old.n_features == new.n_features:  # the same hash slots
-        return np.arange(old.n_attributes_, dtype=np.int64)
+        ids = new._slot_ids
+        return np.array([ids.get(slot, -1) for slot in old.hash_slots_.tolist()],
+                        dtype=np.int64)
     return np.full(old.n_attributes_, -1, dtype=np.int64)
+
+
+class InconsistentVersionWarning(UserWarning):
+    """A CRFTagger pickled by another version of sklearn-crf was loaded.
+
+    As scikit-learn's :class:`~sklearn.exceptions.InconsistentVersionWarning`:
+    the model is loaded, but it may not behave as it did; refit it to be sure.
+
+    Parameters
+    ----------
+    original_version : str
+        The sklearn-crf version that pickled the model.
+    current_version : str
+        The installed version.
+
+    Examples
+    --------
+    >>> from sklearn_crf import InconsistentVersionWarning
+    >>> str(InconsistentVersionWarning("0.1.0", "0.2.0"))[:58]
+    'Trying to unpickle a CRFTagger pickled by sklearn-crf 0.1.'
+    """
+
+    def __init__(self, original_version, current_version):
+        self.original_version = original_version
+        self.current_version = current_version
+
+    def __str__(self):
+        return (
+            f"Trying to unpickle a CRFTagger pickled by sklearn-crf "
+            f"{self.original_version} with sklearn-crf {self.current_version} "
+            "installed. It is loaded, but it might not behave as it did; refit it "
+            "to be sure."
+        )
+
+
+#: fitted attributes without which a fitted CRFTagger cannot be used
+_FITTED_STATE = ("classes_", "vectorizer_", "layout_", "coef_")
+
+
+def _check_fitted_state(state, version):
+    """Refuse, with a clear message, a fitted state that cannot be read."""
+    present = [name for name in _FITTED_STATE if name in state]
+    if not present:
+        return  # an unfitted estimator: its parameters are all there is
+    made_by = f"pickled by sklearn-crf {version}" if version else "pickled"
+    missing = [name for name in _FITTED_STATE if name not in state]
+    if missing:
+        raise ValueError(
+            f"cannot read this CRFTagger ({made_by}): its fitted state lacks "
+            f"{', '.join(missing)}; refit it"
+        )
+    coef, layout = state["coef_"], state["layout_"]
+    n_params = getattr(layout, "n_params", None)
+    if not isinstance(coef, np.ndarray) or coef.ndim != 1 or coef.shape[0] != n_params:
+        raise ValueError(
+            f"cannot read this CRFTagger ({made_by}): coef_ does not match its "
+            "parameter layout; refit it"
+        )
 
 
 def _copy_matching(dest, dest_keys, src_keys, src_values):
@@ -653,60 +745,3 @@ def _copy_matching(dest, dest_keys, src_keys, src_values):
     dest[hit] = src_values[order[pos[hit]]]
 
 
-def _check_sample_weight(sample_weight, n_sequences):
-    if sample_weight is None:
-        return np.ones(n_sequences)
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    if weights.shape != (n_sequences,):
-        raise ValueError(
-            f"sample_weight has shape {weights.shape}, expected ({n_sequences},): "
-            "one weight per sequence"
-        )
-    bad = np.flatnonzero(~np.isfinite(weights) | (weights < 0))
-    if len(bad):
-        raise ValueError(
-            f"sample_weight[{bad[0]}] is {weights[bad[0]]}; weights must be finite "
-            "and non-negative"
-        )
-    return weights
-
-
-#: fewer tokens than this per thread and threads cost more than they bring
-MIN_TOKENS_PER_THREAD = 5000
-
-
-@contextlib.contextmanager
-def _n_threads(n_jobs, n_tokens):
-    """Set numba's thread count for the block; yields the count in force.
-
-    The count is ``n_jobs`` (numba's default for None), and at most one thread
-    per ``MIN_TOKENS_PER_THREAD`` tokens: small inputs run on one thread.
-    """
-    available = numba.config.NUMBA_NUM_THREADS
-    if n_jobs is None:
-        n = numba.get_num_threads()
-    elif n_jobs < 0:
-        n = max(available + 1 + n_jobs, 1)
-    else:
-        n = n_jobs
-    n = max(1, min(n, available, n_tokens // MIN_TOKENS_PER_THREAD))
-    previous = numba.get_num_threads()
-    numba.set_num_threads(n)
-    lock = _WORKQUEUE_LOCK if _needs_serializing() else contextlib.nullcontext()
-    try:
-        with lock:
-            yield n
-    finally:
-        numba.set_num_threads(previous)
-
-
-#: numba's workqueue threading layer (its fallback without OpenMP or TBB) aborts
-#: the process when parallel kernels are entered from two Python threads at once
-_WORKQUEUE_LOCK = threading.Lock()
-
-
-def _needs_serializing():
-    try:
-        return numba.threading_layer() == "workqueue"
-    except ValueError:  # no parallel kernel has run yet: the layer is not chosen
-        return True

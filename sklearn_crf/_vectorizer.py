@@ -1,8 +1,9 @@
-"""SequenceVectorizer: sequences of feature dicts → CSR over tokens + sequence offsets."""
+"""SequenceVectorizer: sequences of feature dicts → an :class:`EncodedCorpus`."""
 
 import math
 from array import array
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,24 +20,119 @@ _NUMBER_TYPES = (int, float, np.integer, np.floating, np.bool_)
 _CONTAINER_TYPES = (list, tuple, set, frozenset)
 
 
+def _empty(dtype):
+    return field(default_factory=lambda: np.zeros(0, dtype=dtype))
+
+
+@dataclass(frozen=True, eq=False)
+class EncodedCorpus:
+    """Sequences of feature dicts as arrays: what every consumer of X reads.
+
+    Produced by :meth:`SequenceVectorizer.fit_encode` and
+    :meth:`SequenceVectorizer.encode`. Tokens → attributes is CSR-style: the
+    attributes of token ``t`` are ``tok_attr[tok_ptr[t]:tok_ptr[t + 1]]`` with
+    values ``tok_val[...]`` (in the order of the token's dict; a repeated
+    attribute is repeated, so its values add up, as in CRFsuite). The tokens of
+    sequence ``s`` are ``seq_ptr[s]:seq_ptr[s + 1]``.
+
+    Entries whose value is 0 are not stored in ``tok_attr``/``tok_val`` (they
+    add nothing to a score) but listed in ``zero_tok``/``zero_attr``: CRFsuite
+    gives an (attribute, label) pair a weight even when the attribute was only
+    seen with value 0 for that label.
+
+    Attributes
+    ----------
+    tok_ptr : ndarray of shape (n_tokens + 1,), dtype int64
+        Start of each token's entries.
+    tok_attr : ndarray of shape (n_entries,), dtype int32
+        Attribute id of each non-zero entry.
+    tok_val : ndarray of shape (n_entries,), dtype float64
+        Value of each non-zero entry (finite, not 0).
+    seq_ptr : ndarray of shape (n_sequences + 1,), dtype int64
+        Start of each sequence's tokens.
+    n_attributes : int
+        Number of attribute ids (ids are in ``range(n_attributes)``).
+    zero_tok : ndarray of shape (n_zeros,), dtype int64
+        Token index of each entry with value 0.
+    zero_attr : ndarray of shape (n_zeros,), dtype int32
+        Attribute id of each entry with value 0.
+
+    Examples
+    --------
+    >>> from sklearn_crf import SequenceVectorizer
+    >>> corpus = SequenceVectorizer().fit_encode([[{"w": "a", "n": 0}, {"w": "b"}]])
+    >>> corpus.n_sequences, corpus.n_tokens, corpus.n_attributes
+    (1, 2, 3)
+    >>> corpus.tok_attr, corpus.zero_tok, corpus.zero_attr
+    (array([0, 2], dtype=int32), array([0]), array([1], dtype=int32))
+    """
+
+    tok_ptr: np.ndarray
+    tok_attr: np.ndarray
+    tok_val: np.ndarray
+    seq_ptr: np.ndarray
+    n_attributes: int
+    zero_tok: np.ndarray = _empty(np.int64)
+    zero_attr: np.ndarray = _empty(np.int32)
+
+    @property
+    def n_tokens(self):
+        """Number of tokens."""
+        return self.tok_ptr.shape[0] - 1
+
+    @property
+    def n_sequences(self):
+        """Number of sequences."""
+        return self.seq_ptr.shape[0] - 1
+
+    @property
+    def nbytes(self):
+        """Bytes held by the arrays."""
+        return sum(
+            a.nbytes for a in (self.tok_ptr, self.tok_attr, self.tok_val, self.seq_ptr,
+                               self.zero_tok, self.zero_attr)
+        )
+
+    def to_csr(self):
+        """The token-by-attribute matrix, one row per token (zeros not stored).
+
+        Returns
+        -------
+        Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
+            Repeated attributes of a token are summed.
+        """
+        return sp.csr_matrix(
+            (self.tok_val, self.tok_attr, self.tok_ptr),
+            shape=(self.n_tokens, self.n_attributes),
+        )
+
+
 class SequenceVectorizer(TransformerMixin, BaseEstimator):
     """Turn sequences of feature dicts into a sparse matrix over tokens.
 
-    The semantics are those of CRFsuite (and so of sklearn-crfsuite), so feature
-    functions written for sklearn-crfsuite work unchanged. For a key ``k`` of a
-    token's dict:
+    The semantics are those of python-crfsuite's ``ItemSequence`` (and so of
+    sklearn-crfsuite), so feature functions written for sklearn-crfsuite work
+    unchanged. A token is a dict of features or a list of attribute names. For
+    a key ``k`` of a token's dict:
 
     * a ``str`` value ``v`` is the attribute ``"k:v"`` with value 1 (``bytes`` are
       decoded as UTF-8 first);
-    * an ``int`` or ``float`` value ``x`` is the attribute ``"k"`` with value
-      ``x``; a ``bool`` is 1.0 or 0.0;
+    * a number ``x`` (``int``, ``float``, ``bool`` or a NumPy scalar) is the
+      attribute ``"k"`` with value ``x``; a bool is 1.0 or 0.0, so
+      ``{attribute: weight}`` dicts give each attribute its weight;
     * a list, tuple or set of strings ``[v1, v2]`` gives the attributes ``"k:v1"``
       and ``"k:v2"`` with value 1 each;
     * a nested dict ``{"k2": v}`` gives the attributes of ``{"k:k2": v}``,
       recursively.
 
-    Attributes with value 0 join the vocabulary in :meth:`fit`, as in CRFsuite,
-    but are not stored in the matrix (they add nothing to a score).
+    A token given as a list (or tuple) of strings, ``["word=madrid",
+    "shape=Xx"]``, has those attributes with value 1 each.
+
+    Attributes with value 0 (whatever the type of the zero: ``False``, ``0``,
+    ``0.0``, ``np.False_``, ``np.float64(0)``, at any depth of nested dicts)
+    join the vocabulary in :meth:`fit`, as in CRFsuite, but are not stored in
+    the matrix (they add nothing to a score); the :class:`EncodedCorpus` of
+    :meth:`fit_encode` and :meth:`encode` lists them apart.
     Repeated attributes within a token are kept as separate entries, so their
     values add up, as in CRFsuite. Attributes not seen in :meth:`fit` are
     ignored by :meth:`transform`.
@@ -48,14 +144,20 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
     n_features : int, default=None
         ``None`` keeps a vocabulary of every attribute seen in :meth:`fit`.
         An int switches to the hashing trick: attribute names are hashed
-        (MurmurHash3, the same in every process) into that many columns, so
+        (MurmurHash3, the same in every process) into that many slots, so
         memory stays bounded however many attributes there are; colliding
-        attributes share a column, and there are no names to inspect.
+        attributes share a slot, and there are no names to inspect. Only the
+        slots seen in :meth:`fit` get an attribute id (memory scales with
+        them, not with ``n_features``); :meth:`transform` returns the slots
+        as columns.
 
     Attributes
     ----------
     n_attributes_ : int
-        Number of columns: the vocabulary size, or ``n_features`` when hashing.
+        Number of attribute ids: the vocabulary size, or when hashing the
+        number of distinct slots seen in :meth:`fit`.
+    hash_slots_ : ndarray of shape (n_attributes_,), dtype int64
+        When hashing, the slot of each attribute id (not set otherwise).
     vocabulary_ : dict of str to int
         Attribute name → column index, in order of first appearance (not set
         when hashing).
@@ -107,8 +209,42 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         self : SequenceVectorizer
             The fitted vectorizer.
         """
-        self._transform(X, fitting=True)
+        self._encode(X, fitting=True)
         return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_encode(self, X, y=None):
+        """Learn the vocabulary and return X as an :class:`EncodedCorpus`.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Each sequence is a list of tokens; each token a dict of features.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        corpus : EncodedCorpus
+            X's attribute ids and values, with the zero-valued entries.
+        """
+        return self._encode(X, fitting=True)
+
+    def encode(self, X):
+        """X as an :class:`EncodedCorpus`; attributes unseen in fit are dropped.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Each sequence is a list of tokens; each token a dict of features.
+
+        Returns
+        -------
+        corpus : EncodedCorpus
+            X's attribute ids and values, with the zero-valued entries.
+        """
+        check_is_fitted(self, "n_attributes_")
+        return self._encode(X, fitting=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None):
@@ -126,7 +262,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
             One row per token, the sequences one after another.
         """
-        return self._to_csr(*self._transform(X, fitting=True))
+        return self._to_csr(self.fit_encode(X))
 
     def transform(self, X):
         """Return the token-by-attribute matrix of X; unseen attributes are dropped.
@@ -141,8 +277,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
             One row per token, the sequences one after another.
         """
-        check_is_fitted(self, "n_attributes_")
-        return self._to_csr(*self._transform(X, fitting=False))
+        return self._to_csr(self.encode(X))
 
     @staticmethod
     def sequence_offsets(X):
@@ -186,37 +321,44 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         tags.input_tags.dict = True
         return tags
 
-    def _to_csr(self, tok_ptr, tok_attr, tok_val, seq_ptr):
+    def _to_csr(self, corpus):
+        """The corpus as a matrix whose columns are attribute ids, or hash slots."""
+        slots = getattr(self, "hash_slots_", None)
+        if slots is None:
+            return corpus.to_csr()
         return sp.csr_matrix(
-            (tok_val, tok_attr, tok_ptr),
-            shape=(len(tok_ptr) - 1, self.n_attributes_),
+            (corpus.tok_val, slots[corpus.tok_attr], corpus.tok_ptr),
+            shape=(corpus.n_tokens, self._n_slots),
         )
 
-    def _transform(self, X, fitting, zeros=None):
-        """The one pass over X behind fit, transform and CRFTagger.
+    def _encode(self, X, fitting):
+        """The one pass over X behind every method: an :class:`EncodedCorpus`.
 
-        Returns ``tok_ptr`` (int64), ``tok_attr`` (int32), ``tok_val`` (float64)
-        and ``seq_ptr`` (int64). When ``fitting``, sets ``vocabulary_`` and
-        ``feature_names_`` (only after the whole of X is valid).
+        When ``fitting``, sets the fitted attributes (only after the whole of X
+        is valid); otherwise changes nothing on ``self``.
 
-        ``vocabulary_`` (attribute name → id) is the truth. Two caches, built in
-        fit, skip building the attribute name of the common features:
-        ``_str_ids[key][value]`` for str values and ``_num_ids[key]`` for numbers;
-        a miss builds the name and looks it up in the vocabulary. When hashing,
-        the caches live for one call only and a miss hashes the name.
+        Attribute name → id goes through ``vocabulary_`` or, when hashing, the
+        hash slot of the name and ``_slot_ids`` (slot → id, the slots seen in
+        fit). Two caches skip building the attribute name of the common
+        features: ``_str_ids[key][value]`` for str values and ``_num_ids[key]``
+        for numbers; a miss builds the name. They are filled by fit only (a
+        call that is not fitting reads them; when hashing every call has its
+        own).
 
-        Number features equal to 0 are left out of the result, but when fitting
-        their attributes join the vocabulary (as in CRFsuite), and with
-        ``zeros=(token ids, attribute ids)``, two ``array`` objects, their
-        entries are appended there: CRFsuite gives an (attribute, label) pair a
-        weight even when the attribute was only seen with value 0.
+        The zero rule, the one place where it lives: an entry whose value is 0
+        (a number, bool or NumPy scalar equal to 0, at any depth of nested
+        dicts) is not stored with the others but listed in the zero entries;
+        when fitting, its attribute joins the vocabulary (as in CRFsuite).
         """
         check_sequences(X, "X", allow_empty=not fitting)
-        hashing = self.n_features if fitting else getattr(self, "_hash_slots", None)
-        if fitting or hashing:
+        hashing = self.n_features if fitting else getattr(self, "_n_slots", None)
+        if fitting:
             vocab, str_ids, num_ids = {}, {}, {}
+        elif hashing:
+            vocab, str_ids, num_ids = self._slot_ids, {}, {}
         else:
             vocab, str_ids, num_ids = self.vocabulary_, self._str_ids, self._num_ids
+        fill_caches = fitting or bool(hashing)
         attrs = array("i")
         vals = array("d")
         add_attr = attrs.append
@@ -225,9 +367,10 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         seq_ptr = array("q", [0])
         get_str = str_ids.get
         get_num = num_ids.get
-        if zeros is not None:
-            add_zero_tok = zeros[0].append
-            add_zero_attr = zeros[1].append
+        zero_tok = array("q")
+        zero_attr = array("i")
+        add_zero_tok = zero_tok.append
+        add_zero_attr = zero_attr.append
         n_tok = 0  # tokens done, i.e. the index of the current one
 
         def token_index():
@@ -235,22 +378,33 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             return n_tok - seq_ptr[-1]
 
         def lookup(name):
-            if hashing:
-                return murmurhash3_32(name, positive=True) % hashing
-            idx = vocab.get(name)
+            key = murmurhash3_32(name, positive=True) % hashing if hashing else name
+            idx = vocab.get(key)
             if idx is None and fitting:
-                idx = vocab[name] = len(vocab)
+                idx = vocab[key] = len(vocab)
             return idx
+
+        def add_entries(pairs):
+            for name, x in pairs:
+                idx = lookup(name)
+                if idx is None:
+                    if not math.isfinite(x):
+                        _raise_bad_value(X)
+                elif x == 0.0:
+                    add_zero_tok(n_tok)
+                    add_zero_attr(idx)
+                else:
+                    add_attr(idx)
+                    add_val(x)
 
         try:
             for s, seq in enumerate(X):
                 for token in seq:
                     if type(token) is not dict and not isinstance(token, Mapping):
-                        t = token_index()
-                        raise TypeError(
-                            f"X[{s}][{t}] is a {type(token).__name__}, expected a "
-                            "dict of features (feature name -> str, number or bool)"
-                        )
+                        add_entries(_list_token(token, s, token_index()))
+                        tok_ptr.append(len(attrs))
+                        n_tok += 1
+                        continue
                     for key, value in token.items():
                         tv = type(value)
                         if tv is str:
@@ -262,14 +416,13 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                                 idx = lookup(key + ":" + value)
                                 if idx is None:
                                     continue
-                                if ids is None:
-                                    ids = str_ids[key] = {}
-                                ids[value] = idx
+                                if fill_caches:
+                                    if ids is None:
+                                        ids = str_ids[key] = {}
+                                    ids[value] = idx
                             add_attr(idx)
                             add_val(1.0)
                         elif tv is float or tv is int or tv is bool:
-                            if not value and not fitting:
-                                continue
                             idx = get_num(key)
                             if idx is None:
                                 if type(key) is not str:
@@ -279,23 +432,16 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                                     if not math.isfinite(value):
                                         _raise_bad_value(X)
                                     continue
-                                num_ids[key] = idx
+                                if fill_caches:
+                                    num_ids[key] = idx
                             if not value:
-                                if zeros is not None:
-                                    add_zero_tok(n_tok)
-                                    add_zero_attr(idx)
+                                add_zero_tok(n_tok)
+                                add_zero_attr(idx)
                                 continue
                             add_attr(idx)
                             add_val(value)
                         else:
-                            t = token_index()
-                            for name, x in _flatten_feature(key, value, s, t):
-                                idx = lookup(name)
-                                if idx is not None:
-                                    add_attr(idx)
-                                    add_val(x)
-                                elif not math.isfinite(x):
-                                    _raise_bad_value(X)
+                            add_entries(_flatten_feature(key, value, s, token_index()))
                     tok_ptr.append(len(attrs))
                     n_tok += 1
                 seq_ptr.append(len(tok_ptr) - 1)
@@ -304,26 +450,48 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         tok_val = np.frombuffer(vals, dtype=np.float64) if len(vals) else np.zeros(0)
         if not np.all(np.isfinite(tok_val)):
             _raise_bad_value(X)
+        if len(vocab) > np.iinfo(np.int32).max:
+            raise ValueError("more than 2**31 - 1 distinct attributes")
         if fitting and hashing:
-            for name in ("vocabulary_", "feature_names_", "_str_ids", "_num_ids"):
+            for name in ("vocabulary_", "feature_names_"):
                 self.__dict__.pop(name, None)
-            self.n_attributes_ = hashing
-            self._hash_slots = hashing
+            self.n_attributes_ = len(vocab)
+            self.hash_slots_ = np.fromiter(vocab, dtype=np.int64, count=len(vocab))
+            self._slot_ids = vocab
+            self._n_slots = hashing
         elif fitting:
-            if len(vocab) > np.iinfo(np.int32).max:
-                raise ValueError("more than 2**31 - 1 distinct attributes")
-            self.__dict__.pop("_hash_slots", None)
+            for name in ("hash_slots_", "_slot_ids", "_n_slots"):
+                self.__dict__.pop(name, None)
             self.n_attributes_ = len(vocab)
             self.vocabulary_ = vocab
             self.feature_names_ = list(vocab)
+        if fitting:
             self._str_ids = str_ids
             self._num_ids = num_ids
-        return (
-            np.frombuffer(tok_ptr, dtype=np.int64),
-            np.frombuffer(attrs, dtype=np.int32) if len(attrs) else np.zeros(0, np.int32),
-            tok_val,
-            np.frombuffer(seq_ptr, dtype=np.int64),
+        return EncodedCorpus(
+            tok_ptr=np.frombuffer(tok_ptr, dtype=np.int64),
+            tok_attr=_as_array(attrs, np.int32),
+            tok_val=tok_val,
+            seq_ptr=np.frombuffer(seq_ptr, dtype=np.int64),
+            n_attributes=self.n_attributes_,
+            zero_tok=_as_array(zero_tok, np.int64),
+            zero_attr=_as_array(zero_attr, np.int32),
         )
+
+    def __setstate__(self, state):
+        if "_hash_slots" in state and "hash_slots_" not in state:
+            # before 0.x.y a hashing vectorizer had every slot as a column
+            n = state.pop("_hash_slots")
+            state["hash_slots_"] = np.arange(n, dtype=np.int64)
+            state["_slot_ids"] = {slot: slot for slot in range(n)}
+            state["_n_slots"] = n
+        super().__setstate__(state)
+
+
+def _as_array(buffer, dtype):
+    """An ``array.array`` as an ndarray without a copy (np.frombuffer rejects
+    empty buffers)."""
+    return np.frombuffer(buffer, dtype=dtype) if len(buffer) else np.zeros(0, dtype)
 
 
 def _decode(value, s, t, name):
@@ -354,7 +522,7 @@ def _flatten_feature(key, value, s, t, prefix=""):
             raise ValueError(
                 f"X[{s}][{t}][{name!r}] is an int too large for a float64"
             ) from None
-        return [(name, x)] if x != 0.0 else []
+        return [(name, x)]
     if isinstance(value, Mapping):
         out = []
         for k2, v2 in value.items():
@@ -378,11 +546,35 @@ def _flatten_feature(key, value, s, t, prefix=""):
     )
 
 
+def _list_token(token, s, t):
+    """(name, 1.0) pairs of a token given as a list of attribute names
+    (python-crfsuite's form: ``["word=madrid", "shape=Xx"]``)."""
+    if not isinstance(token, (list, tuple)):
+        raise TypeError(
+            f"X[{s}][{t}] is a {type(token).__name__}, expected a dict of features "
+            "(feature name -> str, number, bool, list of str or dict) or a list of "
+            "attribute names (str)"
+        )
+    out = []
+    for name in token:
+        if isinstance(name, bytes):
+            name = _decode(name, s, t, "a list token")
+        if not isinstance(name, str):
+            raise TypeError(
+                f"X[{s}][{t}] is a list token holding a {type(name).__name__} "
+                f"({name!r}); a token given as a list may only hold attribute names (str)"
+            )
+        out.append((str(name), 1.0))
+    return out
+
+
 def _raise_bad_value(X):
     """Find the first feature value of X that is not a finite float (NaN, inf, an
     int beyond float64, bytes that are not UTF-8) and say where it is."""
     for s, seq in enumerate(X):
         for t, token in enumerate(seq):
+            if not isinstance(token, Mapping):
+                continue  # a list of names: every value is 1
             for key, value in token.items():
                 for name, x in _flatten_feature(key, value, s, t):
                     if not math.isfinite(x):
