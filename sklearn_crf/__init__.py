@@ -1,11 +1,12 @@
 """sklearn-crf: linear-chain conditional random fields as scikit-learn estimators.
 
 ``import sklearn_crf`` imports only what fitting a :class:`CRFTagger` needs.
-The submodules :mod:`sklearn_crf.datasets` and :mod:`sklearn_crf.metrics` and
-:class:`SequenceFeaturizer` are imported on first access (PEP 562): they cost
-nothing until used (``sklearn_crf.metrics`` imports :mod:`sklearn.metrics`),
-and ``sklearn_crf.metrics``, ``from sklearn_crf import SequenceFeaturizer``
-and ``import sklearn_crf.datasets`` work as for any attribute or submodule.
+The submodules :mod:`sklearn_crf.datasets`, :mod:`sklearn_crf.metrics` and
+:mod:`sklearn_crf.model_selection` and :class:`SequenceFeaturizer` are
+imported on first access (PEP 562): they cost nothing until used
+(``sklearn_crf.metrics`` imports :mod:`sklearn.metrics`), and
+``sklearn_crf.metrics``, ``from sklearn_crf import SequenceFeaturizer`` and
+``import sklearn_crf.datasets`` work as for any attribute or submodule.
 """
 
 from importlib import import_module as _import_module
@@ -20,7 +21,7 @@ from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
-    from . import datasets, metrics, scorers
+    from . import datasets, metrics, model_selection, scorers
     from ._featurizer import SequenceFeaturizer
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "load_crfsuite",
     "load_model",
     "metrics",
+    "model_selection",
     "save_crfsuite",
     "save_model",
     "scorers",
@@ -46,6 +48,7 @@ _LAZY = {
     "SequenceFeaturizer": ("._featurizer", "SequenceFeaturizer"),
     "datasets": (".datasets", None),
     "metrics": (".metrics", None),
+    "model_selection": (".model_selection", None),
     "scorers": (".scorers", None),
 }
 
