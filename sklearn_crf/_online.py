@@ -46,7 +46,7 @@ _NJIT = dict(cache=True, nogil=True, error_model="numpy")
 #: CRFsuite's FLOAT_MAX (DBL_MAX), the starting point of its Viterbi maxima
 _FLOAT_MAX = 1.7976931348623157e308
 
-#: the online solvers and CRFsuite's defaults of their parameters
+#: the online solvers, and the default epoch limits (lbfgs: CRFsuite sets no limit)
 ONLINE_SOLVERS = ("l2sgd", "ap", "pa", "arow")
 DEFAULT_MAX_ITER = {
     "lbfgs": 1000, "l-bfgs-b": 1000, "l2sgd": 1000, "ap": 100, "pa": 100, "arow": 100,

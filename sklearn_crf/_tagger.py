@@ -70,10 +70,11 @@ class CRFTagger(BaseEstimator):
         after each sequence, so training runs on one thread; ``n_jobs``
         still applies to prediction.
     max_iter : int, default=None
-        Maximum number of iterations (epochs for the online solvers). None is
-        CRFsuite's default of the solver: 1000 for ``"lbfgs"``,
-        ``"l-bfgs-b"`` and ``"l2sgd"``, 100 for ``"ap"``, ``"pa"`` and
-        ``"arow"`` (sklearn-crfsuite's ``max_iterations``).
+        Maximum number of iterations (epochs for the online solvers;
+        sklearn-crfsuite's ``max_iterations``). None is the solver's default:
+        1000 for ``"lbfgs"`` and ``"l-bfgs-b"`` (CRFsuite's lbfgs has no
+        limit), and CRFsuite's 1000 for ``"l2sgd"`` and 100 for ``"ap"``,
+        ``"pa"`` and ``"arow"``.
     tol : float, default=1e-3
         Stopping rule (CRFsuite's "delta" test): training stops when the loss
         decreased by less than ``tol`` relative to its current value over the
@@ -100,7 +101,8 @@ class CRFTagger(BaseEstimator):
         ``period`` / ``delta``).
     period : int, default=10
         ``"l2sgd"``: the stopping test compares the loss with the loss
-        ``period`` epochs earlier.
+        ``period`` epochs earlier. (CRFsuite's lbfgs has the same test; here
+        its ``delta`` is ``tol`` and its period is fixed at 10.)
     delta : float, default=1e-6
         ``"l2sgd"``: training stops when the loss improved by less than
         ``delta`` relative to its current value over the last ``period``

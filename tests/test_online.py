@@ -374,6 +374,23 @@ def test_defaults_are_crfsuites(solver):
     assert _online.SOLVER_PARAMS[solver] == crfsuite_names - {None}
 
 
+def test_epsilon_none_is_crfsuites_lbfgs_epsilon():
+    import pycrfsuite
+
+    theirs = pycrfsuite.Trainer(algorithm="lbfgs", verbose=False).get_params()["epsilon"]
+    for solver in ("lbfgs", "l-bfgs-b"):
+        assert _online.resolved_epsilon(solver, CRFTagger().epsilon) == theirs
+        assert _online.resolved_max_iter(solver, CRFTagger().max_iter) == 1000
+
+
+def test_lbfgs_with_epsilon_none_fits_as_with_1e5(toy_ner):
+    X, y = toy_ner
+    a = CRFTagger(c2=0.1, n_jobs=1).fit(X, y)
+    b = CRFTagger(c2=0.1, epsilon=1e-5, n_jobs=1).fit(X, y)
+    assert a.n_iter_ == b.n_iter_
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
 # ------------------------------------------------------ CRFsuite as the oracle
 
 
