@@ -387,11 +387,8 @@ class CRF(BaseEstimator):
     algorithm : {"lbfgs", "l2sgd", "ap", "pa", "arow"}, default=None
         The training algorithm; None is ``"lbfgs"``. CRFTagger's ``solver``.
     min_freq : float, default=None
-        Keep a state feature only when its frequency in the training data is
-        at least ``min_freq`` (None: 0). CRFTagger's ``min_freq``, which
-        filters state features only, where CRFsuite filters transitions and
-        the features of the all-possible switches too: values above 1, and
-        values above 0 with an all-possible switch, raise a ``ValueError``.
+        Keep a feature only when its frequency in the training data is at
+        least ``min_freq`` (None: 0). CRFTagger's ``min_freq``.
     all_possible_states : bool, default=None
         A weight for every (attribute, label) pair (None: False).
     all_possible_transitions : bool, default=None
@@ -409,8 +406,9 @@ class CRF(BaseEstimator):
         ``"lbfgs"``: the L-BFGS history size; CRFTagger keeps 6 (CRFsuite's
         default), so only None and 6 are accepted.
     epsilon : float, default=None
-        Stopping test of ``"lbfgs"`` (gradient norm), ``"ap"``, ``"pa"`` and
-        ``"arow"``; CRFTagger's ``epsilon``.
+        Stopping test of ``"lbfgs"`` (the gradient norm relative to the
+        weights' norm; None: 1e-5), ``"ap"``, ``"pa"`` and ``"arow"`` (the
+        loss per sequence; None: 0); CRFTagger's ``epsilon``.
     period : int, default=None
         Iterations over which the ``delta`` test measures the decrease:
         ``"l2sgd"`` (CRFTagger's ``period``), ``"lbfgs"`` (fixed at 10 in
@@ -650,7 +648,6 @@ class CRF(BaseEstimator):
             raise ValueError(
                 f"algorithm={algorithm!r} is not available: CRFTagger has no solver {solver!r}"
             )
-        _check_min_freq(self.min_freq, self.all_possible_states, self.all_possible_transitions)
         params = {"solver": solver}
         for name, target in COMMON_PARAMETERS.items():
             value = getattr(self, name)
@@ -971,38 +968,6 @@ def _solver_options():
         if isinstance(constraint, StrOptions):
             return constraint.options
     return set()  # pragma: no cover
-
-
-def _check_min_freq(min_freq, all_possible_states, all_possible_transitions):
-    """ValueError for the ``min_freq`` settings whose CRFsuite features CRFTagger
-    does not build.
-
-    CRFsuite filters every feature by frequency: it also drops the transitions
-    seen fewer than ``min_freq`` times and, with ``min_freq > 0``, the
-    zero-frequency features that ``all_possible_states`` /
-    ``all_possible_transitions`` generate. CRFTagger's ``min_freq`` filters
-    state features only, so the feature sets agree only when
-    ``min_freq <= 1`` (every seen transition counts at least 1) and no
-    all-possible switch is on with ``min_freq > 0``.
-    """
-    if not min_freq:
-        return
-    if min_freq > 1:
-        raise ValueError(
-            f"min_freq={min_freq!r} cannot be honoured: CRFsuite then also drops the "
-            "label transitions seen fewer than min_freq times, and CRFTagger's "
-            "min_freq filters state features only; use min_freq <= 1, or "
-            "CRFTagger(min_freq=...) for its state-feature filter"
-        )
-    on = [name for name, value in (("all_possible_states", all_possible_states),
-                                   ("all_possible_transitions", all_possible_transitions))
-          if value]
-    if on:
-        raise ValueError(
-            f"min_freq={min_freq!r} with {' and '.join(on)}=True cannot be honoured: "
-            "CRFsuite then drops the zero-frequency features the switch generates, "
-            "and CRFTagger keeps them"
-        )
 
 
 def _check_fixed(name, value, c1):

@@ -662,6 +662,9 @@ def test_scorers_module(xseq, yseq):
           calibration_eta=0.2, calibration_rate=3.0, calibration_samples=50,
           calibration_candidates=4, calibration_max_trials=8)),
     (dict(algorithm="ap", epsilon=0.01), dict(solver="ap", epsilon=0.01)),
+    (dict(epsilon=1e-4, min_freq=2, all_possible_states=True),
+     dict(solver="lbfgs", max_iter=10**7, tol=1e-5, epsilon=1e-4, min_freq=2,
+          all_possible_states=True)),
     (dict(algorithm="pa", epsilon=0.01, pa_type=2, c=0.5, error_sensitive=False,
           averaging=False),
      dict(solver="pa", epsilon=0.01, pa_type=2, c=0.5, error_sensitive=False,
@@ -676,26 +679,12 @@ def test_migration_table_parameters(kwargs, expected):
     CRFTagger(**params)._validate_params()
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(min_freq=2), "min_freq=2 cannot be honoured: CRFsuite then also drops the label transitions"),
-    (dict(min_freq=0.5, all_possible_states=True), "all_possible_states=True cannot be honoured"),
-    (dict(min_freq=1, all_possible_transitions=True), "all_possible_transitions=True cannot be honoured"),
-])
-def test_min_freq_that_cannot_be_honoured(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        CRF(**kwargs).tagger_params()
-
-
-def test_epsilon_with_lbfgs_is_refused():
-    with pytest.raises(ValueError, match="epsilon=0.001 cannot be honoured"):
-        CRF(epsilon=1e-3).tagger_params()
-
-
 @pytest.mark.parametrize("kwargs", [
     dict(min_freq=0.5),  # drops the pairs of zero-valued (False) attributes
-    dict(min_freq=1),
+    dict(min_freq=2),  # and the rare transitions
     dict(all_possible_transitions=True),
     dict(all_possible_states=True),
+    dict(all_possible_states=True, all_possible_transitions=True, min_freq=3),
 ])
 def test_feature_generation_as_sklearn_crfsuite(conll, kwargs):
     """min_freq and the all-possible switches make CRFsuite's feature set."""
