@@ -17,6 +17,7 @@ import numpy as np
 import pycrfsuite
 import pytest
 import sklearn_crfsuite
+import sklearn_crfsuite.metrics
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.metrics import make_scorer
@@ -220,12 +221,17 @@ def test_flat_metrics_as_sklearn_crfsuite():
     assert metrics.flat_recall_score(Y1, Y2, average="micro") == 3 / 5
     assert metrics.flat_f1_score(Y1, Y2, average="macro") == 2 / 3
     assert metrics.flat_fbeta_score(Y1, Y2, beta=1, average="macro") == 2 / 3
+    assert metrics.flat_fbeta_score(Y1, Y2, 1, average="macro") == 2 / 3  # beta by position
+    assert metrics.flat_classification_report(Y1, Y2, ["x", "y"]) == (
+        sklearn_crfsuite.metrics.flat_classification_report(Y1, Y2, ["x", "y"])
+    )
     s = [["x", "y"], ["x", "y"]]
     assert metrics.flat_f1_score(s, s, average="weighted") == 1.0
 
 
 def test_sequence_accuracy_as_sklearn_crfsuite():
     assert metrics.sequence_accuracy_score(Y1, Y2) == 0
+    assert metrics.sequence_accuracy_score([], []) == 0
     assert metrics.sequence_accuracy_score([[1, 2], [3], [4]], [[1, 2], [4], [4]]) == 2 / 3
     assert metrics.sequence_accuracy_score([[1, 2], [3]], [[1, 2], [3]]) == 1.0
 
