@@ -22,6 +22,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.metrics import make_scorer
 from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.utils import estimator_checks
 
 from sklearn_crf import CRF, CRFTagger, SequenceFeaturizer, metrics, scorers
 from sklearn_crf._compat import (
@@ -709,3 +710,21 @@ def test_fit_takes_iterables(xseq, yseq):
                     X_dev=iter([xseq]), y_dev=iter([yseq]))
     assert crf.predict([xseq]) == [yseq]
     assert crf.training_log_.last_iteration["instance_accuracy_float"] == 1.0
+
+
+@pytest.mark.parametrize("check", [
+    "check_estimator_cloneable",
+    "check_estimator_tags_renamed",
+    "check_valid_tag_types",
+    "check_estimator_repr",
+    "check_no_attributes_set_in_init",
+    "check_mixin_order",
+    "check_do_not_raise_errors_in_init_or_set_params",
+    "check_parameters_default_constructible",
+    "check_get_params_invariance",
+    "check_set_params",
+    "check_param_validation",
+])
+def test_sklearn_fit_free_checks(check):
+    """The data-free checks of scikit-learn's estimator contract, as for CRFTagger."""
+    getattr(estimator_checks, check)("CRF", CRF())
