@@ -57,7 +57,7 @@ class SolverResult:
         The monitor's score of each iterate (None without a monitor).
     best_iteration : int or None
         The iteration (from 1) of the best validation score (None without a
-        monitor).
+        monitor, or when no iteration ran).
     """
 
     w: np.ndarray
@@ -170,13 +170,12 @@ def minimize_crf(objective, w0, *, c1, solver, max_iter, tol, verbose=0, monitor
             w, n_iter, message = _lbfgsb(objective, w0, c1, max_iter, progress)
     _check_result(n_iter, max_iter, progress.met, message)
     losses = np.asarray(progress.losses)
-    if monitor is None or not monitor.scores:
-        scores, best = None, None
-    else:
-        scores, best = np.asarray(monitor.scores), monitor.best_iteration
-        if monitor.early_stopping:
-            w = monitor.best_w
-    if monitor is not None and monitor.early_stopping and best is not None:
+    scores = best = None
+    if monitor is not None:
+        scores = np.asarray(monitor.scores, dtype=np.float64)
+        best = monitor.best_iteration  # None when no iteration ran
+    if best is not None and monitor.early_stopping:
+        w = monitor.best_w
         loss = float(losses[best - 1])
     elif len(losses):
         loss = float(losses[-1])
