@@ -5,6 +5,8 @@ kernels at the same time, into the same directory); the later clusters reuse
 that directory.
 """
 
+import subprocess
+import sys
 import warnings
 
 import joblib
@@ -141,3 +143,13 @@ def test_two_threads_in_one_worker_under_workqueue(numba_cache_dir, conll):
     for (coef, layer), want in zip(results, expected):
         assert layer == "workqueue"
         np.testing.assert_array_equal(coef, want)
+
+
+def test_thread_policy_does_not_import_distributed():
+    code = (
+        "import sys\n"
+        "from sklearn_crf import CRFTagger\n"
+        "CRFTagger(max_iter=2).fit([[{'w': 'a'}, {'w': 'b'}]], [['A', 'B']])\n"
+        "assert 'distributed' not in sys.modules, 'distributed was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=TIMEOUT)
