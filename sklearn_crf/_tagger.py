@@ -113,12 +113,13 @@ class CRFTagger(BaseEstimator):
     validation_scoring : str or None, default=None
         The validation score, higher is better. ``None`` is minus the
         validation loss: the negative log-likelihood per token of the
-        validation set (weighted by ``sample_weight``; all validation labels
-        must occur in training). Or the name of a scorer of
-        :func:`sklearn_crf.metrics.get_scorer` (``"entity_f1"``,
-        ``"entity_precision"``, ``"entity_recall"``, ``"flat_f1"``,
-        ``"flat_accuracy"``, ``"sequence_accuracy"``), computed from the
-        Viterbi labels of the validation set at each iteration.
+        validation set (all its labels must occur in training). Or the name
+        of a scorer of :func:`sklearn_crf.metrics.get_scorer`
+        (``"entity_f1"``, ``"entity_precision"``, ``"entity_recall"``,
+        ``"flat_f1"``, ``"flat_accuracy"``, ``"sequence_accuracy"``),
+        computed from the Viterbi labels of the validation set at each
+        iteration. A validation set set aside from X keeps its
+        ``sample_weight`` in either score; ``X_val`` is unweighted.
     random_state : int, RandomState instance or None, default=None
         The random draw of the validation set for ``early_stopping`` (see
         ``validation_fraction``); nothing else is random.
