@@ -16,7 +16,7 @@ from sklearn_crf import CRFTagger, SequenceFeaturizer
 from sklearn_crf._optimize import ValidationMonitor
 from sklearn_crf._tagger import VALIDATION_SCORERS
 from sklearn_crf.datasets import load_conll2002
-from sklearn_crf.metrics import entity_f1_score, get_scorer_names
+from sklearn_crf.metrics import entity_f1_score, flat_accuracy_score, get_scorer_names
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:the solver stopped after:sklearn.exceptions.ConvergenceWarning"
@@ -208,3 +208,23 @@ def test_monitor_stops_after_n_iter_no_change_and_keeps_the_best():
     recorder = ValidationMonitor(lambda w: float(w[0]))
     assert not any(recorder(np.full(1, -k)) for k in range(50))
     assert recorder.best_iteration == 1 and recorder.best_w is None
+
+
+def test_validation_fraction_weights_the_scorer_too():
+    X, y = random_corpus(2, n_seq=12)
+    weights = np.random.default_rng(1).uniform(0.5, 2.0, len(X))
+    params = dict(
+        c2=0.1, early_stopping=True, validation_fraction=0.5, random_state=1,
+        n_iter_no_change=50, max_iter=4, n_jobs=1, validation_scoring="flat_accuracy",
+    )
+    crf = CRFTagger(**params).fit(X, y, sample_weight=weights)
+    perm = np.random.RandomState(1).permutation(len(X))
+    val, train = np.sort(perm[:6]), np.sort(perm[6:])
+    X_val, y_val = [X[i] for i in val], [y[i] for i in val]
+    plain = CRFTagger(c2=0.1, n_jobs=1)
+    for k in range(1, crf.n_iter_ + 1):
+        plain.set_params(max_iter=k).fit(
+            [X[i] for i in train], [y[i] for i in train], sample_weight=weights[train]
+        )
+        expected = flat_accuracy_score(y_val, plain.predict(X_val), sample_weight=weights[val])
+        assert crf.validation_scores_[k - 1] == expected
