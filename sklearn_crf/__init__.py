@@ -12,7 +12,7 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
 from ._objective import ParameterLayout
-from ._tagger import CRFTagger
+from ._tagger import CRFTagger, InconsistentVersionWarning
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily bel
 
 __all__ = [
     "CRFTagger",
+    "InconsistentVersionWarning",
     "ParameterLayout",
     "SequenceFeaturizer",
     "SequenceVectorizer",
