@@ -12,6 +12,7 @@ imported on first access (PEP 562): they cost nothing until used
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
+from ._compat import CRF
 from ._crfsuite import load_crfsuite, save_crfsuite
 from ._objective import ParameterLayout
 from ._persistence import load_model, save_model
@@ -20,10 +21,11 @@ from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
-    from . import datasets, metrics, model_selection
+    from . import datasets, metrics, model_selection, scorers
     from ._featurizer import SequenceFeaturizer
 
 __all__ = [
+    "CRF",
     "CRFTagger",
     "InconsistentVersionWarning",
     "ParameterLayout",
@@ -37,6 +39,7 @@ __all__ = [
     "model_selection",
     "save_crfsuite",
     "save_model",
+    "scorers",
 ]
 
 #: public names imported on first access: name -> (submodule, attribute of it;
@@ -46,6 +49,7 @@ _LAZY = {
     "datasets": (".datasets", None),
     "metrics": (".metrics", None),
     "model_selection": (".model_selection", None),
+    "scorers": (".scorers", None),
 }
 
 
