@@ -40,11 +40,6 @@ except ImportError as exc:  # pragma: no cover - the "plot" extra installs it
     raise SystemExit('this example needs matplotlib: pip install "sklearn-crf[plot]"') from exc
 
 
-def has_validation_scores():
-    """Whether this version of CRFTagger records validation scores (``X_val`` in fit)."""
-    return "early_stopping" in CRFTagger().get_params()
-
-
 def plot_loss_curve(crf, path):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     iterations = np.arange(1, len(crf.loss_curve_) + 1)
@@ -55,19 +50,16 @@ def plot_loss_curve(crf, path):
     ax.set_yscale("log")
     ax.tick_params(axis="y", labelcolor="tab:blue")
     handles = ax.get_legend_handles_labels()[0]
-    scores = getattr(crf, "validation_scores_", None)
-    if scores is not None:
-        ax2 = ax.twinx()
-        handles += ax2.plot(np.arange(1, len(scores) + 1), scores, color="tab:orange",
-                            label="validation entity F1 (esp.testa)")
-        ax2.set_ylabel("validation entity F1", color="tab:orange")
-        ax2.tick_params(axis="y", labelcolor="tab:orange")
-        best = crf.best_iteration_
-        handles.append(ax2.axvline(best, color="gray", linestyle="--",
-                                   label=f"best iteration {best}: F1 {scores[best - 1]:.3f}"))
-        ax.set_title("Training loss and validation entity F1 per iteration")
-    else:
-        ax.set_title("Training loss per iteration")
+    scores = crf.validation_scores_
+    ax2 = ax.twinx()
+    handles += ax2.plot(np.arange(1, len(scores) + 1), scores, color="tab:orange",
+                        label="validation entity F1 (esp.testa)")
+    ax2.set_ylabel("validation entity F1", color="tab:orange")
+    ax2.tick_params(axis="y", labelcolor="tab:orange")
+    best = crf.best_iteration_
+    handles.append(ax2.axvline(best, color="gray", linestyle="--",
+                               label=f"best iteration {best}: F1 {scores[best - 1]:.3f}"))
+    ax.set_title("Training loss and validation entity F1 per iteration")
     ax.legend(handles=handles, loc="center right")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -177,22 +169,15 @@ def main():
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # a fixed iteration budget
-        if has_validation_scores():
-            crf = CRFTagger(c1=0.1, c2=0.1, max_iter=args.max_iter,
-                            all_possible_transitions=True, validation_scoring="entity_f1")
-            crf.fit(X_train, train.tags, X_val=X_val, y_val=val.tags)
-        else:
-            print("this CRFTagger records no validation scores: the loss curve shows "
-                  "the training loss only")
-            crf = CRFTagger(c1=0.1, c2=0.1, max_iter=args.max_iter,
-                            all_possible_transitions=True)
-            crf.fit(X_train, train.tags)
+        # X_val without early_stopping: the scores are recorded, all iterations kept
+        crf = CRFTagger(c1=0.1, c2=0.1, max_iter=args.max_iter,
+                        all_possible_transitions=True, validation_scoring="entity_f1")
+        crf.fit(X_train, train.tags, X_val=X_val, y_val=val.tags)
     print(f"fit: {time.perf_counter() - start:.1f} s, {crf.n_iter_} iterations, "
           f"final loss {crf.loss_curve_[-1]:.1f}")
-    if getattr(crf, "validation_scores_", None) is not None:
-        best = crf.best_iteration_
-        print(f"validation entity F1 (esp.testa): best {crf.validation_scores_[best - 1]:.4f} "
-              f"at iteration {best}, last {crf.validation_scores_[-1]:.4f}")
+    best = crf.best_iteration_
+    print(f"validation entity F1 (esp.testa): best {crf.validation_scores_[best - 1]:.4f} "
+          f"at iteration {best}, last {crf.validation_scores_[-1]:.4f}")
     plot_loss_curve(crf, args.out / "loss_curve.png")
     plot_transitions(crf, args.out / "transitions.png")
     y_pred = crf.predict(X_test)

@@ -6,8 +6,10 @@ import pathlib
 import re
 import subprocess
 import sys
+import warnings
 
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_crf
 from sklearn_crf import CRFTagger
@@ -51,11 +53,19 @@ def resolve(dotted):
 def fitted():
     X = [[{"w": "John"}, {"w": "runs"}], [{"w": "Mary"}, {"w": "sleeps"}]] * 3
     y = [["B-PER", "O"], ["B-PER", "O"]] * 3
-    return CRFTagger(c2=0.1, max_iter=5).fit(X, y, X_val=X[:2], y_val=y[:2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return CRFTagger(c2=0.1, max_iter=5).fit(X, y, X_val=X[:2], y_val=y[:2])
 
 
 def test_api_table_is_found():
     assert len(api_rows()) >= 20
+
+
+def test_api_table_names_every_crftagger_parameter():
+    row = next(spans for spans in api_rows() if spans[0].startswith("CRFTagger("))
+    listed = parameter_names(row[0][len("CRFTagger("):-1])
+    assert sorted(listed) == sorted(CRFTagger().get_params())
 
 
 @pytest.mark.parametrize("spans", api_rows(), ids=lambda spans: spans[0][:40])
