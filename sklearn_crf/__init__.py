@@ -18,22 +18,30 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
     from . import datasets, metrics
+    from ._conll import read_conll, write_conll
     from ._featurizer import SequenceFeaturizer
+    from ._templates import TemplateFeaturizer
 
 __all__ = [
     "CRFTagger",
     "ParameterLayout",
     "SequenceFeaturizer",
     "SequenceVectorizer",
+    "TemplateFeaturizer",
     "__version__",
     "datasets",
     "metrics",
+    "read_conll",
+    "write_conll",
 ]
 
 #: public names imported on first access: name -> (submodule, attribute of it;
 #: None for the submodule itself)
 _LAZY = {
     "SequenceFeaturizer": ("._featurizer", "SequenceFeaturizer"),
+    "TemplateFeaturizer": ("._templates", "TemplateFeaturizer"),
+    "read_conll": ("._conll", "read_conll"),
+    "write_conll": ("._conll", "write_conll"),
     "datasets": (".datasets", None),
     "metrics": (".metrics", None),
 }
