@@ -1,0 +1,334 @@
+"""Tests for the ``sklearn-crf`` command line (sklearn_crf._cli), called in-process through main()."""
+
+import importlib
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sklearn_crf import CRFTagger, SequenceFeaturizer, TemplateFeaturizer, read_conll, write_conll
+from sklearn_crf._cli import main
+from sklearn_crf.datasets import load_conll2002
+from sklearn_crf.metrics import entity_classification_report, flat_accuracy_score
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+TRAIN_PARAMS = ["--c1", "0.05", "--c2", "0.01", "--max-iter", "15", "--n-jobs", "1"]
+API_PARAMS = dict(c1=0.05, c2=0.01, max_iter=15, n_jobs=1)
+TEMPLATES = "# CRF++ template\nU00:%x[-1,0]\nU01:%x[0,0]\nU02:%x[1,0]\nU03:%x[0,1]\nU04:%x[0,1]/%x[1,1]\n\nB\n"
+
+
+def run(argv, capsys, stdin=None, monkeypatch=None):
+    """(status, stdout, stderr) of main(argv)."""
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8"))
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def shape(word):
+    """A stand-in for a part-of-speech column: the bundled data has none."""
+    return "Cap" if word[:1].isupper() else "Num" if word[:1].isdigit() else "low"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """Small CoNLL files: 2 columns (token, label) and 3 columns (token, shape, label)."""
+    tmp = tmp_path_factory.mktemp("cli")
+    train = load_conll2002("train", n_sentences=300)
+    test = load_conll2002("testa", n_sentences=80)
+    paths = {"dir": tmp}
+    for name, data in (("train", train), ("test", test)):
+        paths[name] = tmp / f"{name}.conll"
+        write_conll(paths[name], data.sentences, data.tags)
+        paths[name + "3"] = tmp / f"{name}3.conll"
+        sentences = [[(w, shape(w)) for w in s] for s in data.sentences]
+        write_conll(paths[name + "3"], sentences, data.tags)
+    paths["template"] = tmp / "template.txt"
+    paths["template"].write_text(TEMPLATES, encoding="utf-8")
+    return paths, train, test
+
+
+@pytest.fixture(scope="module")
+def model(corpus):
+    """A model trained by the command line on the 2-column training file."""
+    paths, _, _ = corpus
+    path = paths["dir"] / "model.skcrf"
+    assert main(["train", str(paths["train"]), "-m", str(path), "-q", *TRAIN_PARAMS]) == 0
+    return path
+
+
+@pytest.fixture(scope="module")
+def api_predictions(corpus):
+    """The same training through the Python API: predictions on the test file."""
+    _, train, test = corpus
+    featurizer = SequenceFeaturizer()
+    crf = CRFTagger(**API_PARAMS).fit(featurizer.transform(train.sentences), train.tags)
+    return crf.predict(featurizer.transform(test.sentences)), crf, featurizer
+
+
+def test_data_writes_the_bundled_data(tmp_path, capsys):
+    out = tmp_path / "testb.conll"
+    status, stdout, _ = run(["data", "testb", "-o", out, "--n-sentences", "50"], capsys)
+    assert status == 0 and stdout == ""
+    data, bundled = read_conll(out), load_conll2002("testb", n_sentences=50)
+    assert [[t for (t,) in s] for s in data.sentences] == bundled.sentences
+    assert data.tags == bundled.tags
+
+
+def test_train_then_tag_equals_the_python_api(corpus, model, api_predictions, capsys):
+    paths, _, test = corpus
+    status, stdout, stderr = run(["tag", "-m", model, paths["test"]], capsys)
+    assert status == 0, stderr
+    tagged = read_conll(io.StringIO(stdout))
+    assert tagged.n_columns == 3  # token, gold label, predicted label
+    assert [[t[1] for t in s] for s in tagged.sentences] == test.tags
+    assert tagged.tags == api_predictions[0]
+
+    from sklearn_crf import load_model
+
+    crf = load_model(model)
+    featurizer = api_predictions[2]
+    assert crf.predict(featurizer.transform(test.sentences)) == api_predictions[0]
+    np.testing.assert_array_equal(crf.coef_, api_predictions[1].coef_)
+
+
+def test_tag_stdin_without_gold_and_marginals(corpus, model, api_predictions, capsys, monkeypatch, tmp_path):
+    paths, _, test = corpus
+    unlabeled = io.StringIO()
+    write_conll(unlabeled, test.sentences)
+    out = tmp_path / "tagged.conll"
+    status, stdout, stderr = run(
+        ["tag", "-m", model, "--marginals", "-o", out], capsys, stdin=unlabeled.getvalue(), monkeypatch=monkeypatch
+    )
+    assert status == 0 and stdout == "", stderr
+    tagged = read_conll(out, label_column=None)
+    assert tagged.n_columns == 3  # token, predicted label, its probability
+    assert [[t[1] for t in s] for s in tagged.sentences] == api_predictions[0]
+    crf, featurizer = api_predictions[1], api_predictions[2]
+    marginals = crf.predict_marginals(featurizer.transform(test.sentences))
+    for sentence, probabilities in zip(tagged.sentences, marginals):
+        for (_, label, p), expected in zip(sentence, probabilities):
+            assert float(p) == pytest.approx(expected[label], abs=5e-7)
+
+
+def test_eval_equals_entity_classification_report(corpus, model, api_predictions, capsys, tmp_path):
+    paths, _, test = corpus
+    y_pred = api_predictions[0]
+    expected = entity_classification_report(test.tags, y_pred, output_dict=True, zero_division=0)
+
+    status, stdout, _ = run(["eval", "-m", model, paths["test"], "--format", "json"], capsys)
+    assert status == 0
+    report = json.loads(stdout)
+    assert report["precision"] == expected["micro avg"]["precision"]
+    assert report["recall"] == expected["micro avg"]["recall"]
+    assert report["f1"] == expected["micro avg"]["f1-score"]
+    assert report["phrases"] == expected["micro avg"]["support"]
+    assert report["accuracy"] == flat_accuracy_score(test.tags, y_pred)
+    assert report["tokens"] == sum(map(len, test.tags))
+    types = [k for k in expected if not k.endswith(" avg")]
+    assert list(report["types"]) == types
+    for t in types:
+        assert report["types"][t]["precision"] == expected[t]["precision"]
+        assert report["types"][t]["recall"] == expected[t]["recall"]
+        assert report["types"][t]["f1"] == expected[t]["f1-score"]
+        assert report["types"][t]["support"] == expected[t]["support"]
+    assert report["correct"] == round(report["precision"] * report["found"])
+
+    # conlleval's text report, from the tag output's gold and predicted columns
+    tagged = tmp_path / "tagged.conll"
+    assert run(["tag", "-m", model, paths["test"], "-o", tagged], capsys)[0] == 0
+    status, text, _ = run(["eval", tagged], capsys)
+    assert status == 0
+    lines = text.splitlines()
+    assert lines[0] == (
+        f"processed {report['tokens']} tokens with {report['phrases']} phrases; "
+        f"found: {report['found']} phrases; correct: {report['correct']}."
+    )
+    micro = expected["micro avg"]
+    assert lines[1] == (
+        f"accuracy: {100 * report['accuracy']:6.2f}%; precision: {100 * micro['precision']:6.2f}%; "
+        f"recall: {100 * micro['recall']:6.2f}%; FB1: {100 * micro['f1-score']:6.2f}"
+    )
+    assert len(lines) == 2 + len(types)
+    for line, t in zip(lines[2:], types):
+        match = re.fullmatch(
+            r" *(\S+): precision: +([\d.]+)%; recall: +([\d.]+)%; FB1: +([\d.]+)  (\d+)", line
+        )
+        assert match and match.group(1) == t
+        assert [float(match.group(k)) for k in (2, 3, 4)] == [
+            round(100 * expected[t][m], 2) for m in ("precision", "recall", "f1-score")
+        ]
+        assert int(match.group(5)) == report["types"][t]["found"]
+
+
+def test_extra_columns_as_features(corpus, capsys):
+    paths, train, test = corpus
+    path = paths["dir"] / "pos.skcrf"
+    status, _, stderr = run(
+        ["train", paths["train3"], "-m", path, "--columns", "shape", "-q", *TRAIN_PARAMS], capsys
+    )
+    assert status == 0, stderr
+    status, stdout, _ = run(["tag", "-m", path, paths["test3"]], capsys)
+    assert status == 0
+    featurizer = SequenceFeaturizer(columns=("shape",))
+    X_train = featurizer.transform([[(w, shape(w)) for w in s] for s in train.sentences])
+    crf = CRFTagger(**API_PARAMS).fit(X_train, train.tags)
+    assert any(a.startswith("-1:shape:") for a in crf.attributes_)
+    X_test = featurizer.transform([[(w, shape(w)) for w in s] for s in test.sentences])
+    assert read_conll(io.StringIO(stdout)).tags == crf.predict(X_test)
+
+
+def test_crfpp_templates(corpus, capsys):
+    paths, train, test = corpus
+    path = paths["dir"] / "template.skcrf"
+    status, _, stderr = run(
+        ["train", paths["train3"], "-m", path, "--template", paths["template"], "-q", *TRAIN_PARAMS], capsys
+    )
+    assert status == 0, stderr
+    status, stdout, _ = run(["tag", "-m", path, paths["test3"]], capsys)
+    assert status == 0
+    featurizer = TemplateFeaturizer(templates=TEMPLATES)
+    X_train = featurizer.transform([[(w, shape(w)) for w in s] for s in train.sentences])
+    crf = CRFTagger(**API_PARAMS).fit(X_train, train.tags)
+    X_test = featurizer.transform([[(w, shape(w)) for w in s] for s in test.sentences])
+    assert read_conll(io.StringIO(stdout)).tags == crf.predict(X_test)
+    status, stdout, _ = run(["dump", path, "--format", "json", "--top", "3"], capsys)
+    assert all(row["attribute"].startswith("U0") for row in json.loads(stdout)["state_features"]["positive"])
+
+
+def test_train_logs_progress_on_stderr(corpus, capsys, tmp_path):
+    paths, _, _ = corpus
+    status, stdout, stderr = run(
+        ["train", paths["train"], "-m", tmp_path / "m.skcrf", "--max-iter", "3", "--n-jobs", "1"], capsys
+    )
+    assert status == 0 and stdout == ""
+    assert "sklearn-crf train: read " in stderr
+    assert "saved the model to" in stderr
+    assert "max_iter" in stderr or "iterations" in stderr
+
+
+def test_dump(model, capsys):
+    from sklearn_crf import load_model
+
+    crf = load_model(model)
+    status, stdout, _ = run(["dump", model, "--format", "json", "--top", "5"], capsys)
+    assert status == 0
+    dumped = json.loads(stdout)
+    transitions = sorted(crf.transition_features_.items(), key=lambda kv: -kv[1])
+    assert [(r["from"], r["to"], r["weight"]) for r in dumped["transitions"]["positive"]] == [
+        (a, b, w) for (a, b), w in transitions[:5]
+    ]
+    states = sorted(crf.state_features_.items(), key=lambda kv: kv[1])
+    assert [(r["attribute"], r["label"], r["weight"]) for r in dumped["state_features"]["negative"]] == [
+        (a, b, w) for (a, b), w in states[:5]
+    ]
+    status, text, _ = run(["dump", model, "--top", "2"], capsys)
+    assert status == 0
+    assert text.splitlines()[0] == "Top 2 transitions (largest weights):"
+    (a, b), w = transitions[0]
+    assert re.fullmatch(rf"  {re.escape(a)} +-> {re.escape(b)} +{w:.6f}", text.splitlines()[1])
+
+
+def test_convert_to_crfsuite_and_back(corpus, model, api_predictions, capsys, tmp_path):
+    import pycrfsuite
+
+    paths, _, test = corpus
+    crfsuite_path, back = tmp_path / "model.crfsuite", tmp_path / "back.skcrf"
+    assert run(["convert", model, crfsuite_path, "-q"], capsys)[0] == 0
+    assert crfsuite_path.read_bytes()[:4] == b"lCRF"
+    tagger = pycrfsuite.Tagger()
+    tagger.open(str(crfsuite_path))
+    X_test = api_predictions[2].transform(test.sentences)
+    assert [tagger.tag(x) for x in X_test] == api_predictions[0]
+
+    assert run(["convert", crfsuite_path, back, "-q"], capsys)[0] == 0
+    from sklearn_crf import load_model
+
+    assert load_model(back).predict(X_test) == api_predictions[0]
+    # a converted CRFsuite model has no featurizer settings: tag says so
+    status, _, stderr = run(["tag", "-m", back, paths["test"]], capsys)
+    assert status == 1 and "no featurizer settings" in stderr
+
+
+@pytest.mark.parametrize(
+    "argv, status, message",
+    [
+        ([], 2, "the following arguments are required: COMMAND"),
+        (["fly"], 2, "invalid choice: 'fly'"),
+        (["train", "{train}"], 2, "the following arguments are required: -m/--model"),
+        (["train", "{train}", "-m", "{tmp}/m", "--c1", "-1"], 2, "argument --c1: expected a finite number >= 0"),
+        (["train", "{train}", "-m", "{tmp}/m", "--max-iter", "0"], 2, "argument --max-iter: expected a positive integer"),
+        (["train", "{train}", "-m", "{tmp}/m", "--label-column", "0"], 2, "0 is the token column"),
+        (["train", "{tmp}/missing.conll", "-m", "{tmp}/m"], 1, "missing.conll: cannot read the file"),
+        (["train", "{ragged}", "-m", "{tmp}/m"], 1, "ragged.conll, line 3: 3 columns, expected 2 as on line 1"),
+        (["train", "{bad_utf8}", "-m", "{tmp}/m"], 1, "bad_utf8.conll, line 2: not valid utf-8 text"),
+        (["train", "{train3}", "-m", "{tmp}/m", "--columns", "a", "b"], 1, "--columns names 2 column(s), but"),
+        (["train", "{train}", "{train3}", "-m", "{tmp}/m"], 1, "train3.conll: 3 columns, but"),
+        (["train", "{train3}", "-m", "{tmp}/m", "--template", "{bad_template}"], 1, "bad_template.txt: template line 1: 'B01:%x[0,0]' is a bigram"),
+        (["train", "{train}", "-m", "{tmp}/m", "--template", "{tmp}/none.txt"], 1, "none.txt: cannot read the template file"),
+        (["tag", "-m", "{tmp}/none.skcrf", "{test}"], 1, "none.skcrf: no such model file"),
+        (["tag", "-m", "{not_a_model}", "{test}"], 1, "not_a_model"),
+        (["tag", "-m", "{model}", "{test3_with_extra}"], 1, "4 columns, but the model was trained on 1 token column(s)"),
+        (["eval", "-m", "{model}", "{unlabeled}"], 1, "no gold label column"),
+        (["eval", "{unlabeled}"], 1, "the last two columns must be the gold and the predicted labels"),
+        (["dump", "{tmp}/none.skcrf"], 1, "none.skcrf: no such model file"),
+        (["convert", "{tmp}/none.crfsuite", "{tmp}/out"], 1, "none.crfsuite: no such file"),
+        (["convert", "{truncated_crfsuite}", "{tmp}/out"], 1, "truncated.crfsuite"),
+        (["data", "dev"], 2, "argument subset: invalid choice: 'dev'"),
+    ],
+)
+def test_errors_are_one_line_without_traceback(corpus, model, capsys, tmp_path, argv, status, message):
+    paths = dict(corpus[0])
+    (tmp_path / "ragged.conll").write_text("a O\nb O\nc N O\n", encoding="utf-8")
+    (tmp_path / "bad_utf8.conll").write_bytes(b"a O\n\xff O\n")
+    (tmp_path / "bad_template.txt").write_text("B01:%x[0,0]\n", encoding="utf-8")
+    (tmp_path / "not_a_model").write_bytes(b"not a model file at all")
+    (tmp_path / "unlabeled.conll").write_text("a\nb\n", encoding="utf-8")
+    (tmp_path / "test3_with_extra.conll").write_text("a N X O\n", encoding="utf-8")
+    crfsuite = tmp_path / "full.crfsuite"
+    assert main(["convert", str(model), str(crfsuite), "-q"]) == 0
+    (tmp_path / "truncated.crfsuite").write_bytes(crfsuite.read_bytes()[:200])
+    names = {
+        "tmp": tmp_path, "model": model, "train": paths["train"], "train3": paths["train3"],
+        "test": paths["test"],
+        **{k: tmp_path / f"{k}.conll" for k in ("ragged", "bad_utf8", "unlabeled", "test3_with_extra")},
+        "bad_template": tmp_path / "bad_template.txt", "not_a_model": tmp_path / "not_a_model",
+        "truncated_crfsuite": tmp_path / "truncated.crfsuite",
+    }
+    capsys.readouterr()
+    code, stdout, stderr = run([a.format(**names) for a in argv], capsys)
+    assert code == status
+    lines = stderr.splitlines()
+    # progress lines may come first; the error is the last line, and the only one
+    assert lines[-1].startswith("sklearn-crf: error: ")
+    assert sum(line.startswith("sklearn-crf: error") for line in lines) == 1
+    assert message in lines[-1]
+    assert "Traceback" not in stderr
+
+
+def test_python_dash_m_help_in_a_subprocess():
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-m", "sklearn_crf", "--help"], capture_output=True, text=True, cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": ""},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: sklearn-crf")
+    for command in ("train", "tag", "eval", "dump", "convert", "data"):
+        assert command in result.stdout
+
+
+def test_console_script_points_to_main():
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    section = pyproject.split("[project.scripts]", 1)[1].split("\n[", 1)[0]
+    target = re.search(r'^sklearn-crf\s*=\s*"([\w.]+):(\w+)"', section, re.MULTILINE)
+    assert target is not None
+    module, name = target.groups()
+    assert getattr(importlib.import_module(module), name) is main
