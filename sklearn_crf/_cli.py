@@ -14,6 +14,7 @@ import os
 import sys
 import time
 import warnings
+from typing import NamedTuple
 
 from ._conll import read_conll, write_conll
 from ._version import __version__
@@ -250,16 +251,39 @@ def _predict(model_path, path, sep):
     crf, metadata = _load(model_path)
     settings = _cli_metadata(metadata, model_path)
     featurizer = _make_featurizer(settings["featurizer"])
-    data, name = _read(path, label_column=None, sep=sep if sep is not None else settings["sep"])
+    sep = sep if sep is not None else settings["sep"]
+    data, name = _read(path, label_column=None, sep=sep)
     tokens, gold = _tokens_for_features(data.sentences, settings, data.n_columns, name)
-    if not data.sentences:
-        return crf, data, gold, []
-    X = featurizer.transform(tokens)
-    return crf, data, gold, X
+    X = featurizer.transform(tokens) if data.sentences else []
+    return _Prediction(crf, data, gold, X, sep)
+
+
+class _Prediction(NamedTuple):
+    """What :func:`_predict` read and computed.
+
+    Attributes
+    ----------
+    crf : CRFTagger
+        The loaded model.
+    data : Bunch
+        :func:`read_conll`'s result for the input, every column kept.
+    gold : list of list of str or None
+        The input's label column, when it has one.
+    X : list of list of dict
+        The features of each token.
+    sep : str or None
+        The column separator used to read the input (and to write the output).
+    """
+
+    crf: object
+    data: object
+    gold: object
+    X: list
+    sep: object
 
 
 def _cmd_tag(args):
-    crf, data, _, X = _predict(args.model, args.file, args.sep)
+    crf, data, _, X, sep = _predict(args.model, args.file, args.sep)
     predictions = crf.predict(X) if X else []
     extra = [[[label] for label in sentence] for sentence in predictions]
     if args.marginals:
@@ -274,7 +298,7 @@ def _cmd_tag(args):
     documents = data.documents if len(data.documents) and data.documents.max() > 0 else None
     out = _open_output(args.output)
     try:
-        write_conll(out, sentences, documents=documents, sep=args.sep)
+        write_conll(out, sentences, documents=documents, sep=sep)
     finally:
         if out is not sys.stdout:
             out.close()
@@ -377,7 +401,7 @@ def format_conlleval(report):
 
 def _cmd_eval(args):
     if args.model is not None:
-        crf, data, gold, X = _predict(args.model, args.file, args.sep)
+        crf, data, gold, X, _ = _predict(args.model, args.file, args.sep)
         if gold is None:
             raise CommandError(
                 f"{args.file}: no gold label column ({data.n_columns} column(s), "

@@ -332,3 +332,39 @@ def test_console_script_points_to_main():
     assert target is not None
     module, name = target.groups()
     assert getattr(importlib.import_module(module), name) is main
+
+
+def test_train_featurizer_defaults_are_sequence_featurizer_defaults():
+    from sklearn_crf._cli import _featurizer_settings, _make_featurizer, build_parser
+
+    args = build_parser().parse_args(["train", "x.conll", "-m", "m"])
+    featurizer = _make_featurizer(_featurizer_settings(args, n_token_columns=1))
+    assert featurizer.get_params() == SequenceFeaturizer().get_params()
+
+
+def test_skipped_column_and_tab_separator(corpus, capsys, tmp_path):
+    paths, train, _ = corpus
+    tabbed = tmp_path / "train.tsv"
+    write_conll(tabbed, [[(w, shape(w)) for w in s] for s in train.sentences[:50]],
+                train.tags[:50], sep="\t")
+    path = tmp_path / "skip.skcrf"
+    argv = ["train", tabbed, "--sep", "tab", "-m", path, "--columns", "-", "-q", "--max-iter", "3"]
+    status, _, stderr = run(argv, capsys)
+    assert status == 0, stderr
+    status, stdout, _ = run(["dump", path, "--format", "json", "--top", "100000"], capsys)
+    attributes = {row["attribute"] for row in json.loads(stdout)["state_features"]["positive"]}
+    assert attributes and not any("shape" in a for a in attributes)
+    status, stdout, _ = run(["tag", "-m", path, tabbed], capsys)
+    assert status == 0 and stdout.splitlines()[0].count("\t") == 3
+
+
+def test_readme_commands_parse():
+    from sklearn_crf._cli import build_parser
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Command line", 1)[1].split("\n## ", 1)[0]
+    commands = [line[len("$ sklearn-crf "):].split("|")[0].split() for line in section.splitlines()
+                if line.startswith("$ sklearn-crf ")]
+    assert {c[0] for c in commands} >= {"data", "train", "tag", "eval", "dump"}
+    for argv in commands:
+        build_parser().parse_args(argv)
