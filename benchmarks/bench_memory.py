@@ -148,10 +148,10 @@ def stage(report, name, start, **extra):
 
 def fitted_array_sizes(crf, X):
     """MiB of the arrays the fit keeps or builds (its vectorized corpus rebuilt here)."""
-    data = crf.vectorizer_._transform(X, fitting=False)
+    corpus = crf.vectorizer_.encode(X)
     layout = crf.layout_
     sizes = {
-        "corpus_arrays (tok_ptr, tok_attr, tok_val, seq_ptr)": sum(a.nbytes for a in data),
+        "EncodedCorpus (tok_ptr, tok_attr, tok_val, seq_ptr, zero entries)": corpus.nbytes,
         "layout (attr_ptr, attr_label, transitions)": sum(
             a.nbytes for a in (layout.attr_ptr, layout.attr_label, layout.trans_from,
                                layout.trans_to)
@@ -227,10 +227,9 @@ def main(argv=None):
 
     start = time.perf_counter()
     vec_args = {} if args.hashing is None else {"n_features": args.hashing}
-    data = SequenceVectorizer(**vec_args)._transform(X, fitting=True)
-    stage(report, "vectorize only", start,
-          array_mib=round(sum(a.nbytes for a in data) / MIB, 1))
-    del data
+    encoded = SequenceVectorizer(**vec_args).fit_encode(X)
+    stage(report, "vectorize only", start, array_mib=round(encoded.nbytes / MIB, 1))
+    del encoded
 
     params = dict(c1=args.c1, c2=args.c2, max_iter=args.max_iter, n_jobs=args.n_jobs)
     if args.hashing is not None:

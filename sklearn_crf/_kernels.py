@@ -22,6 +22,8 @@ Whenever scaling under- or overflows (extreme weights, forbidden transitions) th
 sequence is recomputed in log space, so the results stay finite and exact.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import intrinsic
@@ -135,107 +137,94 @@ def _logsumexp_row(x, n):
     return m + np.log(s)
 
 
+# --------------------------------------------------------------------------
+# forward-backward with per-position scaling (the fast path)
+# --------------------------------------------------------------------------
+#
+# The state scores are shifted by their maximum at each position and
+# exponentiated once (``exp_scores``); the transitions by their maximum
+# (``exp_trans = exp(trans - trans_max)``, see :func:`transition_terms`). The
+# alphas are normalized at each position (``scale[t]`` the constant), the betas
+# divided by the same constants, so both stay O(1). Loops run over the last
+# (contiguous) axis innermost so that LLVM can vectorize them without
+# reassociating sums (hence the transposed matrix for the backward pass).
+
+
+TransitionTerms = namedtuple(
+    "TransitionTerms", ["trans", "exp_trans", "exp_trans_t", "trans_max", "spread"]
+)
+TransitionTerms.__doc__ = """What the scaled passes need of the (L, L) transition weights.
+
+``exp_trans = exp(trans - trans_max)``, ``exp_trans_t`` its transpose
+(C-contiguous), ``trans_max`` the largest weight and ``spread`` the largest
+minus the smallest (inf when one is -inf or any is not finite)."""
+
+ScaledWorkspace = namedtuple("ScaledWorkspace", ["exp_scores", "alpha", "beta", "scale"])
+ScaledWorkspace.__doc__ = """Buffers of the scaled passes for sequences of up to
+``max_len`` tokens: ``exp_scores``, ``alpha``, ``beta`` (max_len, L) and
+``scale`` (max_len,); see :func:`scaled_workspace`."""
+
+
 @njit(**_NJIT)
-def forward_backward_log(scores, trans, n, node, edge, edge_mode, edge_weight):
-    """Log-space forward-backward for one sequence of length ``n``.
-
-    ``scores`` is (>= n, L); node marginals go to ``node[:n]``. Edge marginals
-    ``p(y[t-1] = i, y[t] = j)`` go, by ``edge_mode``, nowhere (0), to
-    ``edge[t, i, j]`` for t in 1..n-1 (1), or are summed over t, times
-    ``edge_weight``, into ``edge[0, i, j]`` (2). Returns log Z.
-
-    The log alphas are normalized at each position (log ``c_t``, the log of the
-    scaling constant, is subtracted) and the log betas divided by the same
-    constants, the log-space twin of the scaled scheme: both stay O(1) however
-    long the sequence and large the weights, so ``exp(la + lb)`` keeps full
-    precision.
-    """
-    L = scores.shape[1]
-    la = np.empty((n, L))
-    lb = np.empty((n, L))
-    log_c = np.empty(n)
-    tmp = np.empty(L)
-    for j in range(L):
-        la[0, j] = scores[0, j]
-    log_c[0] = _logsumexp_row(la[0], L)
-    for t in range(1, n):
+def transition_terms(trans):
+    """The :class:`TransitionTerms` of the (L, L) transition weights."""
+    L = trans.shape[0]
+    trans_max = -np.inf
+    trans_min = np.inf
+    for i in range(L):
         for j in range(L):
-            for i in range(L):
-                tmp[i] = la[t - 1, i] - log_c[t - 1] + trans[i, j]
-            la[t, j] = scores[t, j] + _logsumexp_row(tmp, L)
-        log_c[t] = _logsumexp_row(la[t], L)
-    log_z = 0.0
-    for t in range(n):
-        log_z += log_c[t]
-        for j in range(L):
-            la[t, j] -= log_c[t]
-    for j in range(L):
-        lb[n - 1, j] = 0.0
-    for t in range(n - 2, -1, -1):
+            v = trans[i, j]
+            if v > trans_max:
+                trans_max = v
+            if v < trans_min:
+                trans_min = v
+    exp_trans = np.zeros((L, L))
+    if np.isfinite(trans_max):
         for i in range(L):
             for j in range(L):
-                tmp[j] = trans[i, j] + scores[t + 1, j] + lb[t + 1, j]
-            lb[t, i] = _logsumexp_row(tmp, L) - log_c[t + 1]
-    for t in range(n):
-        for j in range(L):
-            node[t, j] = np.exp(la[t, j] + lb[t, j])
-    if edge_mode != 0:
-        for t in range(1, n):
-            row = t if edge_mode == 1 else 0
-            for i in range(L):
-                for j in range(L):
-                    p = np.exp(
-                        la[t - 1, i] + trans[i, j] + scores[t, j] + lb[t, j] - log_c[t]
-                    )
-                    if edge_mode == 1:
-                        edge[row, i, j] = p
-                    else:
-                        edge[row, i, j] += edge_weight * p
-    return log_z
+                exp_trans[i, j] = np.exp(trans[i, j] - trans_max)
+    spread = trans_max - trans_min
+    if not np.isfinite(spread):
+        spread = np.inf
+    return TransitionTerms(
+        trans, exp_trans, np.ascontiguousarray(exp_trans.T), trans_max, spread
+    )
 
 
 @njit(**_NJIT)
-def forward_backward_scaled(
-    raw, scores, exp_trans, exp_trans_t, trans_max, trans_spread, n, alpha, beta, scale,
-    node, edge, edge_mode, edge_weight,
-):
-    """Scaled forward-backward for one sequence of length ``n``.
+def scaled_workspace(max_len, L):
+    """A :class:`ScaledWorkspace` for sequences of up to ``max_len`` tokens."""
+    return ScaledWorkspace(
+        np.empty((max_len, L)), np.empty((max_len, L)), np.empty((max_len, L)),
+        np.empty(max_len),
+    )
 
-    ``raw`` holds the state scores (>= n, L) and is left as it is; ``scores``
-    (>= n, L) receives the shifted exponentiated scores. ``exp_trans =
-    exp(trans - trans_max)``, ``exp_trans_t`` its transpose, and
-    ``trans_spread`` the spread of the transition weights (see
-    :func:`_exp_trans`). ``alpha``, ``beta`` (>= n, L) and ``scale`` (>= n) are
-    work buffers; ``node``, ``edge_mode`` and ``edge_weight`` are as in
-    :func:`forward_backward_log`, and so is ``edge`` in modes 0 and 1. In mode 2
-    ``edge`` is (4, L, L) and receives, times ``edge_weight``, the outer products
-    ``alpha[t-1, i] / c_t · scores[t, j] beta[t, j]`` summed over t (position t
-    into ``edge[t % 4]``, four independent accumulators instead of one long
-    chain of dependent additions): the edge marginals summed over the positions
-    are ``exp_trans * edge.sum(0)``, a product the caller does once.
 
-    Returns log Z, or NaN when scaling cannot be trusted; the caller then uses
-    log space. Scaling is exact up to rounding when, at every position, the
-    spread of the state scores plus ``trans_spread`` is at most
-    ``MAX_SCALED_SPREAD``: every normalized alpha is then at least
-    ``exp(-MAX_SCALED_SPREAD) / L²`` and every beta at least
-    ``exp(-MAX_SCALED_SPREAD) / L``, far from underflow, and a product that
-    does underflow is negligible beside the largest term of its sum. (With a
-    forbidden, -inf, transition there is no such bound: a label reachable
-    only from unlikely labels can decay to 0 and be lost for good.)
-    Edge accumulation (mode 2) only happens once the sequence is known good.
+@njit(**_NJIT)
+def forward_scaled(scores, tt, n, ws):
+    """Scaled forward pass over the state scores ``scores[:n]`` (left as they are).
 
-    The loops run over the last (contiguous) axis innermost so that LLVM can
-    vectorize them without reassociating sums (hence the transposed matrix for
-    the backward pass).
+    Fills ``ws.exp_scores[:n]`` (the scores shifted by their row maximum and
+    exponentiated), ``ws.alpha[:n]`` (normalized: each row sums to 1) and
+    ``ws.scale[:n]`` (the normalizing constants); returns log Z, or NaN when
+    scaling cannot be trusted (the caller then uses log space).
+
+    Scaling is exact up to rounding when, at every position, the spread of the
+    state scores plus ``tt.spread`` is at most ``MAX_SCALED_SPREAD``: every
+    normalized alpha is then at least ``exp(-MAX_SCALED_SPREAD) / L²`` and
+    every beta at least ``exp(-MAX_SCALED_SPREAD) / L``, far from underflow,
+    and a product that does underflow is negligible beside the largest term of
+    its sum. (With a forbidden, -inf, transition there is no such bound: a
+    label reachable only from unlikely labels can decay to 0 and be lost for
+    good.)
     """
-    L = raw.shape[1]
-    if n == 0:
-        return 0.0
+    L = scores.shape[1]
+    exp_scores, alpha, scale = ws.exp_scores, ws.alpha, ws.scale
+    exp_trans = tt.exp_trans
     log_z = 0.0
     for t in range(n):
-        src = raw[t]
-        row = scores[t]
+        src = scores[t]
+        row = exp_scores[t]
         m = src[0]
         lo = src[0]
         for j in range(1, L):
@@ -243,19 +232,19 @@ def forward_backward_scaled(
                 m = src[j]
             if src[j] < lo:
                 lo = src[j]
-        if not (m - lo + trans_spread <= MAX_SCALED_SPREAD):
+        if not (m - lo + tt.spread <= MAX_SCALED_SPREAD):
             return np.nan  # also when m or lo is not finite
         log_z += m
         for j in range(L):
             row[j] = exp_nonpositive(src[j] - m)
     if n > 1:
-        if not np.isfinite(trans_max):
+        if not np.isfinite(tt.trans_max):
             return np.nan
-        log_z += (n - 1) * trans_max
+        log_z += (n - 1) * tt.trans_max
     c = 0.0
     for j in range(L):
-        alpha[0, j] = scores[0, j]
-        c += scores[0, j]
+        alpha[0, j] = exp_scores[0, j]
+        c += exp_scores[0, j]
     if not (c > 0.0 and np.isfinite(c)):
         return np.nan
     inv = 1.0 / c
@@ -273,7 +262,7 @@ def forward_backward_scaled(
             e = exp_trans[i]
             for j in range(L):
                 cur[j] += a * e[j]
-        row = scores[t]
+        row = exp_scores[t]
         c = 0.0
         for j in range(L):
             cur[j] *= row[j]
@@ -287,12 +276,23 @@ def forward_backward_scaled(
         scale[t] = c
     if not np.isfinite(log_z):
         return np.nan
+    return log_z
+
+
+@njit(**_NJIT)
+def backward_scaled(tt, n, ws):
+    """Scaled backward pass after :func:`forward_scaled`: fills ``ws.beta[:n]``
+    (divided by the forward pass's constants, so ``alpha * beta`` are the node
+    marginals)."""
+    L = ws.beta.shape[1]
+    beta, exp_scores, scale = ws.beta, ws.exp_scores, ws.scale
+    exp_trans_t = tt.exp_trans_t
     for j in range(L):
         beta[n - 1, j] = 1.0
     for t in range(n - 2, -1, -1):
         inv = 1.0 / scale[t + 1]
         nxt = beta[t + 1]
-        row = scores[t + 1]
+        row = exp_scores[t + 1]
         cur = beta[t]
         for i in range(L):
             cur[i] = 0.0
@@ -301,43 +301,240 @@ def forward_backward_scaled(
             e = exp_trans_t[j]
             for i in range(L):
                 cur[i] += e[i] * v
+
+
+@njit(**_NJIT)
+def node_marginals_scaled(n, ws, node):
+    """``node[:n] = alpha * beta``; False when a product is not finite."""
+    L = node.shape[1]
     ok = True
     for t in range(n):
-        a = alpha[t]
-        b = beta[t]
+        a = ws.alpha[t]
+        b = ws.beta[t]
         out = node[t]
         for j in range(L):
             out[j] = a[j] * b[j]
             if not np.isfinite(out[j]):
                 ok = False
-    if not ok:
-        return np.nan
-    if edge_mode != 0:
-        tmp = np.empty(L)  # scores[t] * beta[t], shared by every row i
-        for t in range(1, n):
-            inv = 1.0 / scale[t]
-            if edge_mode == 2:
-                inv *= edge_weight
-            row = scores[t]
-            b = beta[t]
+    return ok
+
+
+@njit(**_NJIT)
+def edge_marginals_scaled(tt, n, ws, edge):
+    """``edge[t, i, j] = p(y[t-1] = i, y[t] = j)`` for t in 1..n-1 from the
+    scaled passes."""
+    L = edge.shape[1]
+    exp_trans = tt.exp_trans
+    tmp = np.empty(L)  # exp_scores[t] * beta[t], shared by every row i
+    for t in range(1, n):
+        inv = 1.0 / ws.scale[t]
+        row = ws.exp_scores[t]
+        b = ws.beta[t]
+        for j in range(L):
+            tmp[j] = row[j] * b[j]
+        prev = ws.alpha[t - 1]
+        dest = edge[t]
+        for i in range(L):
+            a = prev[i] * inv
+            e = exp_trans[i]
+            d = dest[i]
             for j in range(L):
-                tmp[j] = row[j] * b[j]
-            prev = alpha[t - 1]
-            if edge_mode == 1:
-                dest = edge[t]
-                for i in range(L):
-                    a = prev[i] * inv
-                    e = exp_trans[i]
-                    d = dest[i]
-                    for j in range(L):
-                        d[j] = a * e[j] * tmp[j]
-            else:
-                dest = edge[t & 3]
-                for i in range(L):
-                    a = prev[i] * inv
-                    d = dest[i]
-                    for j in range(L):
-                        d[j] += a * tmp[j]
+                d[j] = a * e[j] * tmp[j]
+
+
+@njit(**_NJIT)
+def edge_outer_sum_scaled(n, ws, weight, outer):
+    """Add ``weight`` times ``alpha[t-1, i] / c_t · exp_scores[t, j] beta[t, j]``
+    summed over t in 1..n-1 to ``outer`` (4, L, L), position t into
+    ``outer[t % 4]`` (four independent accumulators instead of one long chain
+    of dependent additions).
+
+    The edge marginals summed over the positions are ``exp_trans *
+    outer.sum(0)``, a product the caller does once for all sequences.
+    """
+    L = outer.shape[1]
+    tmp = np.empty(L)
+    for t in range(1, n):
+        inv = 1.0 / ws.scale[t]
+        inv *= weight
+        row = ws.exp_scores[t]
+        b = ws.beta[t]
+        for j in range(L):
+            tmp[j] = row[j] * b[j]
+        prev = ws.alpha[t - 1]
+        dest = outer[t & 3]
+        for i in range(L):
+            a = prev[i] * inv
+            d = dest[i]
+            for j in range(L):
+                d[j] += a * tmp[j]
+
+
+# --------------------------------------------------------------------------
+# forward-backward in normalized log space (the fallback)
+# --------------------------------------------------------------------------
+#
+# The log alphas are normalized at each position (``log_c[t]``, the log of the
+# scaling constant, is subtracted) and the log betas shifted by the same
+# constants, the log-space twin of the scaled scheme: both stay O(1) however
+# long the sequence and large the weights, so ``exp(la + lb)`` keeps full
+# precision. Exact for any weights, including -inf transitions; L² exps per
+# position.
+
+
+@njit(**_NJIT)
+def forward_log(scores, trans, n, log_alpha, log_c):
+    """Log-space forward pass: fills ``log_alpha[:n]`` (normalized: each row's
+    exps sum to 1) and ``log_c[:n]``; returns log Z = Σ log_c."""
+    L = scores.shape[1]
+    la = log_alpha
+    tmp = np.empty(L)
+    for j in range(L):
+        la[0, j] = scores[0, j]
+    log_c[0] = _logsumexp_row(la[0], L)
+    for t in range(1, n):
+        for j in range(L):
+            for i in range(L):
+                tmp[i] = la[t - 1, i] - log_c[t - 1] + trans[i, j]
+            la[t, j] = scores[t, j] + _logsumexp_row(tmp, L)
+        log_c[t] = _logsumexp_row(la[t], L)
+    log_z = 0.0
+    for t in range(n):
+        log_z += log_c[t]
+        for j in range(L):
+            la[t, j] -= log_c[t]
+    return log_z
+
+
+@njit(**_NJIT)
+def backward_log(scores, trans, n, log_c, log_beta):
+    """Log-space backward pass after :func:`forward_log`: fills
+    ``log_beta[:n]`` (shifted by the forward constants)."""
+    L = scores.shape[1]
+    lb = log_beta
+    tmp = np.empty(L)
+    for j in range(L):
+        lb[n - 1, j] = 0.0
+    for t in range(n - 2, -1, -1):
+        for i in range(L):
+            for j in range(L):
+                tmp[j] = trans[i, j] + scores[t + 1, j] + lb[t + 1, j]
+            lb[t, i] = _logsumexp_row(tmp, L) - log_c[t + 1]
+
+
+@njit(**_NJIT)
+def node_marginals_log(n, log_alpha, log_beta, node):
+    """``node[:n] = exp(log_alpha + log_beta)``."""
+    L = node.shape[1]
+    for t in range(n):
+        for j in range(L):
+            node[t, j] = np.exp(log_alpha[t, j] + log_beta[t, j])
+
+
+@njit(**_NJIT)
+def edge_marginals_log(scores, trans, n, log_alpha, log_beta, log_c, edge):
+    """``edge[t, i, j] = p(y[t-1] = i, y[t] = j)`` for t in 1..n-1 from the
+    log-space passes."""
+    L = scores.shape[1]
+    la, lb = log_alpha, log_beta
+    for t in range(1, n):
+        for i in range(L):
+            for j in range(L):
+                edge[t, i, j] = np.exp(
+                    la[t - 1, i] + trans[i, j] + scores[t, j] + lb[t, j] - log_c[t]
+                )
+
+
+@njit(**_NJIT)
+def edge_sum_log(scores, trans, n, log_alpha, log_beta, log_c, weight, edge_sum):
+    """Add ``weight`` times the edge marginals summed over t in 1..n-1 to
+    ``edge_sum`` (L, L), from the log-space passes."""
+    L = scores.shape[1]
+    la, lb = log_alpha, log_beta
+    for t in range(1, n):
+        for i in range(L):
+            for j in range(L):
+                p = np.exp(
+                    la[t - 1, i] + trans[i, j] + scores[t, j] + lb[t, j] - log_c[t]
+                )
+                edge_sum[i, j] += weight * p
+
+
+# --------------------------------------------------------------------------
+# one sequence: the passes put together
+# --------------------------------------------------------------------------
+
+
+@njit(**_NJIT)
+def marginals_scaled(scores, tt, n, ws, node, edge):
+    """log Z and node marginals (``node[:n]``) of one sequence by the scaled
+    passes, and the edge marginals (``edge[1:n]``) unless ``edge`` has zero
+    length; NaN when scaling cannot be trusted (outputs then undefined)."""
+    if n == 0:
+        return 0.0
+    log_z = forward_scaled(scores, tt, n, ws)
+    if np.isnan(log_z):
+        return log_z
+    backward_scaled(tt, n, ws)
+    if not node_marginals_scaled(n, ws, node):
+        return np.nan
+    if edge.shape[0] > 0:
+        edge_marginals_scaled(tt, n, ws, edge)
+    return log_z
+
+
+@njit(**_NJIT)
+def marginals_log(scores, trans, n, node, edge):
+    """:func:`marginals_scaled` in log space: exact for any weights."""
+    L = scores.shape[1]
+    log_alpha = np.empty((n, L))
+    log_beta = np.empty((n, L))
+    log_c = np.empty(n)
+    log_z = forward_log(scores, trans, n, log_alpha, log_c)
+    backward_log(scores, trans, n, log_c, log_beta)
+    node_marginals_log(n, log_alpha, log_beta, node)
+    if edge.shape[0] > 0:
+        edge_marginals_log(scores, trans, n, log_alpha, log_beta, log_c, edge)
+    return log_z
+
+
+@njit(**_NJIT)
+def marginals_sequence(scores, tt, n, ws, node, edge):
+    """:func:`marginals_scaled`, or :func:`marginals_log` where scaling declines."""
+    log_z = marginals_scaled(scores, tt, n, ws, node, edge)
+    if np.isnan(log_z):
+        log_z = marginals_log(scores, tt.trans, n, node, edge)
+    return log_z
+
+
+@njit(**_NJIT)
+def expected_counts_sequence(scores, tt, n, ws, weight, node, edge_sum, outer):
+    """What the gradient needs of one sequence: log Z (returned), the node
+    marginals (``node[:n]``) and, times ``weight``, the edge marginals summed
+    over positions.
+
+    The scaled passes add outer products to ``outer`` (4, L, L), to be
+    multiplied by ``exp_trans`` (see :func:`edge_outer_sum_scaled`); where
+    scaling declines, the log-space passes add the summed edge marginals to
+    ``edge_sum`` (L, L) instead. Outer products are only added once the
+    sequence is known good.
+    """
+    if n == 0:
+        return 0.0
+    log_z = forward_scaled(scores, tt, n, ws)
+    if not np.isnan(log_z):
+        backward_scaled(tt, n, ws)
+        if node_marginals_scaled(n, ws, node):
+            edge_outer_sum_scaled(n, ws, weight, outer)
+            return log_z
+    L = scores.shape[1]
+    log_alpha = np.empty((n, L))
+    log_beta = np.empty((n, L))
+    log_c = np.empty(n)
+    log_z = forward_log(scores, tt.trans, n, log_alpha, log_c)
+    backward_log(scores, tt.trans, n, log_c, log_beta)
+    node_marginals_log(n, log_alpha, log_beta, node)
+    edge_sum_log(scores, tt.trans, n, log_alpha, log_beta, log_c, weight, edge_sum)
     return log_z
 
 
@@ -409,55 +606,6 @@ def chunk_bounds(seq_ptr, n_chunks):
     return bounds
 
 
-@njit(**_NJIT)
-def forward_backward(
-    raw, work, trans, exp_trans, exp_trans_t, trans_max, trans_spread, n, alpha, beta,
-    scale, node, edge, edge_outer, edge_mode, edge_weight,
-):
-    """Scaled forward-backward of the scores ``raw`` (``work`` a buffer for their
-    exponentials), log space as the fallback; returns log Z.
-
-    Edge marginals go as described in :func:`forward_backward_log`, except that
-    in mode 2 the scaled pass leaves its outer products in ``edge_outer`` (4, L,
-    L), to be multiplied by ``exp_trans`` (see
-    :func:`forward_backward_scaled`), and only the log-space fallback adds to
-    ``edge[0]``.
-    """
-    log_z = forward_backward_scaled(
-        raw, work, exp_trans, exp_trans_t, trans_max, trans_spread, n, alpha, beta, scale,
-        node, edge_outer if edge_mode == 2 else edge, edge_mode, edge_weight,
-    )
-    if np.isnan(log_z):
-        log_z = forward_backward_log(raw, trans, n, node, edge, edge_mode, edge_weight)
-    return log_z
-
-
-@njit(**_NJIT)
-def _exp_trans(trans):
-    """``exp(trans - max)``, its transpose (C-contiguous), the max, and the spread
-    ``max - min`` of the transition weights (inf when one is -inf or any is not
-    finite)."""
-    L = trans.shape[0]
-    trans_max = -np.inf
-    trans_min = np.inf
-    for i in range(L):
-        for j in range(L):
-            v = trans[i, j]
-            if v > trans_max:
-                trans_max = v
-            if v < trans_min:
-                trans_min = v
-    exp_trans = np.zeros((L, L))
-    if np.isfinite(trans_max):
-        for i in range(L):
-            for j in range(L):
-                exp_trans[i, j] = np.exp(trans[i, j] - trans_max)
-    spread = trans_max - trans_min
-    if not np.isfinite(spread):
-        spread = np.inf
-    return exp_trans, np.ascontiguousarray(exp_trans.T), trans_max, spread
-
-
 @njit(parallel=True, **_NJIT)
 def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_chunks):
     """log Z, node and edge marginals of every sequence from dense state scores.
@@ -473,26 +621,20 @@ def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_chunks):
     log_z = np.zeros(n_seq)
     node = np.zeros((n_tokens, L))
     edge = np.zeros((n_tokens if with_edges else 0, L, L))
-    exp_trans, exp_trans_t, trans_max, trans_spread = _exp_trans(trans)
     max_len = _max_len(seq_ptr)
     bounds = chunk_bounds(seq_ptr, n_chunks)
     for c in prange(n_chunks):
-        work = np.empty((max_len, L))
-        alpha = np.empty((max_len, L))
-        beta = np.empty((max_len, L))
-        scale = np.empty(max_len)
+        # built in each chunk: numba's parallel lowering cannot capture a namedtuple
+        tt = transition_terms(trans)
+        ws = scaled_workspace(max_len, L)
         for s in range(bounds[c], bounds[c + 1]):
             a = seq_ptr[s]
             b = seq_ptr[s + 1]
             n = b - a
             if n == 0:
                 continue
-            log_z[s] = forward_backward(
-                scores[a:b], work, trans, exp_trans, exp_trans_t, trans_max,
-                trans_spread, n, alpha, beta, scale, node[a:b],
-                edge[a:b] if with_edges else edge,
-                edge,  # edge_outer: only used in mode 2
-                1 if with_edges else 0, 1.0,
+            log_z[s] = marginals_sequence(
+                scores[a:b], tt, n, ws, node[a:b], edge[a:b] if with_edges else edge
             )
     return log_z, node, edge
 
@@ -533,18 +675,16 @@ def nll_gradient(w_attr, trans, tok_ptr, tok_attr, tok_val, seq_ptr, seq_weight,
     L = trans.shape[0]
     n_chunks = g_attr.shape[0]
     n_attr = g_attr.shape[1]
-    exp_trans, exp_trans_t, trans_max, trans_spread = _exp_trans(trans)
     max_len = _max_len(seq_ptr)
     bounds = chunk_bounds(seq_ptr, n_chunks)
     g_trans = np.zeros((n_chunks, L, L))
     g_outer = np.zeros((n_chunks, 4, L, L))
     log_z_sum = np.zeros(n_chunks)
     for c in prange(n_chunks):
+        # built in each chunk: numba's parallel lowering cannot capture a namedtuple
+        tt = transition_terms(trans)
         raw = np.empty((max_len, L))
-        work = np.empty((max_len, L))
-        alpha = np.empty((max_len, L))
-        beta = np.empty((max_len, L))
-        scale = np.empty(max_len)
+        ws = scaled_workspace(max_len, L)
         node = np.empty((max_len, L))
         ga = g_attr[c]
         ga[:] = 0.0
@@ -557,9 +697,8 @@ def nll_gradient(w_attr, trans, tok_ptr, tok_attr, tok_val, seq_ptr, seq_weight,
             if n == 0 or weight == 0.0:
                 continue
             state_scores_sequence(w_attr, tok_ptr, tok_attr, tok_val, a, b, raw)
-            acc += weight * forward_backward(
-                raw, work, trans, exp_trans, exp_trans_t, trans_max, trans_spread, n,
-                alpha, beta, scale, node, g_trans[c:c + 1], g_outer[c], 2, weight,
+            acc += weight * expected_counts_sequence(
+                raw, tt, n, ws, weight, node, g_trans[c], g_outer[c]
             )
             for t in range(n):
                 tok = a + t
@@ -587,7 +726,7 @@ def nll_gradient(w_attr, trans, tok_ptr, tok_attr, tok_val, seq_ptr, seq_weight,
         g_trans[0] += g_trans[c]
         g_outer[0] += g_outer[c]
     outer = (g_outer[0, 0] + g_outer[0, 1]) + (g_outer[0, 2] + g_outer[0, 3])
-    g_trans[0] += outer * exp_trans
+    g_trans[0] += outer * transition_terms(trans).exp_trans
     return total, g_attr[0], g_trans[0]
 
 
@@ -635,95 +774,3 @@ def pair_frequencies(tok_ptr, tok_attr, tok_val, labels, n_attributes, n_labels)
             freq[a, y] += tok_val[k]
             seen[a, y] = True
     return freq, seen
-
-
-# --------------------------------------------------------------------------
-# OWL-QN vector operations (one pass each instead of a dozen NumPy temporaries)
-# --------------------------------------------------------------------------
-
-
-@njit(**_NJIT)
-def owlqn_pseudo_gradient(w, g, c1, out):
-    """Fill ``out`` with the OWL-QN pseudo-gradient of f(w) + c1·‖w‖₁; returns
-    its squared norm.
-
-    ``g + c1·sign(w)`` where w is not 0; where it is, ``g`` shrunk towards 0 by
-    c1 (0 inside [-c1, c1]).
-    """
-    sq = 0.0
-    for i in range(w.shape[0]):
-        wi = w[i]
-        gi = g[i]
-        if wi > 0.0:
-            p = gi + c1
-        elif wi < 0.0:
-            p = gi - c1
-        elif gi + c1 < 0.0:
-            p = gi + c1
-        elif gi - c1 > 0.0:
-            p = gi - c1
-        else:
-            p = 0.0
-        out[i] = p
-        sq += p * p
-    return sq
-
-
-@njit(**_NJIT)
-def lbfgs_two_loop(pg, s_hist, y_hist, rho, order, d):
-    """OWL-QN's search direction: ``d = -H·pg`` by the L-BFGS two-loop recursion
-    over the history rows ``order`` (oldest first) of ``s_hist``/``y_hist``
-    (with ``rho = 1 / (s·y)``), scaled by ``s·y / y·y`` of the newest pair;
-    then the components that do not descend (``d·pg >= 0``) are set to 0.
-
-    The dot products go to BLAS (``np.dot``): a plain loop would be one long
-    chain of dependent additions.
-    """
-    n = pg.shape[0]
-    k = order.shape[0]
-    for i in range(n):
-        d[i] = -pg[i]
-    alphas = np.empty(k)
-    for h in range(k - 1, -1, -1):
-        r = order[h]
-        y = y_hist[r]
-        a = rho[r] * np.dot(s_hist[r], d)
-        alphas[h] = a
-        for i in range(n):
-            d[i] -= a * y[i]
-    if k > 0:
-        r = order[k - 1]
-        y = y_hist[r]
-        gamma = np.dot(s_hist[r], y) / np.dot(y, y)
-        for i in range(n):
-            d[i] *= gamma
-    for h in range(k):
-        r = order[h]
-        s = s_hist[r]
-        b = alphas[h] - rho[r] * np.dot(y_hist[r], d)
-        for i in range(n):
-            d[i] += b * s[i]
-    for i in range(n):
-        if d[i] * pg[i] >= 0.0:
-            d[i] = 0.0
-
-
-@njit(**_NJIT)
-def owlqn_trial_point(w, d, step, pg, w_new, s):
-    """``w_new = w + step·d`` kept to the orthant of the step (sign of w, or of
-    -pg where w is 0: a component that would cross it is set to 0) and
-    ``s = w_new - w``. Returns ``pg·s``.
-    """
-    dg = 0.0
-    for i in range(w.shape[0]):
-        wi = w[i]
-        x = wi + step * d[i]
-        if wi != 0.0:
-            if x * wi < 0.0:
-                x = 0.0
-        elif x * pg[i] > 0.0:
-            x = 0.0
-        w_new[i] = x
-        s[i] = x - wi
-        dg += pg[i] * s[i]
-    return dg

@@ -60,30 +60,28 @@ class ParameterLayout:
 
 
 def build_layout(
-    tok_ptr, tok_attr, tok_val, seq_ptr, labels, n_attributes, n_labels, *,
-    min_freq, all_possible_states, all_possible_transitions, zero_entries=None,
+    corpus, labels, n_labels, *, min_freq, all_possible_states, all_possible_transitions,
 ):
     """The parameter layout seen in training data, as CRFsuite builds it.
 
-    A state feature (a, y) exists when attribute ``a`` fires on a token labelled
-    ``y`` and the sum of its values there is at least ``min_freq`` (or for all
-    pairs when ``all_possible_states``); a transition (y1, y2) exists when it
-    occurs in the training data (or for all pairs when
-    ``all_possible_transitions``). ``zero_entries`` are the (token ids,
-    attribute ids) where an attribute had the value 0: those pairs count as
-    seen, with frequency 0.
+    ``corpus`` is an :class:`~sklearn_crf._vectorizer.EncodedCorpus`. A state
+    feature (a, y) exists when attribute ``a`` fires on a token labelled ``y``
+    and the sum of its values there is at least ``min_freq`` (or for all pairs
+    when ``all_possible_states``); a transition (y1, y2) exists when it occurs
+    in the training data (or for all pairs when ``all_possible_transitions``).
+    The corpus's zero-valued entries count as seen, with frequency 0.
     """
     L = n_labels
+    n_attributes = corpus.n_attributes
     if all_possible_states:
         attr_ptr = np.arange(n_attributes + 1, dtype=np.int64) * L
         attr_label = np.tile(np.arange(L, dtype=np.int32), n_attributes)
     else:
         freq, seen = _kernels.pair_frequencies(
-            tok_ptr, tok_attr, tok_val, labels, n_attributes, L
+            corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, labels, n_attributes, L
         )
-        if zero_entries is not None and len(zero_entries[0]):
-            zero_tok, zero_attr = zero_entries
-            seen[zero_attr, labels[zero_tok]] = True
+        if len(corpus.zero_tok):
+            seen[corpus.zero_attr, labels[corpus.zero_tok]] = True
         if min_freq > 0:
             seen &= freq >= min_freq
         del freq
@@ -95,6 +93,7 @@ def build_layout(
     if all_possible_transitions:
         trans_from, trans_to = np.divmod(np.arange(L * L, dtype=np.int32), L)
     else:
+        seq_ptr = corpus.seq_ptr
         starts = seq_ptr[:-1]
         has_prev = np.ones(len(labels), dtype=bool)
         has_prev[starts[seq_ptr[1:] > starts]] = False
@@ -111,24 +110,25 @@ def build_layout(
 
 
 class CRFObjective:
-    """f(x) = Σ_s v_s (log Z_s - score_s) + c1·‖w‖₁ + c2·‖w‖² and its gradient.
+    """f(w) = Σ_s v_s (log Z_s - score_s) + c2·‖w‖² and its gradient.
 
-    ``v_s`` are per-sequence weights. With ``c1 > 0`` the optimizer variable is
-    ``x = [w⁺, w⁻]`` (both bounded below by 0, ``w = w⁺ - w⁻``) and the L1 term is
-    ``c1·Σ x``; otherwise ``x = w``. Everything is arrays before the optimizer
-    starts; a call does no per-token Python work.
+    The smooth part of CRFsuite's objective: the weighted negative
+    log-likelihood of an :class:`~sklearn_crf._vectorizer.EncodedCorpus` plus
+    the L2 term; the L1 term ``c1·‖w‖₁`` is the solver's business (see
+    :func:`~sklearn_crf._optimize.minimize_crf`). ``v_s`` are per-sequence
+    weights. Everything is arrays before the optimizer starts; a call does no
+    per-token Python work.
     """
 
-    def __init__(self, data, layout, labels, seq_weight, *, c1, c2, n_chunks):
-        self.tok_ptr, self.tok_attr, self.tok_val, self.seq_ptr = data
+    def __init__(self, corpus, layout, labels, seq_weight, *, c2, n_chunks):
+        self.corpus = corpus
         self.layout = layout
         self.seq_weight = np.ascontiguousarray(seq_weight, dtype=np.float64)
-        self.c1 = float(c1)
         self.c2 = float(c2)
         self.n_chunks = int(n_chunks)
         obs_state, obs_trans = _kernels.observed_counts(
-            self.tok_ptr, self.tok_attr, self.tok_val, layout.attr_ptr,
-            layout.attr_label, labels, self.seq_ptr, self.seq_weight,
+            corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, layout.attr_ptr,
+            layout.attr_label, labels, corpus.seq_ptr, self.seq_weight,
             layout.n_state, layout.n_labels,
         )
         self.observed = np.concatenate(
@@ -143,36 +143,18 @@ class CRFObjective:
         self._g_attr = np.empty((self.n_chunks,) + self._w_attr.shape)
 
     @property
-    def split(self):
-        return self.c1 > 0
-
-    def weights(self, x):
-        """The CRF weights w of an optimizer variable x."""
-        if self.split:
-            n = self.layout.n_params
-            return x[:n] - x[n:]
-        return x
-
-    def initial_point(self, w):
-        """The optimizer variable for the CRF weights w."""
-        if self.split:
-            return np.concatenate([np.maximum(w, 0.0), np.maximum(-w, 0.0)])
-        return np.array(w, dtype=np.float64)
-
-    def bounds(self):
-        """L-BFGS-B bounds as (lower, upper) arrays, or None without L1."""
-        if not self.split:
-            return None
-        n = 2 * self.layout.n_params
-        return np.zeros(n), np.full(n, np.inf)
+    def n_params(self):
+        """Length of the weight vector w."""
+        return self.layout.n_params
 
     def nll(self, w):
         """Unregularized weighted negative log-likelihood and its gradient in w."""
         layout = self.layout
+        corpus = self.corpus
         log_z, e_attr, e_trans = _kernels.nll_gradient(
             layout.attribute_matrix(w, self.dense_index, out=self._w_attr),
-            layout.transition_matrix(w), self.tok_ptr, self.tok_attr,
-            self.tok_val, self.seq_ptr, self.seq_weight, self._g_attr,
+            layout.transition_matrix(w), corpus.tok_ptr, corpus.tok_attr,
+            corpus.tok_val, corpus.seq_ptr, self.seq_weight, self._g_attr,
         )
         grad = np.concatenate([
             e_attr.ravel()[self.dense_index], e_trans[layout.trans_from, layout.trans_to]
@@ -180,23 +162,10 @@ class CRFObjective:
         grad -= self.observed
         return log_z - w @ self.observed, grad
 
-    def smooth(self, w):
-        """The NLL plus the L2 term (everything but L1) and its gradient in w."""
+    def __call__(self, w):
+        """The NLL plus the L2 term and its gradient in w."""
         loss, grad = self.nll(w)
         if self.c2 > 0:
             loss += self.c2 * (w @ w)
             grad += 2.0 * self.c2 * w
-        return loss, grad
-
-    def full_loss(self, w, smooth_loss):
-        """The whole objective at w given ``smooth(w)[0]``."""
-        return smooth_loss + self.c1 * np.abs(w).sum()
-
-    def __call__(self, x):
-        """The objective and its gradient in the L-BFGS-B variable x."""
-        w = self.weights(x)
-        loss, grad = self.smooth(w)
-        if self.split:
-            loss += self.c1 * x.sum()
-            return loss, np.concatenate([grad + self.c1, self.c1 - grad])
         return loss, grad

@@ -1,27 +1,32 @@
 """Minimizing a CRF objective: the solvers, the stopping rule, the result check.
 
-Two solvers, as in CRFsuite's ``lbfgs`` algorithm:
+The objective (:class:`~sklearn_crf._objective.CRFObjective`) is smooth: the
+negative log-likelihood plus the L2 term. The L1 term ``c1·‖w‖₁`` belongs to
+the solver, as in CRFsuite's ``lbfgs`` algorithm:
 
 * without L1 (``c1 == 0``), scipy's L-BFGS-B with no bounds;
 * with L1, OWL-QN (Andrew & Gao, 2007), the orthant-wise L-BFGS that CRFsuite
-  uses, written here with NumPy. scipy's L-BFGS-B on split weights
-  ``w = w⁺ - w⁻`` under bounds ``w⁺, w⁻ ≥ 0`` (``solver="l-bfgs-b"``) reaches
-  the same optimum but converges much more slowly on NER data (see
-  ``benchmarks/README.md``).
+  uses: a Python loop over iterations whose vector work is done by the numba
+  kernels at the end of this module;
+* with L1 and ``solver="l-bfgs-b"``, scipy's L-BFGS-B on split weights
+  ``w = w⁺ - w⁻`` under bounds ``w⁺, w⁻ ≥ 0``, which reaches the same optimum
+  but converges much more slowly on NER data (see ``benchmarks/README.md``).
 
-Both run with BLAS limited to one thread and share one stopping rule.
+All run with BLAS limited to one thread and share one stopping rule.
 """
 
 import logging
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from scipy.optimize import Bounds, minimize
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from . import _kernels
+from ._kernels import _NJIT
 
 logger = logging.getLogger("sklearn_crf")
 
@@ -32,6 +37,28 @@ HISTORY = 6
 #: line search: sufficient decrease constant and maximum number of trials
 ARMIJO = 1e-4
 MAX_LINESEARCH = 40
+
+
+@dataclass(frozen=True)
+class SolverResult:
+    """What :func:`minimize_crf` found.
+
+    Attributes
+    ----------
+    w : ndarray of shape (n_params,)
+        The weights.
+    n_iter : int
+        Number of iterations run.
+    losses : ndarray of shape (n_iter,)
+        The objective (with the L1 term) after each iteration.
+    loss : float
+        The objective (with the L1 term) at ``w``.
+    """
+
+    w: np.ndarray
+    n_iter: int
+    losses: np.ndarray
+    loss: float
 
 
 class _Progress:
@@ -63,28 +90,46 @@ class _Progress:
         return self.met
 
 
-def minimize_crf(objective, w0, *, solver, max_iter, tol, verbose=0):
-    """Minimize a :class:`~sklearn_crf._objective.CRFObjective` from weights w0.
+def minimize_crf(objective, w0, *, c1, solver, max_iter, tol, verbose=0):
+    """Minimize ``objective(w) + c1·‖w‖₁`` from the weights w0.
 
-    Returns ``(w, n_iter, losses)`` where ``losses`` holds the objective after
-    each iteration.
+    ``objective(w)`` returns the smooth loss and its gradient (a
+    :class:`~sklearn_crf._objective.CRFObjective`). ``solver`` is ``"lbfgs"``
+    (L-BFGS-B without L1, OWL-QN with it) or ``"l-bfgs-b"`` (L-BFGS-B, on split
+    weights with L1). Returns a :class:`SolverResult`; warns with a
+    ``ConvergenceWarning`` when the stopping rule was not met.
     """
     progress = _Progress(tol, verbose)
     with threadpool_limits(limits=1, user_api="blas"):
-        if objective.c1 > 0 and solver == "lbfgs":
-            w, n_iter, message = _owlqn(objective, w0, max_iter, progress)
+        if c1 > 0 and solver == "lbfgs":
+            w, n_iter, message = _owlqn(objective, w0, c1, max_iter, progress)
         else:
-            w, n_iter, message = _lbfgsb(objective, w0, max_iter, progress)
+            w, n_iter, message = _lbfgsb(objective, w0, c1, max_iter, progress)
     _check_result(n_iter, max_iter, progress.met, message)
-    return w, n_iter, np.asarray(progress.losses)
+    losses = np.asarray(progress.losses)
+    if len(losses):
+        loss = float(losses[-1])
+    else:
+        loss = objective(w)[0] + c1 * np.abs(w).sum()
+    return SolverResult(w=w, n_iter=n_iter, losses=losses, loss=loss)
 
 
-def _lbfgsb(objective, w0, max_iter, progress):
-    """scipy's L-BFGS-B; with L1, on split weights under bounds."""
+def _lbfgsb(objective, w0, c1, max_iter, progress):
+    """scipy's L-BFGS-B; with L1, on split weights ``x = [w⁺, w⁻]`` under bounds
+    ``x ≥ 0``, where the L1 term is ``c1·Σ x``."""
+    n = len(w0)
     last_grad = [None]
+    if c1 > 0:
+        split = split_l1(objective, c1, n)
+        x0 = np.concatenate([np.maximum(w0, 0.0), np.maximum(-w0, 0.0)])
+        bounds = Bounds(np.zeros(2 * n), np.full(2 * n, np.inf))
+    else:
+        split = objective
+        x0 = np.array(w0, dtype=np.float64)
+        bounds = None
 
     def fun(x):
-        f, last_grad[0] = objective(x)
+        f, last_grad[0] = split(x)
         return f, last_grad[0]
 
     def callback(intermediate_result):
@@ -92,13 +137,12 @@ def _lbfgsb(objective, w0, max_iter, progress):
         if progress.done(intermediate_result.fun, np.linalg.norm(last_grad[0])):
             raise StopIteration
 
-    bounds = objective.bounds()
     result = minimize(
         fun,
-        objective.initial_point(w0),
+        x0,
         jac=True,
         method="L-BFGS-B",
-        bounds=None if bounds is None else Bounds(*bounds),
+        bounds=bounds,
         callback=callback,
         options={
             "maxiter": max_iter,
@@ -109,25 +153,36 @@ def _lbfgsb(objective, w0, max_iter, progress):
         },
     )
     message = None if result.success else str(result.message)
-    return objective.weights(result.x).copy(), int(min(result.nit, max_iter)), message
+    w = result.x[:n] - result.x[n:] if c1 > 0 else result.x
+    return w.copy(), int(min(result.nit, max_iter)), message
 
 
-def _owlqn(objective, w0, max_iter, progress):
+def split_l1(objective, c1, n):
+    """``objective(w) + c1·‖w‖₁`` as a smooth function of ``x = [w⁺, w⁻] ≥ 0``
+    (``w = w⁺ - w⁻``, n weights): returns ``fun(x) -> (loss, gradient in x)``."""
+
+    def fun(x):
+        loss, grad = objective(x[:n] - x[n:])
+        loss += c1 * x.sum()
+        return loss, np.concatenate([grad + c1, c1 - grad])
+
+    return fun
+
+
+def _owlqn(objective, w0, c1, max_iter, progress):
     """OWL-QN with CRFsuite's choices: backtracking line search, history of 6.
 
     The vector work of an iteration is done by three kernels
-    (:func:`~sklearn_crf._kernels.owlqn_pseudo_gradient`,
-    :func:`~sklearn_crf._kernels.lbfgs_two_loop`,
-    :func:`~sklearn_crf._kernels.owlqn_trial_point`); the history is a ring of
-    ``HISTORY + 1`` rows, one of them free for the next step.
+    (:func:`owlqn_pseudo_gradient`, :func:`lbfgs_two_loop`,
+    :func:`owlqn_trial_point`); the history is a ring of ``HISTORY + 1`` rows,
+    one of them free for the next step.
     """
-    c1 = objective.c1
     n = len(w0)
     w = np.array(w0, dtype=np.float64)
-    f_smooth, g = objective.smooth(w)
-    f = objective.full_loss(w, f_smooth)
+    f_smooth, g = objective(w)
+    f = f_smooth + c1 * np.abs(w).sum()
     pg = np.empty(n)
-    _kernels.owlqn_pseudo_gradient(w, g, c1, pg)
+    owlqn_pseudo_gradient(w, g, c1, pg)
     s_hist = np.empty((HISTORY + 1, n))
     y_hist = np.empty((HISTORY + 1, n))
     rho = np.empty(HISTORY + 1)
@@ -139,14 +194,14 @@ def _owlqn(objective, w0, max_iter, progress):
     while n_iter < max_iter:
         if not np.any(pg):
             break  # an exact optimum
-        _kernels.lbfgs_two_loop(pg, s_hist, y_hist, rho, np.array(order, np.int64), d)
+        lbfgs_two_loop(pg, s_hist, y_hist, rho, np.array(order, np.int64), d)
         step = 1.0 / np.linalg.norm(d) if n_iter == 0 else 1.0
         w_new = np.empty(n)
         s = s_hist[free]
         for _ in range(MAX_LINESEARCH):
-            dg = _kernels.owlqn_trial_point(w, d, step, pg, w_new, s)
-            f_smooth_new, g_new = objective.smooth(w_new)
-            f_new = objective.full_loss(w_new, f_smooth_new)
+            dg = owlqn_trial_point(w, d, step, pg, w_new, s)
+            f_smooth_new, g_new = objective(w_new)
+            f_new = f_smooth_new + c1 * np.abs(w_new).sum()
             if f_new <= f + ARMIJO * dg:
                 break
             step *= 0.5
@@ -163,7 +218,7 @@ def _owlqn(objective, w0, max_iter, progress):
             free = next(r for r in range(HISTORY + 1) if r not in order)
         w, f, g = w_new, f_new, g_new
         n_iter += 1
-        if progress.done(f, np.sqrt(_kernels.owlqn_pseudo_gradient(w, g, c1, pg))):
+        if progress.done(f, np.sqrt(owlqn_pseudo_gradient(w, g, c1, pg))):
             break
     return w, n_iter, message
 
@@ -185,3 +240,95 @@ def _check_result(n_iter, max_iter, rule_met, message):
             ConvergenceWarning,
             stacklevel=4,
         )
+
+
+# --------------------------------------------------------------------------
+# OWL-QN's vector kernels (one pass each instead of a dozen NumPy temporaries)
+# --------------------------------------------------------------------------
+
+
+@njit(**_NJIT)
+def owlqn_pseudo_gradient(w, g, c1, out):
+    """Fill ``out`` with the OWL-QN pseudo-gradient of f(w) + c1·‖w‖₁; returns
+    its squared norm.
+
+    ``g + c1·sign(w)`` where w is not 0; where it is, ``g`` shrunk towards 0 by
+    c1 (0 inside [-c1, c1]).
+    """
+    sq = 0.0
+    for i in range(w.shape[0]):
+        wi = w[i]
+        gi = g[i]
+        if wi > 0.0:
+            p = gi + c1
+        elif wi < 0.0:
+            p = gi - c1
+        elif gi + c1 < 0.0:
+            p = gi + c1
+        elif gi - c1 > 0.0:
+            p = gi - c1
+        else:
+            p = 0.0
+        out[i] = p
+        sq += p * p
+    return sq
+
+
+@njit(**_NJIT)
+def lbfgs_two_loop(pg, s_hist, y_hist, rho, order, d):
+    """OWL-QN's search direction: ``d = -H·pg`` by the L-BFGS two-loop recursion
+    over the history rows ``order`` (oldest first) of ``s_hist``/``y_hist``
+    (with ``rho = 1 / (s·y)``), scaled by ``s·y / y·y`` of the newest pair;
+    then the components that do not descend (``d·pg >= 0``) are set to 0.
+
+    The dot products go to BLAS (``np.dot``): a plain loop would be one long
+    chain of dependent additions.
+    """
+    n = pg.shape[0]
+    k = order.shape[0]
+    for i in range(n):
+        d[i] = -pg[i]
+    alphas = np.empty(k)
+    for h in range(k - 1, -1, -1):
+        r = order[h]
+        y = y_hist[r]
+        a = rho[r] * np.dot(s_hist[r], d)
+        alphas[h] = a
+        for i in range(n):
+            d[i] -= a * y[i]
+    if k > 0:
+        r = order[k - 1]
+        y = y_hist[r]
+        gamma = np.dot(s_hist[r], y) / np.dot(y, y)
+        for i in range(n):
+            d[i] *= gamma
+    for h in range(k):
+        r = order[h]
+        s = s_hist[r]
+        b = alphas[h] - rho[r] * np.dot(y_hist[r], d)
+        for i in range(n):
+            d[i] += b * s[i]
+    for i in range(n):
+        if d[i] * pg[i] >= 0.0:
+            d[i] = 0.0
+
+
+@njit(**_NJIT)
+def owlqn_trial_point(w, d, step, pg, w_new, s):
+    """``w_new = w + step·d`` kept to the orthant of the step (sign of w, or of
+    -pg where w is 0: a component that would cross it is set to 0) and
+    ``s = w_new - w``. Returns ``pg·s``.
+    """
+    dg = 0.0
+    for i in range(w.shape[0]):
+        wi = w[i]
+        x = wi + step * d[i]
+        if wi != 0.0:
+            if x * wi < 0.0:
+                x = 0.0
+        elif x * pg[i] > 0.0:
+            x = 0.0
+        w_new[i] = x
+        s[i] = x - wi
+        dg += pg[i] * s[i]
+    return dg

@@ -1,12 +1,8 @@
 """CRFTagger: a linear-chain CRF sequence labeler as a scikit-learn estimator."""
 
-import contextlib
-import threading
-from array import array
 import logging
 from numbers import Integral, Real
 
-import numba
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -15,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _inspection, _kernels
 from ._objective import CRFObjective, build_layout
 from ._optimize import minimize_crf
+from ._threads import n_threads as _n_threads
 from ._validation import encode_labels
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
@@ -50,7 +47,7 @@ class CRFTagger(BaseEstimator):
         under bounds, which reaches the same optimum but needs many more
         iterations. Both keep a history of 6 updates.
     max_iter : int, default=1000
-        Maximum number of L-BFGS-B iterations.
+        Maximum number of solver iterations.
     tol : float, default=1e-3
         Stopping rule (CRFsuite's "delta" test): training stops when the loss
         decreased by less than ``tol`` relative to its current value over the
@@ -118,7 +115,7 @@ class CRFTagger(BaseEstimator):
         ``transition_matrix_[i, j]`` is the weight of label ``classes_[i]``
         followed by ``classes_[j]`` (0 where there is no such feature).
     n_iter_ : int
-        Number of L-BFGS-B iterations run.
+        Number of iterations of the solver (L-BFGS-B or OWL-QN) in the last fit.
     loss_ : float
         The objective at the fitted weights.
     loss_curve_ : ndarray of shape (n_iter_,)
@@ -250,45 +247,37 @@ class CRFTagger(BaseEstimator):
             The fitted tagger.
         """
         vectorizer = SequenceVectorizer(n_features=self.hashing)
-        zeros = (array("q"), array("i"))
-        data = vectorizer._transform(X, fitting=True, zeros=zeros)
-        tok_ptr, tok_attr, tok_val, seq_ptr = data
-        classes, labels = encode_labels(y, seq_ptr)
-        seq_weight = _check_sample_weight(sample_weight, len(seq_ptr) - 1)
+        corpus = vectorizer.fit_encode(X)
+        classes, labels = encode_labels(y, corpus.seq_ptr)
+        seq_weight = _check_sample_weight(sample_weight, corpus.n_sequences)
         layout = build_layout(
-            tok_ptr, tok_attr, tok_val, seq_ptr, labels,
-            vectorizer.n_attributes_, len(classes),
-            zero_entries=tuple(np.frombuffer(z, dtype=z.typecode) for z in zeros),
+            corpus, labels, len(classes),
             min_freq=self.min_freq,
             all_possible_states=self.all_possible_states,
             all_possible_transitions=self.all_possible_transitions,
         )
         logger.debug(
             "%d sequences, %d tokens, %d attributes, %d labels, %d parameters",
-            len(seq_ptr) - 1, len(tok_ptr) - 1, vectorizer.n_attributes_,
+            corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
             len(classes), layout.n_params,
         )
-        with _n_threads(self.n_jobs, len(tok_ptr) - 1) as n_threads:
+        with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
             objective = CRFObjective(
-                data, layout, labels, seq_weight, c1=self.c1, c2=self.c2,
-                n_chunks=n_threads,
+                corpus, layout, labels, seq_weight, c2=self.c2, n_chunks=n_threads,
             )
             w0 = self._warm_start_weights(vectorizer, classes, layout)
-            coef, n_iter, losses = minimize_crf(
-                objective, w0, solver=self.solver, max_iter=self.max_iter,
-                tol=self.tol, verbose=self.verbose,
+            result = minimize_crf(
+                objective, w0, c1=self.c1, solver=self.solver,
+                max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
             )
         self.classes_ = classes
         self.vectorizer_ = vectorizer
         self.layout_ = layout
-        self.coef_ = coef
-        self.transition_matrix_ = layout.transition_matrix(coef)
-        self.n_iter_ = n_iter
-        self.loss_curve_ = losses
-        self.loss_ = (
-            float(losses[-1]) if len(losses)
-            else objective.full_loss(coef, objective.smooth(coef)[0])
-        )
+        self.coef_ = result.w
+        self.transition_matrix_ = layout.transition_matrix(result.w)
+        self.n_iter_ = result.n_iter
+        self.loss_curve_ = result.losses
+        self.loss_ = result.loss
         self._sklearn_crf_version = __version__
         return self
 
@@ -329,12 +318,13 @@ class CRFTagger(BaseEstimator):
         """Vectorize X, score its tokens and run ``kernel(scores, seq_ptr,
         n_threads)`` with the thread count in force; returns (result, seq_ptr)."""
         check_is_fitted(self)
-        tok_ptr, tok_attr, tok_val, seq_ptr = self.vectorizer_._transform(X, fitting=False)
-        with _n_threads(self.n_jobs, len(tok_ptr) - 1) as n_threads:
+        corpus = self.vectorizer_.encode(X)
+        with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
             scores = _kernels.state_scores(
-                self.layout_.attribute_matrix(self.coef_), tok_ptr, tok_attr, tok_val
+                self.layout_.attribute_matrix(self.coef_), corpus.tok_ptr,
+                corpus.tok_attr, corpus.tok_val,
             )
-            return kernel(scores, seq_ptr, n_threads), seq_ptr
+            return kernel(scores, corpus.seq_ptr, n_threads), corpus.seq_ptr
 
     def _state_scores(self, X):
         """Vectorize X and return (state scores, sequence offsets)."""
@@ -529,44 +519,3 @@ def _check_sample_weight(sample_weight, n_sequences):
             "and non-negative"
         )
     return weights
-
-
-#: fewer tokens than this per thread and threads cost more than they bring
-MIN_TOKENS_PER_THREAD = 5000
-
-
-@contextlib.contextmanager
-def _n_threads(n_jobs, n_tokens):
-    """Set numba's thread count for the block; yields the count in force.
-
-    The count is ``n_jobs`` (numba's default for None), and at most one thread
-    per ``MIN_TOKENS_PER_THREAD`` tokens: small inputs run on one thread.
-    """
-    available = numba.config.NUMBA_NUM_THREADS
-    if n_jobs is None:
-        n = numba.get_num_threads()
-    elif n_jobs < 0:
-        n = max(available + 1 + n_jobs, 1)
-    else:
-        n = n_jobs
-    n = max(1, min(n, available, n_tokens // MIN_TOKENS_PER_THREAD))
-    previous = numba.get_num_threads()
-    numba.set_num_threads(n)
-    lock = _WORKQUEUE_LOCK if _needs_serializing() else contextlib.nullcontext()
-    try:
-        with lock:
-            yield n
-    finally:
-        numba.set_num_threads(previous)
-
-
-#: numba's workqueue threading layer (its fallback without OpenMP or TBB) aborts
-#: the process when parallel kernels are entered from two Python threads at once
-_WORKQUEUE_LOCK = threading.Lock()
-
-
-def _needs_serializing():
-    try:
-        return numba.threading_layer() == "workqueue"
-    except ValueError:  # no parallel kernel has run yet: the layer is not chosen
-        return True

@@ -1,8 +1,9 @@
-"""SequenceVectorizer: sequences of feature dicts → CSR over tokens + sequence offsets."""
+"""SequenceVectorizer: sequences of feature dicts → an :class:`EncodedCorpus`."""
 
 import math
 from array import array
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,6 +18,93 @@ from ._validation import check_sequences
 
 _NUMBER_TYPES = (int, float, np.integer, np.floating, np.bool_)
 _CONTAINER_TYPES = (list, tuple, set, frozenset)
+
+
+def _empty(dtype):
+    return field(default_factory=lambda: np.zeros(0, dtype=dtype))
+
+
+@dataclass(frozen=True, eq=False)
+class EncodedCorpus:
+    """Sequences of feature dicts as arrays: what every consumer of X reads.
+
+    Produced by :meth:`SequenceVectorizer.fit_encode` and
+    :meth:`SequenceVectorizer.encode`. Tokens → attributes is CSR-style: the
+    attributes of token ``t`` are ``tok_attr[tok_ptr[t]:tok_ptr[t + 1]]`` with
+    values ``tok_val[...]`` (in the order of the token's dict; a repeated
+    attribute is repeated, so its values add up, as in CRFsuite). The tokens of
+    sequence ``s`` are ``seq_ptr[s]:seq_ptr[s + 1]``.
+
+    Entries whose value is 0 are not stored in ``tok_attr``/``tok_val`` (they
+    add nothing to a score) but listed in ``zero_tok``/``zero_attr``: CRFsuite
+    gives an (attribute, label) pair a weight even when the attribute was only
+    seen with value 0 for that label.
+
+    Attributes
+    ----------
+    tok_ptr : ndarray of shape (n_tokens + 1,), dtype int64
+        Start of each token's entries.
+    tok_attr : ndarray of shape (n_entries,), dtype int32
+        Attribute id of each non-zero entry.
+    tok_val : ndarray of shape (n_entries,), dtype float64
+        Value of each non-zero entry (finite, not 0).
+    seq_ptr : ndarray of shape (n_sequences + 1,), dtype int64
+        Start of each sequence's tokens.
+    n_attributes : int
+        Number of attribute ids (ids are in ``range(n_attributes)``).
+    zero_tok : ndarray of shape (n_zeros,), dtype int64
+        Token index of each entry with value 0.
+    zero_attr : ndarray of shape (n_zeros,), dtype int32
+        Attribute id of each entry with value 0.
+
+    Examples
+    --------
+    >>> from sklearn_crf import SequenceVectorizer
+    >>> corpus = SequenceVectorizer().fit_encode([[{"w": "a", "n": 0}, {"w": "b"}]])
+    >>> corpus.n_sequences, corpus.n_tokens, corpus.n_attributes
+    (1, 2, 3)
+    >>> corpus.tok_attr, corpus.zero_tok, corpus.zero_attr
+    (array([0, 2], dtype=int32), array([0]), array([1], dtype=int32))
+    """
+
+    tok_ptr: np.ndarray
+    tok_attr: np.ndarray
+    tok_val: np.ndarray
+    seq_ptr: np.ndarray
+    n_attributes: int
+    zero_tok: np.ndarray = _empty(np.int64)
+    zero_attr: np.ndarray = _empty(np.int32)
+
+    @property
+    def n_tokens(self):
+        """Number of tokens."""
+        return self.tok_ptr.shape[0] - 1
+
+    @property
+    def n_sequences(self):
+        """Number of sequences."""
+        return self.seq_ptr.shape[0] - 1
+
+    @property
+    def nbytes(self):
+        """Bytes held by the arrays."""
+        return sum(
+            a.nbytes for a in (self.tok_ptr, self.tok_attr, self.tok_val, self.seq_ptr,
+                               self.zero_tok, self.zero_attr)
+        )
+
+    def to_csr(self):
+        """The token-by-attribute matrix, one row per token (zeros not stored).
+
+        Returns
+        -------
+        Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
+            Repeated attributes of a token are summed.
+        """
+        return sp.csr_matrix(
+            (self.tok_val, self.tok_attr, self.tok_ptr),
+            shape=(self.n_tokens, self.n_attributes),
+        )
 
 
 class SequenceVectorizer(TransformerMixin, BaseEstimator):
@@ -36,7 +124,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
       recursively.
 
     Attributes with value 0 join the vocabulary in :meth:`fit`, as in CRFsuite,
-    but are not stored in the matrix (they add nothing to a score).
+    but are not stored in the matrix (they add nothing to a score); the
+    :class:`EncodedCorpus` of :meth:`fit_encode` and :meth:`encode` lists them
+    apart.
     Repeated attributes within a token are kept as separate entries, so their
     values add up, as in CRFsuite. Attributes not seen in :meth:`fit` are
     ignored by :meth:`transform`.
@@ -107,8 +197,42 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         self : SequenceVectorizer
             The fitted vectorizer.
         """
-        self._transform(X, fitting=True)
+        self._encode(X, fitting=True)
         return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_encode(self, X, y=None):
+        """Learn the vocabulary and return X as an :class:`EncodedCorpus`.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Each sequence is a list of tokens; each token a dict of features.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        corpus : EncodedCorpus
+            X's attribute ids and values, with the zero-valued entries.
+        """
+        return self._encode(X, fitting=True)
+
+    def encode(self, X):
+        """X as an :class:`EncodedCorpus`; attributes unseen in fit are dropped.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Each sequence is a list of tokens; each token a dict of features.
+
+        Returns
+        -------
+        corpus : EncodedCorpus
+            X's attribute ids and values, with the zero-valued entries.
+        """
+        check_is_fitted(self, "n_attributes_")
+        return self._encode(X, fitting=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None):
@@ -126,7 +250,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
             One row per token, the sequences one after another.
         """
-        return self._to_csr(*self._transform(X, fitting=True))
+        return self.fit_encode(X).to_csr()
 
     def transform(self, X):
         """Return the token-by-attribute matrix of X; unseen attributes are dropped.
@@ -141,8 +265,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
             One row per token, the sequences one after another.
         """
-        check_is_fitted(self, "n_attributes_")
-        return self._to_csr(*self._transform(X, fitting=False))
+        return self.encode(X).to_csr()
 
     @staticmethod
     def sequence_offsets(X):
@@ -186,18 +309,11 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         tags.input_tags.dict = True
         return tags
 
-    def _to_csr(self, tok_ptr, tok_attr, tok_val, seq_ptr):
-        return sp.csr_matrix(
-            (tok_val, tok_attr, tok_ptr),
-            shape=(len(tok_ptr) - 1, self.n_attributes_),
-        )
+    def _encode(self, X, fitting):
+        """The one pass over X behind every method: an :class:`EncodedCorpus`.
 
-    def _transform(self, X, fitting, zeros=None):
-        """The one pass over X behind fit, transform and CRFTagger.
-
-        Returns ``tok_ptr`` (int64), ``tok_attr`` (int32), ``tok_val`` (float64)
-        and ``seq_ptr`` (int64). When ``fitting``, sets ``vocabulary_`` and
-        ``feature_names_`` (only after the whole of X is valid).
+        When ``fitting``, sets ``vocabulary_`` and ``feature_names_`` (only
+        after the whole of X is valid).
 
         ``vocabulary_`` (attribute name → id) is the truth. Two caches, built in
         fit, skip building the attribute name of the common features:
@@ -205,11 +321,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         a miss builds the name and looks it up in the vocabulary. When hashing,
         the caches live for one call only and a miss hashes the name.
 
-        Number features equal to 0 are left out of the result, but when fitting
-        their attributes join the vocabulary (as in CRFsuite), and with
-        ``zeros=(token ids, attribute ids)``, two ``array`` objects, their
-        entries are appended there: CRFsuite gives an (attribute, label) pair a
-        weight even when the attribute was only seen with value 0.
+        Number features equal to 0 are left out of the entries and listed in
+        the zero entries instead; when fitting their attributes join the
+        vocabulary (as in CRFsuite).
         """
         check_sequences(X, "X", allow_empty=not fitting)
         hashing = self.n_features if fitting else getattr(self, "_hash_slots", None)
@@ -225,9 +339,10 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         seq_ptr = array("q", [0])
         get_str = str_ids.get
         get_num = num_ids.get
-        if zeros is not None:
-            add_zero_tok = zeros[0].append
-            add_zero_attr = zeros[1].append
+        zero_tok = array("q")
+        zero_attr = array("i")
+        add_zero_tok = zero_tok.append
+        add_zero_attr = zero_attr.append
         n_tok = 0  # tokens done, i.e. the index of the current one
 
         def token_index():
@@ -268,8 +383,6 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                             add_attr(idx)
                             add_val(1.0)
                         elif tv is float or tv is int or tv is bool:
-                            if not value and not fitting:
-                                continue
                             idx = get_num(key)
                             if idx is None:
                                 if type(key) is not str:
@@ -281,9 +394,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                                     continue
                                 num_ids[key] = idx
                             if not value:
-                                if zeros is not None:
-                                    add_zero_tok(n_tok)
-                                    add_zero_attr(idx)
+                                add_zero_tok(n_tok)
+                                add_zero_attr(idx)
                                 continue
                             add_attr(idx)
                             add_val(value)
@@ -318,12 +430,21 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             self.feature_names_ = list(vocab)
             self._str_ids = str_ids
             self._num_ids = num_ids
-        return (
-            np.frombuffer(tok_ptr, dtype=np.int64),
-            np.frombuffer(attrs, dtype=np.int32) if len(attrs) else np.zeros(0, np.int32),
-            tok_val,
-            np.frombuffer(seq_ptr, dtype=np.int64),
+        return EncodedCorpus(
+            tok_ptr=np.frombuffer(tok_ptr, dtype=np.int64),
+            tok_attr=_as_array(attrs, np.int32),
+            tok_val=tok_val,
+            seq_ptr=np.frombuffer(seq_ptr, dtype=np.int64),
+            n_attributes=self.n_attributes_,
+            zero_tok=_as_array(zero_tok, np.int64),
+            zero_attr=_as_array(zero_attr, np.int32),
         )
+
+
+def _as_array(buffer, dtype):
+    """An ``array.array`` as an ndarray without a copy (np.frombuffer rejects
+    empty buffers)."""
+    return np.frombuffer(buffer, dtype=dtype) if len(buffer) else np.zeros(0, dtype)
 
 
 def _decode(value, s, t, name):

@@ -1,4 +1,7 @@
-"""Brute-force twins of the kernels: enumerate every label path of small CRFs."""
+"""Brute-force twins of the kernels: enumerate every label path of small CRFs.
+
+Also the small helpers the kernel tests share: random CRFs and batching.
+"""
 
 import itertools
 
@@ -37,6 +40,31 @@ def marginals(scores, trans):
     return node, edge
 
 
+def log_alpha(scores, trans):
+    """Log forward variables (n, L): ``log_alpha[t, j]`` is the log of the sum of
+    exp(score) over the label prefixes y[0..t] with y[t] = j."""
+    n, L = scores.shape
+    out = np.empty((n, L))
+    for t in range(n):
+        paths, total = path_scores(scores[: t + 1], trans)
+        for j in range(L):
+            out[t, j] = logsumexp(total[paths[:, t] == j])
+    return out
+
+
+def log_beta(scores, trans):
+    """Log backward variables (n, L): ``log_beta[t, i]`` is the log of the sum of
+    exp(score of y[t+1..n-1] plus the transitions from y[t] = i onwards)."""
+    n, L = scores.shape
+    out = np.zeros((n, L))
+    for t in range(n - 1):
+        paths, total = path_scores(scores[t:], trans)
+        total = total - scores[t, paths[:, 0]]
+        for i in range(L):
+            out[t, i] = logsumexp(total[paths[:, 0] == i])
+    return out
+
+
 def best_path(scores, trans):
     paths, total = path_scores(scores, trans)
     k = int(np.argmax(total))
@@ -58,13 +86,13 @@ def dense_state_scores(w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label
     return out
 
 
-def objective(w, layout, data, labels, seq_weight, c1, c2):
+def objective(w, layout, corpus, labels, seq_weight, c1, c2):
     """The regularized weighted NLL by brute force, in the CRF weights w."""
-    tok_ptr, tok_attr, tok_val, seq_ptr = data
+    seq_ptr = corpus.seq_ptr
     L = layout.n_labels
     scores = dense_state_scores(
-        w[: layout.n_state], tok_ptr, tok_attr, tok_val, layout.attr_ptr,
-        layout.attr_label, L,
+        w[: layout.n_state], corpus.tok_ptr, corpus.tok_attr, corpus.tok_val,
+        layout.attr_ptr, layout.attr_label, L,
     )
     trans = layout.transition_matrix(w)
     loss = 0.0
@@ -76,3 +104,67 @@ def objective(w, layout, data, labels, seq_weight, c1, c2):
         gold = scores[np.arange(a, b), y].sum() + trans[y[:-1], y[1:]].sum()
         loss += seq_weight[s] * (log_partition(scores[a:b], trans) - gold)
     return loss + c1 * np.abs(w).sum() + c2 * (w @ w)
+
+
+def gradient(w, layout, corpus, labels, seq_weight, c2):
+    """Gradient of the smooth objective (NLL + L2) by enumerating all paths."""
+    tok_ptr, tok_attr, tok_val = corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
+    seq_ptr = corpus.seq_ptr
+    L = layout.n_labels
+    scores = dense_state_scores(
+        w[: layout.n_state], tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, L
+    )
+    trans = layout.transition_matrix(w)
+    d_scores = np.zeros_like(scores)  # d NLL / d state score
+    d_trans = np.zeros((L, L))
+    for s in range(len(seq_ptr) - 1):
+        a, b = seq_ptr[s], seq_ptr[s + 1]
+        if a == b:
+            continue
+        node, edge = marginals(scores[a:b], trans)
+        gold = labels[a:b]
+        node[np.arange(b - a), gold] -= 1.0
+        d_scores[a:b] = seq_weight[s] * node
+        d_trans += seq_weight[s] * edge[1:].sum(axis=0)
+        np.add.at(d_trans, (gold[:-1], gold[1:]), -seq_weight[s])
+    n_attr = len(layout.attr_ptr) - 1
+    d_attr = np.zeros((n_attr, L))
+    rows = np.repeat(np.arange(len(tok_ptr) - 1), np.diff(tok_ptr))
+    np.add.at(d_attr, tok_attr, tok_val[:, None] * d_scores[rows])
+    grad = np.concatenate([
+        d_attr[layout.state_pairs(), layout.attr_label], d_trans[layout.trans_from, layout.trans_to]
+    ])
+    return grad + 2 * c2 * w
+
+
+# --------------------------------------------------------------------------
+# shared helpers of the kernel tests
+# --------------------------------------------------------------------------
+
+
+def random_crf(rng, n, L, scale=1.0):
+    """Normal state scores (n, L) and transitions (L, L) of standard deviation scale."""
+    return rng.normal(scale=scale, size=(n, L)), rng.normal(scale=scale, size=(L, L))
+
+
+def batch(seqs, L=1):
+    """Score matrices of sequences → the batch kernels' (scores, seq_ptr)."""
+    scores = np.concatenate(seqs) if seqs else np.zeros((0, L))
+    seq_ptr = np.zeros(len(seqs) + 1, dtype=np.int64)
+    np.cumsum([len(s) for s in seqs], out=seq_ptr[1:])
+    return np.ascontiguousarray(scores, dtype=np.float64), seq_ptr
+
+
+def seeded_crf(seed, n, scale):
+    """Uniform scores and transitions in [-scale, scale] with L in 1..5 drawn from
+    the seed, some transitions forbidden (-inf) for odd seeds: the generator
+    under which the partial-underflow cases of test_reliability were found."""
+    rng = np.random.default_rng(seed)
+    L = int(rng.integers(1, 6))
+    scores = rng.uniform(-scale, scale, (n, L))
+    trans = rng.uniform(-scale, scale, (L, L))
+    if seed % 2:
+        mask = rng.random((L, L)) < 0.3
+        np.fill_diagonal(mask, False)
+        trans[mask] = -np.inf
+    return scores, trans

@@ -25,14 +25,13 @@ def random_corpus(seed, n_seq=6, max_len=5, n_labels=3, n_words=6):
 
 
 def corpus_arrays(X, y, **layout_kwargs):
-    """(data, layout, labels) of a corpus, as CRFTagger.fit builds them."""
-    vec = SequenceVectorizer()
-    data = vec._transform(X, fitting=True)
-    classes, labels = encode_labels(y, data[3])
+    """(EncodedCorpus, layout, labels) of a corpus, as CRFTagger.fit builds them."""
+    corpus = SequenceVectorizer().fit_encode(X)
+    classes, labels = encode_labels(y, corpus.seq_ptr)
     kwargs = dict(min_freq=0, all_possible_states=False, all_possible_transitions=False)
     kwargs.update(layout_kwargs)
-    layout = build_layout(*data, labels, len(vec.vocabulary_), len(classes), **kwargs)
-    return data, layout, labels
+    layout = build_layout(corpus, labels, len(classes), **kwargs)
+    return corpus, layout, labels
 
 
 @pytest.fixture

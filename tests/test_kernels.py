@@ -2,21 +2,11 @@
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
 from sklearn_crf import _kernels
 
 import _naive
-
-
-def _random_crf(rng, n, L, scale=1.0):
-    return rng.normal(scale=scale, size=(n, L)), rng.normal(scale=scale, size=(L, L))
-
-
-def _batch(seqs):
-    scores = np.concatenate([s for s in seqs]) if seqs else np.zeros((0, 1))
-    seq_ptr = np.zeros(len(seqs) + 1, dtype=np.int64)
-    np.cumsum([len(s) for s in seqs], out=seq_ptr[1:])
-    return scores, seq_ptr
 
 
 @pytest.mark.parametrize("n_chunks", [1, 3])
@@ -26,7 +16,7 @@ def test_forward_backward_matches_brute_force(L, n_chunks):
     lengths = [0, 1, 2, 3, 5, 6, 4]
     seqs = [rng.normal(size=(n, L)) * 2 for n in lengths]
     trans = rng.normal(size=(L, L)) * 2
-    scores, seq_ptr = _batch(seqs)
+    scores, seq_ptr = _naive.batch(seqs)
     log_z, node, edge = _kernels.forward_backward_batch(
         scores, trans, seq_ptr, True, n_chunks
     )
@@ -40,44 +30,120 @@ def test_forward_backward_matches_brute_force(L, n_chunks):
         np.testing.assert_allclose(edge[a + 1 : b], edge_ref[1:], rtol=1e-10, atol=1e-13)
 
 
+def _scaled_passes(scores, trans):
+    n, L = scores.shape
+    tt = _kernels.transition_terms(trans)
+    ws = _kernels.scaled_workspace(n, L)
+    raw = scores.copy()
+    log_z = _kernels.forward_scaled(raw, tt, n, ws)
+    np.testing.assert_array_equal(raw, scores)  # the raw scores are left alone
+    _kernels.backward_scaled(tt, n, ws)
+    return log_z, tt, ws
+
+
+def _log_passes(scores, trans):
+    n, L = scores.shape
+    la, lb, log_c = np.empty((n, L)), np.empty((n, L)), np.empty(n)
+    log_z = _kernels.forward_log(scores, trans, n, la, log_c)
+    _kernels.backward_log(scores, trans, n, log_c, lb)
+    return log_z, la, lb, log_c
+
+
+def _normalized(log_rows):
+    return np.exp(log_rows - logsumexp(log_rows, axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+@pytest.mark.parametrize("L", [1, 3])
+def test_forward_and_backward_passes_match_brute_force(n, L):
+    """Each pass against the brute-force alphas and betas, up to its normalization."""
+    rng = np.random.default_rng(10 * n + L)
+    scores, trans = _naive.random_crf(rng, n, L, scale=2.0)
+    ref_alpha, ref_beta = _naive.log_alpha(scores, trans), _naive.log_beta(scores, trans)
+    ref_log_z = _naive.log_partition(scores, trans)
+
+    log_z, tt, ws = _scaled_passes(scores, trans)
+    assert log_z == pytest.approx(ref_log_z, rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(ws.alpha[:n], _normalized(ref_alpha), rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(ws.alpha[:n].sum(axis=1), 1.0, rtol=1e-13)
+    np.testing.assert_allclose(
+        ws.exp_scores[:n], np.exp(scores - scores.max(axis=1, keepdims=True)), rtol=1e-14
+    )
+    np.testing.assert_allclose(
+        _normalized(np.log(ws.beta[:n])), _normalized(ref_beta), rtol=1e-10, atol=1e-15
+    )
+    # the scale constants: log Z is the sum of their logs plus the shifts
+    shifts = scores.max(axis=1).sum() + (n - 1) * trans.max()
+    assert np.log(ws.scale[:n]).sum() + shifts == pytest.approx(ref_log_z, rel=1e-12)
+
+    log_z, la, lb, log_c = _log_passes(scores, trans)
+    assert log_z == pytest.approx(ref_log_z, rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(np.exp(la), _normalized(ref_alpha), rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(np.cumsum(log_c), logsumexp(ref_alpha, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(_normalized(lb), _normalized(ref_beta), rtol=1e-10, atol=1e-15)
+
+
+@pytest.mark.parametrize("n", [1, 2, 6])
+def test_marginal_kernels_match_brute_force(n):
+    """Node, edge and summed edge marginals of the scaled and the log-space passes."""
+    rng = np.random.default_rng(n)
+    L, weight = 3, 0.7
+    scores, trans = _naive.random_crf(rng, n, L, scale=2.0)
+    node_ref, edge_ref = _naive.marginals(scores, trans)
+    summed_ref = weight * edge_ref[1:].sum(axis=0)
+
+    _, tt, ws = _scaled_passes(scores, trans)
+    node, edge, outer = np.empty((n, L)), np.zeros((n, L, L)), np.zeros((4, L, L))
+    assert _kernels.node_marginals_scaled(n, ws, node)
+    _kernels.edge_marginals_scaled(tt, n, ws, edge)
+    _kernels.edge_outer_sum_scaled(n, ws, weight, outer)
+    np.testing.assert_allclose(node, node_ref, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(edge[1:], edge_ref[1:], rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(tt.exp_trans * outer.sum(axis=0), summed_ref, atol=1e-12)
+
+    _, la, lb, log_c = _log_passes(scores, trans)
+    node, edge, summed = np.empty((n, L)), np.zeros((n, L, L)), np.zeros((L, L))
+    _kernels.node_marginals_log(n, la, lb, node)
+    _kernels.edge_marginals_log(scores, trans, n, la, lb, log_c, edge)
+    _kernels.edge_sum_log(scores, trans, n, la, lb, log_c, weight, summed)
+    np.testing.assert_allclose(node, node_ref, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(edge[1:], edge_ref[1:], rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(summed, summed_ref, atol=1e-12)
+
+
 def test_scaled_and_log_space_agree():
     rng = np.random.default_rng(1)
     L = 4
     for n in [1, 2, 7, 50]:
-        scores, trans = _random_crf(rng, n, L, scale=3.0)
-        exp_trans, exp_trans_t, trans_max, spread = _kernels._exp_trans(trans)
+        scores, trans = _naive.random_crf(rng, n, L, scale=3.0)
         node_s, edge_s = np.zeros((n, L)), np.zeros((n, L, L))
         node_l, edge_l = np.zeros((n, L)), np.zeros((n, L, L))
-        raw = scores.copy()
-        log_z_s = _kernels.forward_backward_scaled(
-            raw, np.empty((n, L)), exp_trans, exp_trans_t, trans_max, spread, n,
-            np.empty((n, L)), np.empty((n, L)), np.empty(n), node_s, edge_s, 1, 1.0,
+        log_z_s = _kernels.marginals_scaled(
+            scores, _kernels.transition_terms(trans), n, _kernels.scaled_workspace(n, L),
+            node_s, edge_s,
         )
-        np.testing.assert_array_equal(raw, scores)  # the raw scores are left alone
-        log_z_l = _kernels.forward_backward_log(scores, trans, n, node_l, edge_l, 1, 1.0)
+        log_z_l = _kernels.marginals_log(scores, trans, n, node_l, edge_l)
         assert log_z_s == pytest.approx(log_z_l, rel=1e-12)
         np.testing.assert_allclose(node_s, node_l, rtol=1e-9, atol=1e-14)
         np.testing.assert_allclose(edge_s, edge_l, rtol=1e-9, atol=1e-14)
 
 
 @pytest.mark.parametrize("scale", [1.0, 1e3])  # 1e3: the log-space fallback
-def test_summed_edge_marginals_match_brute_force(scale):
-    """Mode 2 (the gradient's): weighted edge marginals summed over positions;
-    the scaled pass leaves outer products for the caller to multiply by exp_trans."""
+def test_expected_counts_sequence_matches_brute_force(scale):
+    """The gradient's pass: weighted edge marginals summed over positions; the
+    scaled pass leaves outer products for the caller to multiply by exp_trans."""
     rng = np.random.default_rng(7)
     L, weight = 3, 0.7
     for n in [1, 2, 6]:
-        scores, trans = _random_crf(rng, n, L, scale=scale)
-        exp_trans, exp_trans_t, trans_max, spread = _kernels._exp_trans(trans)
-        edge, outer = np.zeros((1, L, L)), np.zeros((4, L, L))
+        scores, trans = _naive.random_crf(rng, n, L, scale=scale)
+        tt = _kernels.transition_terms(trans)
+        edge_sum, outer = np.zeros((L, L)), np.zeros((4, L, L))
         node = np.empty((n, L))
-        log_z = _kernels.forward_backward(
-            scores, np.empty((n, L)), trans, exp_trans, exp_trans_t, trans_max, spread,
-            n, np.empty((n, L)), np.empty((n, L)), np.empty(n), node, edge, outer, 2,
-            weight,
+        log_z = _kernels.expected_counts_sequence(
+            scores, tt, n, _kernels.scaled_workspace(n, L), weight, node, edge_sum, outer
         )
         node_ref, edge_ref = _naive.marginals(scores, trans)
-        summed = edge[0] + exp_trans * outer.sum(axis=0)
+        summed = edge_sum + tt.exp_trans * outer.sum(axis=0)
         assert log_z == pytest.approx(_naive.log_partition(scores, trans), rel=1e-10)
         np.testing.assert_allclose(node, node_ref, rtol=1e-9, atol=1e-13)
         np.testing.assert_allclose(summed, weight * edge_ref[1:].sum(axis=0), atol=1e-12)
@@ -104,10 +170,10 @@ def test_extreme_weights_fall_back_to_log_space():
     rng = np.random.default_rng(2)
     L = 3
     for trial in range(20):
-        scores, trans = _random_crf(rng, 5, L, scale=1e4)
+        scores, trans = _naive.random_crf(rng, 5, L, scale=1e4)
         if trial % 2:
             trans[rng.integers(L), rng.integers(L)] = -np.inf  # a forbidden transition
-        scores_b, seq_ptr = _batch([scores])
+        scores_b, seq_ptr = _naive.batch([scores])
         log_z, node, edge = _kernels.forward_backward_batch(scores_b, trans, seq_ptr, True, 1)
         assert np.isfinite(log_z).all() and np.isfinite(node).all()
         assert log_z[0] == pytest.approx(_naive.log_partition(scores, trans), rel=1e-12)
@@ -121,7 +187,7 @@ def test_extreme_weights_fall_back_to_log_space():
 def test_long_sequence_is_stable():
     rng = np.random.default_rng(3)
     n, L = 200_000, 5
-    scores, trans = _random_crf(rng, n, L, scale=5.0)
+    scores, trans = _naive.random_crf(rng, n, L, scale=5.0)
     seq_ptr = np.array([0, n], dtype=np.int64)
     log_z, node, _ = _kernels.forward_backward_batch(scores, trans, seq_ptr, False, 1)
     assert np.isfinite(log_z[0])
@@ -139,7 +205,7 @@ def test_viterbi_matches_brute_force(L):
     trans = rng.normal(size=(L, L))
     if L > 1:
         trans[0, 1] = -np.inf
-    scores, seq_ptr = _batch(seqs)
+    scores, seq_ptr = _naive.batch(seqs)
     labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, 2)
     for s, seq in enumerate(seqs):
         if len(seq) == 0:
@@ -150,10 +216,10 @@ def test_viterbi_matches_brute_force(L):
 
 
 def test_state_scores_match_dense(corpus):
-    data, layout, _ = corpus
+    encoded, layout, _ = corpus
     rng = np.random.default_rng(0)
     w = rng.normal(size=layout.n_state)
-    tok_ptr, tok_attr, tok_val, _ = data
+    tok_ptr, tok_attr, tok_val = encoded.tok_ptr, encoded.tok_attr, encoded.tok_val
     got = _kernels.state_scores(layout.attribute_matrix(w), tok_ptr, tok_attr, tok_val)
     ref = _naive.dense_state_scores(
         w, tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, layout.n_labels
@@ -179,8 +245,9 @@ def test_pair_frequencies_and_observed_counts_match_python_loops(corpus):
     from conftest import corpus_arrays, random_corpus
 
     X, y = random_corpus(4, n_seq=10)
-    data, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
-    tok_ptr, tok_attr, tok_val, seq_ptr = data
+    encoded, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    tok_ptr, tok_attr, tok_val = encoded.tok_ptr, encoded.tok_attr, encoded.tok_val
+    seq_ptr = encoded.seq_ptr
     n_attr, L = len(layout.attr_ptr) - 1, layout.n_labels
     freq, seen = _kernels.pair_frequencies(tok_ptr, tok_attr, tok_val, labels, n_attr, L)
     ref_freq = np.zeros((n_attr, L))

@@ -1,10 +1,15 @@
-"""The solvers: OWL-QN's kernels against NumPy twins, and a known L1 optimum."""
+"""The solvers: OWL-QN's kernels against NumPy twins, the split-weight L1
+objective of L-BFGS-B, and a known L1 optimum."""
 
 import numpy as np
 import pytest
 
-from sklearn_crf import _kernels
-from sklearn_crf._optimize import HISTORY, _owlqn, _Progress
+from sklearn_crf import _optimize
+from sklearn_crf._objective import CRFObjective
+from sklearn_crf._optimize import HISTORY, _owlqn, _Progress, split_l1
+
+import _naive
+from conftest import corpus_arrays, random_corpus
 
 
 def _pseudo_gradient_numpy(w, g, c1):
@@ -45,7 +50,7 @@ def test_pseudo_gradient_matches_numpy():
     g[:5] = [0.1, -0.1, 0.05, 0.0, -0.3]
     w[:5] = 0.0
     out = np.empty(500)
-    sq = _kernels.owlqn_pseudo_gradient(w, g, 0.1, out)
+    sq = _optimize.owlqn_pseudo_gradient(w, g, 0.1, out)
     want = _pseudo_gradient_numpy(w, g, 0.1)
     np.testing.assert_array_equal(out, want)
     assert sq == pytest.approx(want @ want, rel=1e-12)
@@ -70,7 +75,7 @@ def test_two_loop_matches_numpy(k):
         s_hist[r], y_hist[r], rho[r] = s, y, 1.0 / (s @ y)
     pg = _sparse_vector(rng, n)
     d = np.empty(n)
-    _kernels.lbfgs_two_loop(pg, s_hist, y_hist, rho, rows.astype(np.int64), d)
+    _optimize.lbfgs_two_loop(pg, s_hist, y_hist, rho, rows.astype(np.int64), d)
     np.testing.assert_allclose(d, _two_loop_numpy(pg, pairs), rtol=1e-10, atol=1e-12)
     assert np.all(d * pg <= 0)
 
@@ -83,7 +88,7 @@ def test_trial_point_keeps_to_the_orthant():
     d = rng.normal(size=n) * 2
     d[d * pg >= 0] = 0.0
     w_new, s = np.empty(n), np.empty(n)
-    dg = _kernels.owlqn_trial_point(w, d, 0.7, pg, w_new, s)
+    dg = _optimize.owlqn_trial_point(w, d, 0.7, pg, w_new, s)
     orthant = np.where(w != 0, np.sign(w), -np.sign(pg))
     want = w + 0.7 * d
     want[np.sign(want) != orthant] = 0.0
@@ -100,12 +105,9 @@ class _SeparableL1:
     def __init__(self, a, b, c1):
         self.a, self.b, self.c1 = a, b, c1
 
-    def smooth(self, w):
+    def __call__(self, w):
         r = w - self.b
         return 0.5 * (self.a * r) @ r, self.a * r
-
-    def full_loss(self, w, smooth_loss):
-        return smooth_loss + self.c1 * np.abs(w).sum()
 
     def optimum(self):
         return np.sign(self.b) * np.maximum(np.abs(self.b) - self.c1 / self.a, 0.0)
@@ -117,7 +119,32 @@ def test_owlqn_reaches_the_soft_thresholding_optimum():
     problem = _SeparableL1(rng.uniform(0.5, 3.0, n), rng.normal(size=n), c1=0.4)
     want = problem.optimum()
     assert 0.2 < np.mean(want == 0) < 0.8
-    w, n_iter, message = _owlqn(problem, np.zeros(n), 500, _Progress(1e-14, 0))
+    w, n_iter, message = _owlqn(problem, np.zeros(n), problem.c1, 500, _Progress(1e-14, 0))
     assert message is None and n_iter < 500
     np.testing.assert_allclose(w, want, atol=1e-6)
     assert np.array_equal(w == 0, want == 0)
+
+
+def test_split_weights_objective_matches_brute_force_and_finite_differences():
+    """L-BFGS-B's variable x = [w⁺, w⁻]: f(x) = objective(w⁺ - w⁻) + c1·Σ x."""
+    c1, c2 = 0.3, 0.2
+    X, y = random_corpus(2, n_seq=6)
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    rng = np.random.default_rng(1)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    obj = CRFObjective(corpus, layout, labels, weights, c2=c2, n_chunks=2)
+    n = layout.n_params
+    fun = split_l1(obj, c1, n)
+    x = rng.uniform(0.1, 1.0, size=2 * n)  # away from the bounds
+    w = x[:n] - x[n:]
+    f, g = fun(x)
+    assert f - c1 * x.sum() + c1 * np.abs(w).sum() == pytest.approx(
+        _naive.objective(w, layout, corpus, labels, weights, c1, c2), rel=1e-10
+    )
+    eps = 1e-6
+    directions = list(np.eye(2 * n)[:12]) + [
+        d / np.linalg.norm(d) for d in rng.normal(size=(4, 2 * n))
+    ]
+    for d in directions:
+        num = (fun(x + eps * d)[0] - fun(x - eps * d)[0]) / (2 * eps)
+        assert num == pytest.approx(g @ d, rel=1e-6, abs=1e-7)

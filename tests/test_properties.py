@@ -12,7 +12,7 @@ standard deviation of at most 5 for the long ones: beyond that the scaled
 scheme can lose a path to underflow (short sequences with weights of 300-1000,
 or a path whose log-weight ratio wanders past -708 and back on long ones), the
 bug that ``test_reliability.py`` pins (partial underflow, now handled by the
-spread bound of ``forward_backward_scaled``).
+spread bound of ``forward_scaled``).
 """
 
 import contextlib
@@ -26,7 +26,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from sklearn_crf import CRFTagger, _kernels, _tagger
+from sklearn_crf import CRFTagger, _kernels
+from sklearn_crf._threads import MIN_TOKENS_PER_THREAD
 
 import _naive
 from conftest import random_corpus
@@ -46,13 +47,6 @@ def _one_thread():
         yield
     finally:
         numba.set_num_threads(previous)
-
-
-def _batch(seqs, L):
-    scores = np.concatenate(seqs) if seqs else np.zeros((0, L))
-    seq_ptr = np.zeros(len(seqs) + 1, dtype=np.int64)
-    np.cumsum([len(s) for s in seqs], out=seq_ptr[1:])
-    return np.ascontiguousarray(scores, dtype=np.float64), seq_ptr
 
 
 def _forbid(trans, forbidden):
@@ -109,7 +103,7 @@ def _check_marginal_identities(node, edge, trans, atol):
 @given(crf=small_crfs(), n_chunks=st.integers(1, 3))
 def test_marginals_and_log_z_equal_brute_force(crf, n_chunks):
     seqs, trans, scale = crf
-    scores, seq_ptr = _batch(seqs, trans.shape[0])
+    scores, seq_ptr = _naive.batch(seqs, trans.shape[0])
     with _one_thread():
         log_z, node, edge = _kernels.forward_backward_batch(
             scores, trans, seq_ptr, True, n_chunks
@@ -131,7 +125,7 @@ def test_marginals_and_log_z_equal_brute_force(crf, n_chunks):
 @given(crf=small_crfs(), n_chunks=st.integers(1, 3))
 def test_viterbi_score_is_the_brute_force_maximum(crf, n_chunks):
     seqs, trans, scale = crf
-    scores, seq_ptr = _batch(seqs, trans.shape[0])
+    scores, seq_ptr = _naive.batch(seqs, trans.shape[0])
     with _one_thread():
         labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, n_chunks)
         log_z, _, _ = _kernels.forward_backward_batch(scores, trans, seq_ptr, False, n_chunks)
@@ -154,7 +148,7 @@ def test_viterbi_score_is_the_brute_force_maximum(crf, n_chunks):
 def test_long_sequences_identities(crf, n_chunks):
     seqs, trans, scale = crf
     L = trans.shape[0]
-    scores, seq_ptr = _batch(seqs, L)
+    scores, seq_ptr = _naive.batch(seqs, L)
     log_z, node, edge = _kernels.forward_backward_batch(scores, trans, seq_ptr, True, n_chunks)
     labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, n_chunks)
     for s, seq in enumerate(seqs):
@@ -175,18 +169,17 @@ def test_long_sequences_identities(crf, n_chunks):
 def test_scaled_and_log_space_schemes_agree(crf):
     seqs, trans, _ = crf
     L = trans.shape[0]
-    exp_trans, exp_trans_t, trans_max, spread = _kernels._exp_trans(trans)
+    tt = _kernels.transition_terms(trans)
     for seq in seqs:
         n = len(seq)
         if n == 0:
             continue
         node_s, edge_s = np.zeros((n, L)), np.zeros((n, L, L))
-        log_z_s = _kernels.forward_backward_scaled(
-            seq, np.empty((n, L)), exp_trans, exp_trans_t, trans_max, spread, n,
-            np.empty((n, L)), np.empty((n, L)), np.empty(n), node_s, edge_s, 1, 1.0,
+        log_z_s = _kernels.marginals_scaled(
+            seq, tt, n, _kernels.scaled_workspace(n, L), node_s, edge_s
         )
         node_l, edge_l = np.zeros((n, L)), np.zeros((n, L, L))
-        log_z_l = _kernels.forward_backward_log(seq, trans, n, node_l, edge_l, 1, 1.0)
+        log_z_l = _kernels.marginals_log(seq, trans, n, node_l, edge_l)
         if np.isnan(log_z_s):  # scaling may decline (e.g. a state decays geometrically
             continue  # behind forbidden transitions); callers then use log space
         assert log_z_s == pytest.approx(log_z_l, rel=1e-12, abs=1e-12 * n)
@@ -200,7 +193,7 @@ def test_shifting_scores_shifts_log_z_and_nothing_else(crf, data):
     """Adding c[t] to every label's score at t adds Σ c to log Z and to the best score."""
     seqs, trans, scale = crf
     L = trans.shape[0]
-    scores, seq_ptr = _batch(seqs, L)
+    scores, seq_ptr = _naive.batch(seqs, L)
     shift = data.draw(hnp.arrays(np.float64, (len(scores),), elements=UNIT)) * 10 * scale
     t_shift = data.draw(UNIT) * scale
     shifted = scores + shift[:, None]
@@ -230,12 +223,12 @@ def test_kernels_do_not_depend_on_batching(crf, n_chunks, data):
     seqs, trans, _ = crf
     L = trans.shape[0]
     order = data.draw(st.permutations(range(len(seqs))))
-    scores, seq_ptr = _batch([seqs[i] for i in order], L)
+    scores, seq_ptr = _naive.batch([seqs[i] for i in order], L)
     log_z, node, edge = _kernels.forward_backward_batch(scores, trans, seq_ptr, True, n_chunks)
     labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, n_chunks)
     for k, i in enumerate(order):
         a, b = seq_ptr[k], seq_ptr[k + 1]
-        one, one_ptr = _batch([seqs[i]], L)
+        one, one_ptr = _naive.batch([seqs[i]], L)
         lz1, node1, edge1 = _kernels.forward_backward_batch(one, trans, one_ptr, True, 1)
         labels1, best1 = _kernels.viterbi_batch(one, trans, one_ptr, 1)
         assert lz1[0] == log_z[k] and best1[0] == best[k]
@@ -256,7 +249,7 @@ def taggers():
     X_test, _ = random_corpus(22, n_seq=3000, max_len=9, n_labels=4, n_words=9)  # unseen words
     X_test[3] = []
     X_test[7] = [{"never": "seen"}, {}]
-    assert sum(map(len, X_test)) >= 2 * getattr(_tagger, "MIN_TOKENS_PER_THREAD", 0)
+    assert sum(map(len, X_test)) >= 2 * MIN_TOKENS_PER_THREAD
     models = {}
     for n_jobs in (1, 2, None):
         crf = copy.deepcopy(base).set_params(n_jobs=n_jobs)

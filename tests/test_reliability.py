@@ -28,8 +28,10 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_crf import CRFTagger, __version__, _kernels, _tagger
+from sklearn_crf import CRFTagger, __version__, _kernels
 from sklearn_crf._objective import CRFObjective, build_layout
+from sklearn_crf._threads import MIN_TOKENS_PER_THREAD
+from sklearn_crf._vectorizer import EncodedCorpus
 
 import _naive
 from conftest import corpus_arrays, random_corpus
@@ -523,25 +525,24 @@ def _run_log_space(m, trans=None):
     trans = m.trans if trans is None else trans
     n, L = m.scores.shape
     node, edge = np.zeros((n, L)), np.zeros((n, L, L))
-    log_z = _kernels.forward_backward_log(m.scores, trans, n, node, edge, 1, 1.0)
+    log_z = _kernels.marginals_log(m.scores, trans, n, node, edge)
     return log_z, node, edge
 
 
 def _run_scaled(m, trans=None):
     trans = m.trans if trans is None else trans
     n, L = m.scores.shape
-    exp_trans, exp_trans_t, trans_max, spread = _kernels._exp_trans(trans)
     node, edge = np.zeros((n, L)), np.zeros((n, L, L))
-    log_z = _kernels.forward_backward_scaled(
-        m.scores, np.empty((n, L)), exp_trans, exp_trans_t, trans_max, spread, n,
-        np.empty((n, L)), np.empty((n, L)), np.empty(n), node, edge, 1, 1.0,
+    log_z = _kernels.marginals_scaled(
+        m.scores, _kernels.transition_terms(trans), n, _kernels.scaled_workspace(n, L),
+        node, edge,
     )
     return log_z, node, edge
 
 
 def _allowed(m):
     """The transitions with the forbidden ones made merely unlikely (-30): scaling
-    declines forbidden transitions by design (see forward_backward_scaled)."""
+    declines forbidden transitions by design (see forward_scaled)."""
     return np.where(np.isneginf(m.trans), -30.0, m.trans)
 
 
@@ -582,19 +583,6 @@ def test_marginals_with_weights_1e4_on_10000_tokens():
     np.testing.assert_allclose(node.sum(axis=1), 1.0, rtol=0, atol=1e-6)
 
 
-def _random_crf(seed, n, scale):
-    """The generator under which the partial-underflow cases below were found."""
-    rng = np.random.default_rng(seed)
-    L = int(rng.integers(1, 6))
-    scores = rng.uniform(-scale, scale, (n, L))
-    trans = rng.uniform(-scale, scale, (L, L))
-    if seed % 2:
-        mask = rng.random((L, L)) < 0.3
-        np.fill_diagonal(mask, False)
-        trans[mask] = -np.inf
-    return scores, trans
-
-
 #: (seed, generated length, length used, scale): found by a sweep over seeds
 UNDERFLOW_CASES = [
     (139, 6, 6, 300.0), (286, 6, 6, 300.0), (119, 5, 5, 300.0), (40, 6, 6, 1000.0),
@@ -604,7 +592,7 @@ UNDERFLOW_CASES = [
 
 @pytest.mark.parametrize("seed, n, prefix, scale", UNDERFLOW_CASES)
 def test_partial_underflow_short_sequences(seed, n, prefix, scale):
-    scores, trans = _random_crf(seed, n, scale)
+    scores, trans = _naive.seeded_crf(seed, n, scale)
     scores = scores[:prefix]
     seq_ptr = np.array([0, prefix], dtype=np.int64)
     log_z, node, edge = _kernels.forward_backward_batch(scores, trans, seq_ptr, True, 1)
@@ -618,7 +606,7 @@ def test_partial_underflow_short_sequences(seed, n, prefix, scale):
 def test_partial_underflow_long_sequences(seed):
     """Forward and backward lose the same path here: rows still sum to 1, log Z is wrong."""
     n = 300
-    scores, trans = _random_crf(seed, n, 1000.0)
+    scores, trans = _naive.seeded_crf(seed, n, 1000.0)
     log_z, node, edge = _kernels.forward_backward_batch(
         scores, trans, np.array([0, n], dtype=np.int64), True, 1
     )
@@ -629,66 +617,36 @@ def test_partial_underflow_long_sequences(seed):
 
 def test_partial_underflow_breaks_the_training_objective():
     """One attribute per token, so the state weights are the scores of case 176."""
-    scores, trans = _random_crf(176, 50, 1000.0)
+    scores, trans = _naive.seeded_crf(176, 50, 1000.0)
     scores = scores[:12]
     n, L = scores.shape
-    data = (np.arange(n + 1, dtype=np.int64), np.arange(n, dtype=np.int32), np.ones(n),
-            np.array([0, n], dtype=np.int64))
+    corpus = EncodedCorpus(np.arange(n + 1, dtype=np.int64), np.arange(n, dtype=np.int32),
+                           np.ones(n), np.array([0, n], dtype=np.int64), n)
     labels = np.zeros(n, dtype=np.int32)
-    layout = _full_layout(data, labels, n, L)
+    layout = _full_layout(corpus, labels, L)
     w = np.concatenate([scores.ravel(), trans.ravel()])
-    obj = CRFObjective(data, layout, labels, np.ones(1), c1=0.0, c2=0.0, n_chunks=1)
-    loss, grad = obj.smooth(w)
-    ref = _naive.objective(w, layout, data, labels, np.ones(1), 0, 0)
+    obj = CRFObjective(corpus, layout, labels, np.ones(1), c2=0.0, n_chunks=1)
+    loss, grad = obj(w)
+    ref = _naive.objective(w, layout, corpus, labels, np.ones(1), 0, 0)
     assert loss == pytest.approx(ref, rel=1e-10)
-    np.testing.assert_allclose(grad, _brute_gradient(obj, w, data, layout, labels, np.ones(1)),
+    np.testing.assert_allclose(grad, _naive.gradient(w, layout, corpus, labels, np.ones(1), 0.0),
                                rtol=0, atol=1e-7)
-
-
-def _brute_gradient(obj, w, data, layout, labels, seq_weight):
-    """Gradient of the smooth objective (NLL + L2) by enumerating all paths."""
-    tok_ptr, tok_attr, tok_val, seq_ptr = data
-    L = layout.n_labels
-    scores = _naive.dense_state_scores(
-        w[: layout.n_state], tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, L
-    )
-    trans = layout.transition_matrix(w)
-    d_scores = np.zeros_like(scores)  # d NLL / d state score
-    d_trans = np.zeros((L, L))
-    for s in range(len(seq_ptr) - 1):
-        a, b = seq_ptr[s], seq_ptr[s + 1]
-        if a == b:
-            continue
-        node, edge = _naive.marginals(scores[a:b], trans)
-        gold = labels[a:b]
-        node[np.arange(b - a), gold] -= 1.0
-        d_scores[a:b] = seq_weight[s] * node
-        d_trans += seq_weight[s] * edge[1:].sum(axis=0)
-        np.add.at(d_trans, (gold[:-1], gold[1:]), -seq_weight[s])
-    n_attr = len(layout.attr_ptr) - 1
-    d_attr = np.zeros((n_attr, L))
-    rows = np.repeat(np.arange(len(tok_ptr) - 1), np.diff(tok_ptr))
-    np.add.at(d_attr, tok_attr, tok_val[:, None] * d_scores[rows])
-    grad = np.concatenate([
-        d_attr[layout.state_pairs(), layout.attr_label], d_trans[layout.trans_from, layout.trans_to]
-    ])
-    return grad + 2 * obj.c2 * w
 
 
 @pytest.mark.parametrize("scale", [1e2, 1e4])
 @pytest.mark.parametrize("n_chunks", [1, 3])
 def test_objective_with_huge_weights_is_finite_and_exact(scale, n_chunks):
     X, y = random_corpus(8, n_seq=10, max_len=5)
-    data, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
     seq_weight = np.linspace(0.5, 2.0, len(X))
-    obj = CRFObjective(data, layout, labels, seq_weight, c1=0.0, c2=0.1, n_chunks=n_chunks)
+    obj = CRFObjective(corpus, layout, labels, seq_weight, c2=0.1, n_chunks=n_chunks)
     rng = np.random.default_rng(int(scale))
     w = rng.uniform(-scale, scale, size=layout.n_params)
-    loss, grad = obj.smooth(w)
+    loss, grad = obj(w)
     assert np.isfinite(loss) and np.isfinite(grad).all()
-    ref_loss = _naive.objective(w, layout, data, labels, seq_weight, 0, 0.1)
+    ref_loss = _naive.objective(w, layout, corpus, labels, seq_weight, 0, 0.1)
     assert loss == pytest.approx(ref_loss, rel=1e-10)
-    ref = _brute_gradient(obj, w, data, layout, labels, seq_weight)
+    ref = _naive.gradient(w, layout, corpus, labels, seq_weight, 0.1)
     np.testing.assert_allclose(grad, ref, rtol=1e-9, atol=1e-7 * scale)
 
 
@@ -696,16 +654,15 @@ def _long_sequence_data(n, n_attr, L, rng):
     """Arrays of one sequence of n tokens, one attribute each, and a full layout."""
     tok_ptr = np.arange(n + 1, dtype=np.int64)
     tok_attr = rng.integers(0, n_attr, size=n).astype(np.int32)
-    tok_val = np.ones(n)
-    seq_ptr = np.array([0, n], dtype=np.int64)
-    data = (tok_ptr, tok_attr, tok_val, seq_ptr)
+    corpus = EncodedCorpus(tok_ptr, tok_attr, np.ones(n), np.array([0, n], dtype=np.int64),
+                           n_attr)
     labels = rng.integers(0, L, size=n).astype(np.int32)
-    return data, _full_layout(data, labels, n_attr, L), labels
+    return corpus, _full_layout(corpus, labels, L), labels
 
 
-def _full_layout(data, labels, n_attr, L):
+def _full_layout(corpus, labels, L):
     """A weight for every (attribute, label) and every transition."""
-    return build_layout(*data, labels, n_attr, L, min_freq=0.0,
+    return build_layout(corpus, labels, L, min_freq=0.0,
                         all_possible_states=True, all_possible_transitions=True)
 
 
@@ -714,8 +671,8 @@ def test_objective_on_a_million_tokens_is_finite_and_consistent(scale):
     """Expected counts of each attribute (and of all transitions) add up over labels."""
     rng = np.random.default_rng(5)
     L, n_attr = 3, 50
-    data, layout, labels = _long_sequence_data(N_LONG, n_attr, L, rng)
-    obj = CRFObjective(data, layout, labels, np.ones(1), c1=0.0, c2=0.0, n_chunks=2)
+    corpus, layout, labels = _long_sequence_data(N_LONG, n_attr, L, rng)
+    obj = CRFObjective(corpus, layout, labels, np.ones(1), c2=0.0, n_chunks=2)
     w = rng.uniform(-scale, scale, size=layout.n_params)
     loss, grad = obj(w)
     assert np.isfinite(loss) and np.isfinite(grad).all()
@@ -753,7 +710,7 @@ def test_tagger_with_huge_and_forbidden_weights(toy_ner):
 
 
 #: enough tokens for CRFTagger to use 2 threads (it runs small inputs on one)
-N_THREADED = 2 * getattr(_tagger, "MIN_TOKENS_PER_THREAD", 0) + 1000
+N_THREADED = 2 * MIN_TOKENS_PER_THREAD + 1000
 
 
 @pytest.fixture(scope="module")
@@ -840,11 +797,16 @@ def test_fitting_writes_no_file(tmp_path, monkeypatch):
     workdir = tmp_path / "cwd"
     workdir.mkdir()
     monkeypatch.chdir(workdir)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.setenv(var, str(tmpdir))
     X, y = random_corpus(13, n_seq=10)
     crf = CRFTagger(c1=0.1, verbose=1).fit(X, y)
     crf.predict(X), crf.predict_marginals(X), crf.score(X, y)
     pickle.loads(pickle.dumps(crf)).predict(X)
-    assert os.listdir(workdir) == []
+    assert os.listdir(workdir) == [] and os.listdir(tmpdir) == []
 
 
 _CHILD = """

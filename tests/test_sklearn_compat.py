@@ -6,8 +6,6 @@ feature dicts), so their sequence versions are written here.
 """
 
 import copy
-import pickle
-import tempfile
 
 import joblib
 import numpy as np
@@ -225,19 +223,3 @@ def test_sample_weight_variants(toy_ner):
         CRFTagger().fit(X, y, sample_weight=np.ones(3))
     with pytest.raises(ValueError, match="finite and non-negative"):
         CRFTagger().fit(X, y, sample_weight=-np.ones(len(X)))
-
-
-def test_pickles_cleanly_and_writes_no_files(toy_ner, tmp_path, monkeypatch):
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    for var in ("TMPDIR", "TEMP", "TMP"):
-        monkeypatch.setenv(var, str(tmp_path))
-    X, y = toy_ner
-    unfitted = pickle.loads(pickle.dumps(CRFTagger(c1=0.1)))
-    assert unfitted.get_params() == CRFTagger(c1=0.1).get_params()
-    crf = CRFTagger(c1=0.1, c2=0.05, n_jobs=1).fit(X, y)
-    crf.predict(X)
-    crf.predict_marginals(X)
-    again = pickle.loads(pickle.dumps(crf))
-    assert again.predict(X) == crf.predict(X)
-    np.testing.assert_array_equal(again.coef_, crf.coef_)
-    assert list(tmp_path.iterdir()) == []

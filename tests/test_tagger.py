@@ -1,6 +1,3 @@
-import pickle
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -102,37 +99,6 @@ def test_not_fitted():
         CRFTagger().predict([[{"a": 1}]])
 
 
-def test_pickle_round_trip_in_a_fresh_process(toy_ner, tmp_path):
-    X, y = toy_ner
-    crf = CRFTagger(c1=0.05, c2=0.05).fit(X, y)
-    path = tmp_path / "crf.pkl"
-    path.write_bytes(pickle.dumps(crf))
-    again = pickle.loads(path.read_bytes())
-    assert again.predict(X) == crf.predict(X)
-    assert again.predict_marginals(X) == crf.predict_marginals(X)
-    code = (
-        "import pickle, sys; crf = pickle.load(open(sys.argv[1], 'rb'));"
-        "X = pickle.load(open(sys.argv[2], 'rb'));"
-        "pickle.dump((crf.predict(X), crf.predict_marginals(X)), open(sys.argv[3], 'wb'))"
-    )
-    (tmp_path / "X.pkl").write_bytes(pickle.dumps(X))
-    subprocess.run(
-        [sys.executable, "-c", code, str(path), str(tmp_path / "X.pkl"), str(tmp_path / "out.pkl")],
-        check=True,
-    )
-    pred, marg = pickle.loads((tmp_path / "out.pkl").read_bytes())
-    assert pred == crf.predict(X) and marg == crf.predict_marginals(X)
-
-
-def test_incompatible_pickle_version_fails_clearly(toy_ner):
-    X, y = toy_ner
-    crf = CRFTagger().fit(X, y)
-    state = crf.__getstate__()
-    state["_sklearn_crf_version"] = "0.0.1"
-    with pytest.raises(ValueError, match="pickled with sklearn-crf 0.0.1"):
-        CRFTagger().__setstate__(state)
-
-
 def test_sample_weight_equals_repetition():
     X, y = random_corpus(6, n_seq=8)
     w = np.array([1, 2, 1, 3, 1, 1, 2, 1], dtype=float)
@@ -141,34 +107,6 @@ def test_sample_weight_equals_repetition():
     a = CRFTagger(c2=0.1, tol=0, max_iter=3000).fit(X, y, sample_weight=w)
     b = CRFTagger(c2=0.1, tol=0, max_iter=3000).fit(rep_X, rep_y)
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-5)
-
-
-@pytest.mark.parametrize(
-    "X, y, error, match",
-    [
-        ([[{"a": 1}]], [["x"], ["y"]], ValueError, "different numbers of sequences"),
-        ([[{"a": 1}, {"a": 2}]], [["x"]], ValueError, "sequence 0 has 2 tokens"),
-        ([[{"a": 1}, {"a": 2}]], [["x", 1]], TypeError, "mixes labels"),
-        ([[{"a": 1}]], ["x"], ValueError, "single sequence of labels"),
-        ([[{"a": 1}]], [[["x"]]], TypeError, r"y\[0\]\[0\] is a list"),
-        ([[{"a": 1}, {"a": "b", "c": float("nan")}]], [["x", "y"]], ValueError, r"X\[0\]\[1\]\['c'\]"),
-    ],
-)
-def test_bad_input_leaves_a_fitted_model_untouched(toy_ner, X, y, error, match):
-    crf = CRFTagger().fit(*toy_ner)
-    before = crf.predict(toy_ner[0])
-    coef = crf.coef_.copy()
-    with pytest.raises(error, match=match):
-        crf.fit(X, y)
-    assert crf.predict(toy_ner[0]) == before
-    np.testing.assert_array_equal(crf.coef_, coef)
-
-
-def test_deterministic_for_a_fixed_thread_count():
-    X, y = random_corpus(7, n_seq=30)
-    a = CRFTagger(c1=0.05, n_jobs=2).fit(X, y)
-    b = CRFTagger(c1=0.05, n_jobs=2).fit(X, y)
-    np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
 def test_warm_start_continues_from_previous_weights(toy_ner):
@@ -207,9 +145,9 @@ def test_hashing_trains_predicts_and_warm_starts(toy_ner):
 
 
 def test_small_inputs_run_on_one_thread():
-    from sklearn_crf._tagger import MIN_TOKENS_PER_THREAD, _n_threads
+    from sklearn_crf._threads import MIN_TOKENS_PER_THREAD, n_threads
 
-    with _n_threads(None, 10) as n:
+    with n_threads(None, 10) as n:
         assert n == 1
-    with _n_threads(2, 10 * MIN_TOKENS_PER_THREAD) as n:
+    with n_threads(2, 10 * MIN_TOKENS_PER_THREAD) as n:
         assert n == min(2, __import__("numba").config.NUMBA_NUM_THREADS)
