@@ -333,6 +333,13 @@ def conll_evaluation(y_true, y_pred):
         ``recall``, ``f1`` (micro-averaged over entities, as fractions), and
         ``types``: for each entity type its ``precision``, ``recall``, ``f1``,
         ``found`` and ``support`` (gold entities).
+
+    Examples
+    --------
+    >>> from sklearn_crf._cli import conll_evaluation
+    >>> report = conll_evaluation([["B-PER", "I-PER", "O"]], [["B-PER", "O", "O"]])
+    >>> report["phrases"], report["found"], report["correct"], report["accuracy"]
+    (1, 1, 0, 0.6666666666666666)
     """
     from .metrics import (
         entity_precision_recall_fscore_support,
@@ -378,7 +385,30 @@ def conll_evaluation(y_true, y_pred):
 
 
 def format_conlleval(report):
-    """conlleval's text report of :func:`conll_evaluation`'s result."""
+    """conlleval's text report of :func:`conll_evaluation`'s result.
+
+    Parameters
+    ----------
+    report : dict
+        A result of :func:`conll_evaluation`.
+
+    Returns
+    -------
+    text : str
+        conlleval's summary lines and one line per entity type (precision,
+        recall, FB1 and the number of predicted entities).
+
+    Examples
+    --------
+    >>> from sklearn_crf._cli import conll_evaluation, format_conlleval
+    >>> y_true = [["B-PER", "I-PER", "O", "B-LOC"]]
+    >>> y_pred = [["B-PER", "I-PER", "O", "O"]]
+    >>> print(format_conlleval(conll_evaluation(y_true, y_pred)), end="")
+    processed 4 tokens with 2 phrases; found: 1 phrases; correct: 1.
+    accuracy:  75.00%; precision: 100.00%; recall:  50.00%; FB1:  66.67
+                  LOC: precision:   0.00%; recall:   0.00%; FB1:   0.00  0
+                  PER: precision: 100.00%; recall: 100.00%; FB1: 100.00  1
+    """
     lines = [
         f"processed {report['tokens']} tokens with {report['phrases']} phrases; "
         f"found: {report['found']} phrases; correct: {report['correct']}."

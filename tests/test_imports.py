@@ -14,6 +14,8 @@ LAZY_MODULES = (
     "sklearn_crf.datasets",
     "sklearn_crf.metrics",
     "sklearn_crf._featurizer",
+    "sklearn_crf._conll",
+    "sklearn_crf._templates",
     "sklearn.metrics",
 )
 
@@ -53,6 +55,7 @@ def test_lazy_names_load_their_modules_on_access():
         "import sklearn_crf\n"
         "sklearn_crf.metrics.entity_f1_score\n"
         "from sklearn_crf import SequenceFeaturizer\n"
+        "from sklearn_crf import read_conll, TemplateFeaturizer\n"
         "import sklearn_crf.datasets\n"
         f"print(json.dumps({_new_lazy_modules()}))"
     )
