@@ -136,21 +136,77 @@ def _make_featurizer(settings):
                 params[name] = tuple(params[name])
         if isinstance(params.get("neighbor_features"), list):
             params["neighbor_features"] = tuple(params["neighbor_features"])
-        featurizer = SequenceFeaturizer(**params)
+        try:
+            featurizer = SequenceFeaturizer(**params)
+        except TypeError as exc:  # an unknown parameter name
+            raise CommandError(f"invalid featurizer settings in the model file ({exc}).") from None
     else:
         raise CommandError(f"unknown featurizer settings in the model file: {settings!r}")
     featurizer.fit([])  # validates the settings
     return featurizer
 
 
+#: bounds on the featurizer settings read from a model file (untrusted input)
+_MAX_WINDOW = 64
+_MAX_LIST = 1000
+
+
 def _cli_metadata(metadata, model_path):
-    settings = (metadata or {}).get(METADATA_KEY)
+    """The command line's settings in a model's metadata, checked.
+
+    A model file is untrusted input: the settings must have the types and
+    sizes ``train`` writes, so that a crafted file cannot make ``tag`` fail
+    with a traceback or build an unbounded featurizer.
+    """
+    settings = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
     if not isinstance(settings, dict) or "featurizer" not in settings:
         raise CommandError(
             f"{model_path}: the model has no featurizer settings (it was not trained "
             f"by '{PROG} train'; a model converted from CRFsuite can be used from "
             "Python with your own features)."
         )
+
+    def bad(what):
+        return CommandError(f"{model_path}: invalid featurizer settings in the model file ({what}).")
+
+    def is_int(value):
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    n_token_columns = settings.get("n_token_columns")
+    if not is_int(n_token_columns) or not 1 <= n_token_columns <= _MAX_LIST:
+        raise bad(f"n_token_columns={n_token_columns!r}")
+    label_column = settings.get("label_column")
+    if not is_int(label_column) or not 0 < abs(label_column) <= n_token_columns + 1 or (
+        label_column % (n_token_columns + 1) == 0
+    ):
+        raise bad(f"label_column={label_column!r}")
+    sep = settings.get("sep")
+    if sep is not None and (not isinstance(sep, str) or not sep or "\n" in sep or "\r" in sep):
+        raise bad(f"sep={sep!r}")
+    featurizer = settings["featurizer"]
+    kind = featurizer.get("kind") if isinstance(featurizer, dict) else None
+    if kind == "templates":
+        templates = featurizer.get("templates")
+        if not isinstance(templates, list) or len(templates) > 100 * _MAX_LIST or not all(
+            isinstance(line, str) for line in templates
+        ):
+            raise bad("templates")
+    elif kind == "sequence":
+        params = featurizer.get("params")
+        if not isinstance(params, dict):
+            raise bad("params")
+        window = params.get("window", 1)
+        if not is_int(window) or not 0 <= window <= _MAX_WINDOW:
+            raise bad(f"window={window!r}")
+        for name, value in params.items():
+            if isinstance(value, list) and len(value) > _MAX_LIST:
+                raise bad(f"{name} has {len(value)} entries")
+            if name in ("prefixes", "suffixes") and isinstance(value, list) and not all(
+                is_int(k) and 1 <= k <= _MAX_LIST for k in value
+            ):
+                raise bad(f"{name}={value!r}")
+    else:
+        raise bad(f"kind={kind!r}")
     return settings
 
 
@@ -250,7 +306,10 @@ def _predict(model_path, path, sep):
     """Model, file data, gold labels (or None) and predictions for a CoNLL file."""
     crf, metadata = _load(model_path)
     settings = _cli_metadata(metadata, model_path)
-    featurizer = _make_featurizer(settings["featurizer"])
+    try:
+        featurizer = _make_featurizer(settings["featurizer"])
+    except (ValueError, TypeError, CommandError) as exc:
+        raise CommandError(_named(model_path, exc)) from None
     sep = sep if sep is not None else settings["sep"]
     data, name = _read(path, label_column=None, sep=sep)
     tokens, gold = _tokens_for_features(data.sentences, settings, data.n_columns, name)

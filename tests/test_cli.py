@@ -368,3 +368,34 @@ def test_readme_commands_parse():
     assert {c[0] for c in commands} >= {"data", "train", "tag", "eval", "dump"}
     for argv in commands:
         build_parser().parse_args(argv)
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"featurizer": {"kind": "sequence", "params": {"window": 10**9}}, "n_token_columns": 1,
+          "label_column": -1, "sep": None}, "window=1000000000"),
+        ({"featurizer": {"kind": "sequence", "params": {}}, "label_column": -1}, "n_token_columns=None"),
+        ({"featurizer": {"kind": "sequence", "params": {"no_such": 1}}, "n_token_columns": 1,
+          "label_column": -1, "sep": None}, "no_such"),
+        ({"featurizer": {"kind": "sequence", "params": {"lower": "yes"}}, "n_token_columns": 1,
+          "label_column": -1, "sep": None}, "lower"),
+        ({"featurizer": {"kind": "templates", "templates": ["U00:%x[99,0]"]}, "n_token_columns": 1,
+          "label_column": -1, "sep": None}, "template line 1"),
+        ({"featurizer": {"kind": "python"}, "n_token_columns": 1, "label_column": -1, "sep": None},
+         "kind='python'"),
+        ({"featurizer": {"kind": "sequence", "params": {}}, "n_token_columns": 1, "label_column": 0,
+          "sep": None}, "label_column=0"),
+        ({"featurizer": {"kind": "sequence", "params": {}}, "n_token_columns": 1, "label_column": -1,
+          "sep": 5}, "sep=5"),
+    ],
+)
+def test_untrusted_featurizer_settings_in_a_model_file(corpus, model, capsys, tmp_path, settings, message):
+    from sklearn_crf import load_model, save_model
+
+    path = tmp_path / "crafted.skcrf"
+    save_model(load_model(model), path, metadata={"sklearn_crf_cli": settings})
+    status, _, stderr = run(["tag", "-m", path, corpus[0]["test"], "-q"], capsys)
+    assert status == 1
+    assert stderr.count("\n") == 1 and stderr.startswith(f"sklearn-crf: error: {path}: ")
+    assert message in stderr
