@@ -96,11 +96,6 @@ def _read_text(path_or_file, source, encoding):
                 data = f.read()
         except OSError as exc:
             raise ValueError(f"{source}: cannot read the file ({exc.strerror}).") from None
-        if data[:2] == b"\x1f\x8b":
-            try:
-                data = gzip.decompress(data)
-            except (OSError, EOFError) as exc:
-                raise ValueError(f"{source}: corrupt gzip data ({exc}).") from None
     elif hasattr(path_or_file, "read"):
         try:
             data = path_or_file.read()
@@ -119,8 +114,14 @@ def _read_text(path_or_file, source, encoding):
             "path_or_file must be a path (str or os.PathLike) or a file object, "
             f"got {type(path_or_file).__name__}."
         )
+    data = bytes(data)
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{source}: corrupt gzip data ({exc}).") from None
     try:
-        return bytes(data).decode(encoding)
+        return data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ValueError(
@@ -151,7 +152,8 @@ def read_conll(path_or_file, *, label_column=-1, sep=None, encoding="utf-8"):
     part-of-speech and chunk tags) and the label, last by default. A blank
     line ends a sentence; a line whose first column is ``-DOCSTART-`` starts a
     new document (it is not a token). Every token line of the file must have
-    the same number of columns. Gzip-compressed files are read as well.
+    the same number of columns. Gzip-compressed data (paths and binary files)
+    is decompressed.
 
     Parameters
     ----------

@@ -78,10 +78,15 @@ def test_paths_gzip_and_binary_files(tmp_path):
     compressed = tmp_path / "train.txt.gz"
     compressed.write_bytes(gzip.compress(THREE_COLUMNS.encode()))
     expected = read_conll(io.StringIO(THREE_COLUMNS))
-    for source in (plain, str(plain), compressed, io.BytesIO(THREE_COLUMNS.encode())):
+    binary, gz_binary = io.BytesIO(THREE_COLUMNS.encode()), io.BytesIO(compressed.read_bytes())
+    for source in (plain, str(plain), compressed, binary, gz_binary):
         data = read_conll(source)
         assert data.sentences == expected.sentences
         assert data.tags == expected.tags
+    broken = tmp_path / "broken.gz"
+    broken.write_bytes(compressed.read_bytes()[:-12])
+    with pytest.raises(ValueError, match="broken.gz: corrupt gzip data"):
+        read_conll(broken)
     latin = tmp_path / "latin.txt"
     latin.write_bytes("Coruña B-LOC\n".encode("latin-1"))
     assert read_conll(latin, encoding="latin-1").sentences == [[("Coruña",)]]
