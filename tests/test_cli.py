@@ -257,6 +257,14 @@ def test_convert_to_crfsuite_and_back(corpus, model, api_predictions, capsys, tm
     assert status == 1 and "no featurizer settings" in stderr
 
 
+@pytest.fixture(scope="module")
+def truncated_crfsuite(model, tmp_path_factory):
+    """The first 200 bytes of the model converted to a CRFsuite file."""
+    path = tmp_path_factory.mktemp("crfsuite") / "full.crfsuite"
+    assert main(["convert", str(model), str(path), "-q"]) == 0
+    return path.read_bytes()[:200]
+
+
 @pytest.mark.parametrize(
     "argv, status, message",
     [
@@ -284,7 +292,8 @@ def test_convert_to_crfsuite_and_back(corpus, model, api_predictions, capsys, tm
         (["data", "dev"], 2, "argument subset: invalid choice: 'dev'"),
     ],
 )
-def test_errors_are_one_line_without_traceback(corpus, model, capsys, tmp_path, argv, status, message):
+def test_errors_are_one_line_without_traceback(corpus, model, truncated_crfsuite, capsys, tmp_path,
+                                               argv, status, message):
     paths = dict(corpus[0])
     (tmp_path / "ragged.conll").write_text("a O\nb O\nc N O\n", encoding="utf-8")
     (tmp_path / "bad_utf8.conll").write_bytes(b"a O\n\xff O\n")
@@ -292,9 +301,7 @@ def test_errors_are_one_line_without_traceback(corpus, model, capsys, tmp_path, 
     (tmp_path / "not_a_model").write_bytes(b"not a model file at all")
     (tmp_path / "unlabeled.conll").write_text("a\nb\n", encoding="utf-8")
     (tmp_path / "test3_with_extra.conll").write_text("a N X O\n", encoding="utf-8")
-    crfsuite = tmp_path / "full.crfsuite"
-    assert main(["convert", str(model), str(crfsuite), "-q"]) == 0
-    (tmp_path / "truncated.crfsuite").write_bytes(crfsuite.read_bytes()[:200])
+    (tmp_path / "truncated.crfsuite").write_bytes(truncated_crfsuite)
     names = {
         "tmp": tmp_path, "model": model, "train": paths["train"], "train3": paths["train3"],
         "test": paths["test"],
