@@ -76,6 +76,11 @@ def _read_training_files(paths, label_column, sep):
 def _featurizer_settings(args, n_token_columns):
     """The JSON-serializable description of the featurizer ``train`` uses."""
     if args.template is not None:
+        if args.columns is not None:
+            raise CommandError(
+                "--columns names columns for the built-in featurizer; with --template, "
+                "the templates read the columns (%x[row,column])."
+            )
         try:
             with open(args.template, encoding="utf-8") as f:
                 lines = f.read().split("\n")
@@ -702,7 +707,8 @@ def build_parser():
     feats = train.add_argument_group("features (built-in featurizer)")
     feats.add_argument("--columns", nargs="+", metavar="NAME",
                        help="names of the columns between the token and the label, used "
-                            "as features (e.g. --columns pos chunk); '-' ignores a column")
+                            "as features (e.g. --columns pos chunk); '-' ignores a column; "
+                            "give the FILEs before this option")
     feats.add_argument("--window", type=int, default=1,
                        help="neighbours on each side whose features are added (default: 1)")
     feats.add_argument("--no-lower", dest="lower", action="store_false",

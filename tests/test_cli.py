@@ -281,6 +281,8 @@ def truncated_crfsuite(model, tmp_path_factory):
         (["train", "{train}", "{train3}", "-m", "{tmp}/m"], 1, "train3.conll: 3 columns, but"),
         (["train", "{train3}", "-m", "{tmp}/m", "--template", "{bad_template}"], 1, "bad_template.txt: template line 1: 'B01:%x[0,0]' is a bigram"),
         (["train", "{train}", "-m", "{tmp}/m", "--template", "{tmp}/none.txt"], 1, "none.txt: cannot read the template file"),
+        (["train", "{train3}", "-m", "{tmp}/m", "--template", "{bad_template}", "--columns", "pos"], 1,
+         "with --template, the templates read the columns"),
         (["tag", "-m", "{tmp}/none.skcrf", "{test}"], 1, "none.skcrf: no such model file"),
         (["tag", "-m", "{not_a_model}", "{test}"], 1, "not_a_model"),
         (["tag", "-m", "{model}", "{test3_with_extra}"], 1, "4 columns, but the model was trained on 1 token column(s)"),
