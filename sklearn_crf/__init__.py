@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ._crfsuite import load_crfsuite, save_crfsuite
 from ._objective import ParameterLayout
 from ._persistence import load_model, save_model
-from ._tagger import CRFTagger
+from ._tagger import CRFTagger, InconsistentVersionWarning
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily bel
 
 __all__ = [
     "CRFTagger",
+    "InconsistentVersionWarning",
     "ParameterLayout",
     "SequenceFeaturizer",
     "SequenceVectorizer",

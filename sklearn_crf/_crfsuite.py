@@ -14,6 +14,7 @@ is a ``ValueError`` that names the file and what is wrong.
 """
 
 import os
+import stat
 import struct
 from typing import NamedTuple
 
@@ -131,6 +132,27 @@ def _hashlittle(keys):
 # reading
 
 
+def _read_regular_file(path, what, max_size=None):
+    """The bytes of the regular file ``path``, of at most ``max_size`` bytes.
+
+    A device, pipe or directory (``/dev/zero`` would never end) or a file
+    larger than the format allows is a ValueError, before anything is read.
+    """
+    with open(path, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{os.fsdecode(path)}: not a regular file, cannot be a {what} file")
+        if max_size is not None and info.st_size > max_size:
+            raise ValueError(
+                f"{os.fsdecode(path)}: {info.st_size} bytes, larger than a {what} file "
+                f"can be ({max_size})"
+            )
+        data = f.read(info.st_size + 1)
+    if len(data) != info.st_size:
+        raise ValueError(f"{os.fsdecode(path)}: the file changed size while being read")
+    return data
+
+
 class _Reader:
     """Bounds-checked little-endian reads from the bytes of one file."""
 
@@ -190,7 +212,8 @@ def _parse_crfsuite(data, name):
     if version != _VERSION:
         r.fail(f"format version {version}, expected {_VERSION}")
     if size != r.size:
-        r.fail(f"the header says the file has {size} bytes, it has {r.size} (truncated or damaged)")
+        r.fail(f"the header says the file has {size} bytes, it has {r.size} "
+               "(truncated or damaged)")
     if n_labels == 0:
         r.fail("the model has no labels")
 
@@ -209,21 +232,24 @@ def _parse_crfsuite(data, name):
     state_owner, state_fid = _read_refs(r, off_attrrefs, b"AFRF", n_attrs, n_features, "attribute")
 
     out = {}
-    for kind, owner, fid, ftype, n_src in (
-        ("state", state_owner, state_fid, _FT_STATE, n_attrs),
-        ("transition", trans_owner, trans_fid, _FT_TRANS, n_labels),
+    for kind, owner, fid, ftype, sources in (
+        ("state", state_owner, state_fid, _FT_STATE, attributes),
+        ("transition", trans_owner, trans_fid, _FT_TRANS, labels),
     ):
         f = features[fid]
         bad = np.flatnonzero(f["type"] != ftype)
         if len(bad):
-            r.fail(f"feature {fid[bad[0]]} is listed as a {kind} feature but has type {f['type'][bad[0]]}")
+            r.fail(f"feature {fid[bad[0]]} is listed as a {kind} feature but has "
+                   f"type {f['type'][bad[0]]}")
         bad = np.flatnonzero(f["src"].astype(np.int64) != owner)
         if len(bad):
-            r.fail(f"{kind} feature {fid[bad[0]]} has source {f['src'][bad[0]]} but is listed under {owner[bad[0]]}")
+            r.fail(f"{kind} feature {fid[bad[0]]} has source {f['src'][bad[0]]} but is "
+                   f"listed under {owner[bad[0]]}")
         dst = f["dst"].astype(np.int64)
         bad = np.flatnonzero(dst >= n_labels)
         if len(bad):
-            r.fail(f"{kind} feature {fid[bad[0]]} has label id {dst[bad[0]]}, the model has {n_labels} labels")
+            r.fail(f"{kind} feature {fid[bad[0]]} has label id {dst[bad[0]]}, the model "
+                   f"has {n_labels} labels")
         weight = f["weight"].astype(np.float64)
         bad = np.flatnonzero(~np.isfinite(weight))
         if len(bad):
@@ -231,8 +257,9 @@ def _parse_crfsuite(data, name):
         keys = owner * n_labels + dst
         uniq, counts = np.unique(keys, return_counts=True)
         if len(uniq) != len(keys):
-            k = uniq[np.argmax(counts > 1)]
-            r.fail(f"the {kind} feature ({k // n_labels}, {k % n_labels}) is listed twice")
+            k = int(uniq[np.argmax(counts > 1)])
+            r.fail(f"the {kind} feature ({sources[k // n_labels]!r}, "
+                   f"{labels[k % n_labels]!r}) is listed twice")
         out[kind] = (owner, dst, weight)
     (sa, sl, sw), (tf, tt, tw) = out["state"], out["transition"]
     return CRFsuiteModel(labels, attributes, sa, sl, sw, tf, tt, tw)
@@ -252,10 +279,13 @@ def _read_refs(r, offset, chunk_id, n, n_features, what):
         r.fail(f"{num} {what} references do not fit in a chunk of {size} bytes")
     table_end = offset + _CHUNK.size + 4 * num
     end = offset + size
-    starts = np.frombuffer(r.data, dtype="<u4", count=n, offset=offset + _CHUNK.size).astype(np.int64)
+    starts = np.frombuffer(
+        r.data, dtype="<u4", count=n, offset=offset + _CHUNK.size
+    ).astype(np.int64)
     bad = np.flatnonzero((starts < table_end) | (starts + 4 > end))
     if len(bad):
-        r.fail(f"the feature list of {what} {bad[0]} is at offset {starts[bad[0]]}, outside its chunk")
+        r.fail(f"the feature list of {what} {bad[0]} is at offset {starts[bad[0]]}, "
+               "outside its chunk")
     counts = r.u32_at(starts)
     stops = starts + 4 + 4 * counts
     bad = np.flatnonzero(stops > end)
@@ -272,7 +302,8 @@ def _read_refs(r, offset, chunk_id, n, n_features, what):
     owners = np.repeat(np.arange(n, dtype=np.int64), counts)
     bad = np.flatnonzero(fids >= n_features)
     if len(bad):
-        r.fail(f"{what} {owners[bad[0]]} refers to feature {fids[bad[0]]}, the model has {n_features}")
+        r.fail(f"{what} {owners[bad[0]]} refers to feature {fids[bad[0]]}, the model "
+               f"has {n_features}")
     return owners, fids
 
 
@@ -436,24 +467,34 @@ def _model_bytes(model):
 # CRFTagger <-> arrays
 
 
-def _fitted_tagger(
-    classes, attributes, state_attr, state_label, trans_from, trans_to, coef, *,
-    params=None, n_iter=0, loss=float("nan"), loss_curve=None,
-):
+class TaggerWeights(NamedTuple):
+    """Everything a fitted CRFTagger's predictions depend on, as plain arrays.
+
+    ``classes`` (sorted labels) and ``attributes`` (distinct names, in
+    vocabulary order) are lists; ``state_attr`` / ``state_label`` (int64) are
+    the (attribute index, label index) of each state weight and
+    ``trans_from`` / ``trans_to`` (int64) the label pair of each transition
+    weight, all pairs distinct; ``coef`` (float64) holds the state weights,
+    then the transition weights, in that order.
+    """
+
+    classes: list
+    attributes: list
+    state_attr: np.ndarray
+    state_label: np.ndarray
+    trans_from: np.ndarray
+    trans_to: np.ndarray
+    coef: np.ndarray
+
+
+def _fitted_tagger(weights, *, params=None, n_iter=0, loss=float("nan"), loss_curve=None):
     """A fitted :class:`CRFTagger` from its weights: the one place that builds one.
 
     Parameters
     ----------
-    classes : list of str or int
-        The labels, sorted (they become ``classes_``).
-    attributes : list of str
-        The attribute names, distinct (they become the vocabulary, in this order).
-    state_attr, state_label : array of int
-        The (attribute index, label index) of each state weight, distinct pairs.
-    trans_from, trans_to : array of int
-        The (from, to) label indices of each transition weight, distinct pairs.
-    coef : array of float
-        The state weights, then the transition weights.
+    weights : TaggerWeights
+        Labels, attribute names, the (attribute, label) and (label, label)
+        pairs that carry a weight, and the weights (checked by the caller).
     params : dict, default=None
         Constructor parameters of the tagger.
     n_iter, loss, loss_curve
@@ -472,17 +513,20 @@ def _fitted_tagger(
     from ._version import __version__
 
     crf = CRFTagger(**(params or {}))
+    classes, attributes = weights.classes, weights.attributes
     L, A = len(classes), len(attributes)
-    state_attr = np.asarray(state_attr, dtype=np.int64)
-    state_label = np.asarray(state_label, dtype=np.int64)
-    trans_from = np.asarray(trans_from, dtype=np.int64)
-    trans_to = np.asarray(trans_to, dtype=np.int64)
-    coef = np.asarray(coef, dtype=np.float64)
+    state_attr = np.asarray(weights.state_attr, dtype=np.int64)
+    state_label = np.asarray(weights.state_label, dtype=np.int64)
+    trans_from = np.asarray(weights.trans_from, dtype=np.int64)
+    trans_to = np.asarray(weights.trans_to, dtype=np.int64)
+    coef = np.asarray(weights.coef, dtype=np.float64)
     S = len(state_attr)
     so = np.lexsort((state_label, state_attr))
     to = np.lexsort((trans_to, trans_from))
     layout = ParameterLayout(
-        attr_ptr=np.concatenate([[0], np.cumsum(np.bincount(state_attr, minlength=A))]).astype(np.int64),
+        attr_ptr=np.concatenate(
+            [[0], np.cumsum(np.bincount(state_attr, minlength=A))]
+        ).astype(np.int64),
         attr_label=state_label[so].astype(np.int32),
         trans_from=trans_from[to].astype(np.int32),
         trans_to=trans_to[to].astype(np.int32),
@@ -498,14 +542,16 @@ def _fitted_tagger(
     crf.transition_matrix_ = layout.transition_matrix(crf.coef_)
     crf.n_iter_ = int(n_iter)
     crf.loss_ = float(loss)
-    crf.loss_curve_ = np.zeros(0) if loss_curve is None else np.asarray(loss_curve, dtype=np.float64)
+    crf.loss_curve_ = (
+        np.zeros(0) if loss_curve is None else np.asarray(loss_curve, dtype=np.float64)
+    )
     crf._sklearn_crf_version = __version__
     return crf
 
 
-def _tagger_features(crf, what):
-    """(classes, attribute names, state attr, state label, trans from, trans to,
-    coef) of a fitted CRFTagger, in its ``layout_`` order."""
+def _tagger_weights(crf, what):
+    """The :class:`TaggerWeights` of a fitted CRFTagger, in its ``layout_``
+    order; a ValueError naming ``what`` (the destination) when it hashes."""
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(crf)
@@ -516,10 +562,13 @@ def _tagger_features(crf, what):
             f"no attribute names to write to {what}; pickle it or use skops.io instead"
         )
     layout = crf.layout_
-    return (
-        crf.classes_.tolist(), list(names), layout.state_pairs(),
-        layout.attr_label.astype(np.int64), layout.trans_from.astype(np.int64),
-        layout.trans_to.astype(np.int64), np.asarray(crf.coef_, dtype=np.float64),
+    return TaggerWeights(
+        classes=crf.classes_.tolist(), attributes=list(names),
+        state_attr=layout.state_pairs().astype(np.int64),
+        state_label=layout.attr_label.astype(np.int64),
+        trans_from=layout.trans_from.astype(np.int64),
+        trans_to=layout.trans_to.astype(np.int64),
+        coef=np.asarray(crf.coef_, dtype=np.float64),
     )
 
 
@@ -603,38 +652,37 @@ def load_crfsuite(source):
         if path is None:
             raise ValueError("this sklearn_crfsuite.CRF is not fitted: it has no model file")
         params = _crfsuite_params(source)
-    elif isinstance(source, (str, os.PathLike)):
+    elif isinstance(source, (str, bytes, os.PathLike)):
         path = source
     else:
         raise TypeError(
             "source must be the path of a CRFsuite model file or a fitted "
             f"sklearn_crfsuite.CRF, got a {type(source).__name__}"
         )
-    with open(path, "rb") as f:
-        data = f.read()
-    model = _parse_crfsuite(data, os.fspath(path))
+    data = _read_regular_file(path, "CRFsuite model", max_size=2**32 - 1)
+    model = _parse_crfsuite(data, os.fsdecode(path))
     order = sorted(range(len(model.labels)), key=model.labels.__getitem__)
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     ks = model.state_weight != 0
     kt = model.trans_weight != 0
-    return _fitted_tagger(
-        [model.labels[i] for i in order], model.attributes,
-        model.state_attr[ks], rank[model.state_label[ks]],
-        rank[model.trans_from[kt]], rank[model.trans_to[kt]],
-        np.concatenate([model.state_weight[ks], model.trans_weight[kt]]),
-        params=params,
+    weights = TaggerWeights(
+        classes=[model.labels[i] for i in order], attributes=model.attributes,
+        state_attr=model.state_attr[ks], state_label=rank[model.state_label[ks]],
+        trans_from=rank[model.trans_from[kt]], trans_to=rank[model.trans_to[kt]],
+        coef=np.concatenate([model.state_weight[ks], model.trans_weight[kt]]),
     )
+    return _fitted_tagger(weights, params=params)
 
 
 def save_crfsuite(crf, path):
     """Write a fitted :class:`CRFTagger` as a CRFsuite model file.
 
-    python-crfsuite's ``Tagger().open(path)`` (and so sklearn-crfsuite with
-    ``model_filename=path``, and CRFsuite's ``crfsuite tag -m path``) then tags
-    as the tagger does. As CRFsuite's trainer does, only the non-zero weights
-    are written, and only the attributes that have one; labels are written in
-    ``classes_`` order. The bytes depend only on the weights, so
+    python-crfsuite's ``Tagger().open(path)`` (and so
+    ``sklearn_crfsuite.CRF(model_filename=path)``) then tags as the tagger
+    does. As CRFsuite's trainer does, only the non-zero weights are written,
+    and only the attributes that have one; labels are written in ``classes_``
+    order. The bytes depend only on the weights, so
     ``save_crfsuite(load_crfsuite(path), path2)`` writes the same bytes as
     ``path`` whenever ``path`` was written by this function.
 
@@ -671,7 +719,7 @@ def save_crfsuite(crf, path):
     ...     f.read(4)
     b'lCRF'
     """
-    classes, names, sa, sl, tf, tt, coef = _tagger_features(crf, "a CRFsuite model file")
+    classes, names, sa, sl, tf, tt, coef = _tagger_weights(crf, "a CRFsuite model file")
     bad = [c for c in classes if not isinstance(c, str)]
     if bad:
         raise TypeError(
@@ -681,7 +729,9 @@ def save_crfsuite(crf, path):
     for kind, strings in (("label", classes), ("attribute", names)):
         for s in strings:
             if "\x00" in s:
-                raise ValueError(f"the {kind} {s!r} contains a NUL character, which CRFsuite cannot store")
+                raise ValueError(
+                    f"the {kind} {s!r} contains a NUL character, which CRFsuite cannot store"
+                )
     S = len(sa)
     ks = np.flatnonzero(coef[:S] != 0)
     kt = np.flatnonzero(coef[S:] != 0)

@@ -62,44 +62,48 @@ class ParameterLayout:
 def build_layout(
     corpus, labels, n_labels, *, min_freq, all_possible_states, all_possible_transitions,
 ):
-    """The parameter layout seen in training data, as CRFsuite builds it.
+    """The parameter layout seen in training data, exactly as CRFsuite builds it.
 
-    ``corpus`` is an :class:`~sklearn_crf._vectorizer.EncodedCorpus`. A state
-    feature (a, y) exists when attribute ``a`` fires on a token labelled ``y``
-    and the sum of its values there is at least ``min_freq`` (or for all pairs
-    when ``all_possible_states``); a transition (y1, y2) exists when it occurs
-    in the training data (or for all pairs when ``all_possible_transitions``).
-    The corpus's zero-valued entries count as seen, with frequency 0.
+    ``corpus`` is an :class:`~sklearn_crf._vectorizer.EncodedCorpus`. CRFsuite's
+    rule (``crf1df_generate``): the candidate state features are the (a, y)
+    pairs where attribute ``a`` occurs (with any value, 0 included: the
+    corpus's zero entries) on a token labelled ``y``, with frequency the sum of
+    those values; the candidate transitions are the label bigrams of the data,
+    with frequency their count. ``all_possible_states`` adds every (attribute,
+    label) pair and ``all_possible_transitions`` every label pair, with
+    frequency 0 when unseen. A candidate is kept when its frequency is at least
+    ``min_freq`` (for ``min_freq=0`` too: a pair whose values sum to a
+    negative number is dropped).
     """
     L = n_labels
     n_attributes = corpus.n_attributes
+    freq, seen = _kernels.pair_frequencies(
+        corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, labels, n_attributes, L
+    )
     if all_possible_states:
-        attr_ptr = np.arange(n_attributes + 1, dtype=np.int64) * L
-        attr_label = np.tile(np.arange(L, dtype=np.int32), n_attributes)
-    else:
-        freq, seen = _kernels.pair_frequencies(
-            corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, labels, n_attributes, L
-        )
-        if len(corpus.zero_tok):
-            seen[corpus.zero_attr, labels[corpus.zero_tok]] = True
-        if min_freq > 0:
-            seen &= freq >= min_freq
-        del freq
-        attr_label = np.nonzero(seen.ravel())[0]
-        attr_label %= L
-        attr_label = attr_label.astype(np.int32)
-        attr_ptr = np.zeros(n_attributes + 1, dtype=np.int64)
-        np.cumsum(seen.sum(axis=1), out=attr_ptr[1:])
-    if all_possible_transitions:
-        trans_from, trans_to = np.divmod(np.arange(L * L, dtype=np.int32), L)
-    else:
-        seq_ptr = corpus.seq_ptr
-        starts = seq_ptr[:-1]
-        has_prev = np.ones(len(labels), dtype=bool)
-        has_prev[starts[seq_ptr[1:] > starts]] = False
-        idx = np.flatnonzero(has_prev)
-        pairs = np.unique(labels[idx - 1].astype(np.int64) * L + labels[idx])
-        trans_from, trans_to = np.divmod(pairs, L)
+        seen[:] = True
+    elif len(corpus.zero_tok):
+        seen[corpus.zero_attr, labels[corpus.zero_tok]] = True
+    seen &= freq >= min_freq
+    del freq
+    attr_label = np.nonzero(seen.ravel())[0]
+    attr_label %= L
+    attr_label = attr_label.astype(np.int32)
+    attr_ptr = np.zeros(n_attributes + 1, dtype=np.int64)
+    np.cumsum(seen.sum(axis=1), out=attr_ptr[1:])
+    del seen
+    seq_ptr = corpus.seq_ptr
+    starts = seq_ptr[:-1]
+    has_prev = np.ones(len(labels), dtype=bool)
+    has_prev[starts[seq_ptr[1:] > starts]] = False
+    idx = np.flatnonzero(has_prev)
+    counts = np.bincount(
+        labels[idx - 1].astype(np.int64) * L + labels[idx], minlength=L * L
+    ).astype(np.float64)
+    keep = counts >= min_freq
+    if not all_possible_transitions:
+        keep &= counts > 0
+    trans_from, trans_to = np.divmod(np.flatnonzero(keep), L)
     return ParameterLayout(
         attr_ptr=attr_ptr,
         attr_label=attr_label,

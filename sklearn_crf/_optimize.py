@@ -16,6 +16,8 @@ All run with BLAS limited to one thread and share one stopping rule.
 """
 
 import logging
+import os
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -62,20 +64,30 @@ class SolverResult:
 
 
 class _Progress:
-    """Loss curve, logging and CRFsuite's delta stopping rule.
+    """Loss curve, logging and CRFsuite's two stopping rules (liblbfgs's).
 
-    Stop when ``(f[k - PERIOD] - f[k]) / max(|f[k]|, 1) < tol``.
+    Stop when ``‖g‖ / max(‖w‖, 1) <= epsilon`` (g the gradient, or with L1 the
+    pseudo-gradient; also tested at the starting point, so a fit from an
+    optimum runs no iteration) or when ``(f[k - PERIOD] - f[k]) / max(|f[k]|,
+    1) < tol`` (the delta test).
     """
 
-    def __init__(self, tol, verbose):
+    def __init__(self, tol, verbose, epsilon=0.0):
         self.tol = tol
+        self.epsilon = epsilon
         self.verbose = verbose
         self.losses = []
         self.met = False
         self.start = time.perf_counter()
 
-    def done(self, loss, grad_norm):
-        """Record one iteration; True when the stopping rule is met."""
+    def at_optimum(self, grad_norm, w):
+        """The gradient-norm test; True when it is met."""
+        if grad_norm <= self.epsilon * max(np.linalg.norm(w), 1.0):
+            self.met = True
+        return self.met
+
+    def done(self, loss, grad_norm, w):
+        """Record one iteration at weights w; True when a stopping rule is met."""
         self.losses.append(float(loss))
         k = len(self.losses)
         if self.verbose:
@@ -83,6 +95,8 @@ class _Progress:
                 "iter %4d  loss %.6e  |grad| %.3e  %.2fs",
                 k, loss, grad_norm, time.perf_counter() - self.start,
             )
+        if self.at_optimum(grad_norm, w):
+            return True
         if k > PERIOD:
             past = self.losses[k - 1 - PERIOD]
             if (past - loss) / max(abs(loss), 1.0) < self.tol:
@@ -90,16 +104,17 @@ class _Progress:
         return self.met
 
 
-def minimize_crf(objective, w0, *, c1, solver, max_iter, tol, verbose=0):
+def minimize_crf(objective, w0, *, c1, solver, max_iter, tol, epsilon=0.0, verbose=0):
     """Minimize ``objective(w) + c1·‖w‖₁`` from the weights w0.
 
     ``objective(w)`` returns the smooth loss and its gradient (a
     :class:`~sklearn_crf._objective.CRFObjective`). ``solver`` is ``"lbfgs"``
     (L-BFGS-B without L1, OWL-QN with it) or ``"l-bfgs-b"`` (L-BFGS-B, on split
-    weights with L1). Returns a :class:`SolverResult`; warns with a
-    ``ConvergenceWarning`` when the stopping rule was not met.
+    weights with L1). ``tol`` and ``epsilon`` are the stopping rules of
+    :class:`_Progress`. Returns a :class:`SolverResult`; warns with a
+    ``ConvergenceWarning`` when no stopping rule was met.
     """
-    progress = _Progress(tol, verbose)
+    progress = _Progress(tol, verbose, epsilon)
     with threadpool_limits(limits=1, user_api="blas"):
         if c1 > 0 and solver == "lbfgs":
             w, n_iter, message = _owlqn(objective, w0, c1, max_iter, progress)
@@ -127,15 +142,32 @@ def _lbfgsb(objective, w0, c1, max_iter, progress):
         split = objective
         x0 = np.array(w0, dtype=np.float64)
         bounds = None
+    first = [x0.copy(), *split(x0)]  # scipy starts with the same evaluation
 
     def fun(x):
-        f, last_grad[0] = split(x)
+        if first and np.array_equal(x, first[0]):
+            f, last_grad[0] = first[1], first[2]
+        else:
+            f, last_grad[0] = split(x)
+        first.clear()
         return f, last_grad[0]
+
+    def grad_norm(x, grad):
+        """‖g‖ with L2 only; with L1 the norm of the pseudo-gradient of w."""
+        if c1 == 0:
+            return np.linalg.norm(grad), x
+        w = x[:n] - x[n:]
+        pg = np.empty(n)
+        return np.sqrt(owlqn_pseudo_gradient(w, grad[:n] - c1, c1, pg)), w
 
     def callback(intermediate_result):
         # the last evaluation is that of the new iterate
-        if progress.done(intermediate_result.fun, np.linalg.norm(last_grad[0])):
+        if progress.done(intermediate_result.fun, *grad_norm(intermediate_result.x,
+                                                             last_grad[0])):
             raise StopIteration
+
+    if progress.at_optimum(*grad_norm(x0, first[2])):
+        return np.array(w0, dtype=np.float64), 0, None
 
     result = minimize(
         fun,
@@ -182,7 +214,8 @@ def _owlqn(objective, w0, c1, max_iter, progress):
     f_smooth, g = objective(w)
     f = f_smooth + c1 * np.abs(w).sum()
     pg = np.empty(n)
-    owlqn_pseudo_gradient(w, g, c1, pg)
+    if progress.at_optimum(np.sqrt(owlqn_pseudo_gradient(w, g, c1, pg)), w):
+        return w, 0, None
     s_hist = np.empty((HISTORY + 1, n))
     y_hist = np.empty((HISTORY + 1, n))
     rho = np.empty(HISTORY + 1)
@@ -218,7 +251,7 @@ def _owlqn(objective, w0, c1, max_iter, progress):
             free = next(r for r in range(HISTORY + 1) if r not in order)
         w, f, g = w_new, f_new, g_new
         n_iter += 1
-        if progress.done(f, np.sqrt(owlqn_pseudo_gradient(w, g, c1, pg))):
+        if progress.done(f, np.sqrt(owlqn_pseudo_gradient(w, g, c1, pg)), w):
             break
     return w, n_iter, message
 
@@ -231,15 +264,34 @@ def _check_result(n_iter, max_iter, rule_met, message):
         warnings.warn(
             f"the solver stopped after {n_iter} iterations: {message}",
             ConvergenceWarning,
-            stacklevel=4,
+            stacklevel=_caller_stacklevel(),
         )
     elif n_iter >= max_iter:
         warnings.warn(
             f"the solver stopped after max_iter={max_iter} iterations before the "
             "stopping rule was met; increase max_iter or tol for a converged model",
             ConvergenceWarning,
-            stacklevel=4,
+            stacklevel=_caller_stacklevel(),
         )
+
+
+def _caller_stacklevel():
+    """The ``stacklevel`` that makes a warning point at the first frame outside
+    this package and scikit-learn's ``fit`` wrapper (``sklearn/base.py``): the
+    line of the caller's code that called ``fit``."""
+    import sklearn.base
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    wrapper = os.path.abspath(sklearn.base.__file__)
+    frame = sys._getframe(1)  # the caller of this function: level 1 for warn
+    level = 1
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not (path.startswith(package) or path == wrapper):
+            return level
+        frame = frame.f_back
+        level += 1
+    return 1
 
 
 # --------------------------------------------------------------------------

@@ -27,7 +27,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._crfsuite import _check_dense_size, _fitted_tagger, _tagger_features
+from ._crfsuite import (
+    TaggerWeights, _check_dense_size, _fitted_tagger, _read_regular_file, _tagger_weights,
+)
 from ._version import __version__
 
 __all__ = ["load_model", "save_model"]
@@ -102,7 +104,7 @@ def save_model(crf, path, *, metadata=None):
     >>> bool((loaded.coef_ == crf.coef_).all())
     True
     """
-    classes, names, sa, sl, tf, tt, coef = _tagger_features(crf, "a model file")
+    classes, names, sa, sl, tf, tt, coef = _tagger_weights(crf, "a model file")
     if all(isinstance(c, str) for c in classes):
         label_type = "str"
     elif all(isinstance(c, Integral) and not isinstance(c, bool) for c in classes):
@@ -190,9 +192,8 @@ def load_model(path, *, return_metadata=False):
     >>> load_model(path).predict([[{"w": "b"}, {"w": "a"}]])
     [[2, 1]]
     """
-    name = os.fspath(path)
-    with open(path, "rb") as f:
-        data = f.read()
+    name = os.fsdecode(path)
+    data = _read_regular_file(path, "model")
 
     def fail(what):
         raise _InvalidModelFile(f"{name}: not a valid sklearn-crf model file: {what}")
@@ -205,11 +206,12 @@ def load_model(path, *, return_metadata=False):
     L, A = len(classes), len(attributes)
     _check_dense_size(A, L, len(data), fail)
     _check_arrays(arrays, A, L, fail)
-    crf = _fitted_tagger(
+    weights = TaggerWeights(
         classes, attributes, arrays["state_attr"], arrays["state_label"],
-        arrays["trans_from"], arrays["trans_to"], arrays["coef"], params=params,
-        n_iter=n_iter, loss=loss, loss_curve=arrays["loss_curve"],
+        arrays["trans_from"], arrays["trans_to"], arrays["coef"],
     )
+    crf = _fitted_tagger(weights, params=params, n_iter=n_iter, loss=loss,
+                         loss_curve=arrays["loss_curve"])
     return (crf, doc["metadata"]) if return_metadata else crf
 
 
@@ -224,7 +226,8 @@ def _read_members(data, fail):
             infos = zf.infolist()
             names = [info.filename for info in infos]
             if sorted(names) != sorted(_MEMBERS):
-                fail(f"the archive holds {sorted(names)[:10]}, expected {sorted(_MEMBERS)}")
+                shown = [n[:40] for n in sorted(names)[:10]]
+                fail(f"the archive holds {shown}, expected {sorted(_MEMBERS)}")
             out = {}
             for info in infos:
                 if info.flag_bits & 0x1:
@@ -232,13 +235,15 @@ def _read_members(data, fail):
                 if info.compress_type != zipfile.ZIP_STORED:
                     fail(f"{info.filename} is compressed; model files store their members")
                 if info.file_size != info.compress_size or info.file_size > len(data):
-                    fail(f"{info.filename} claims {info.file_size} bytes, more than the file holds")
+                    fail(f"{info.filename} claims {info.file_size} bytes, more than "
+                         "the file holds")
                 out[info.filename] = zf.read(info)
             return out
     except _InvalidModelFile:
         raise
-    except (ValueError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, struct.error,
-            NotImplementedError, UnicodeDecodeError, zlib.error, OverflowError) as err:
+    except (ValueError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError,
+            struct.error, NotImplementedError, UnicodeDecodeError, zlib.error,
+            OverflowError) as err:
         fail(f"not a readable zip archive ({err})")
 
 
@@ -300,7 +305,8 @@ def _check_doc(doc, fail):
         fail(f"{_JSON} has the format {str(doc.get('format'))[:50]!r}, expected {_FORMAT!r}")
     version = doc.get("format_version")
     if version != _FORMAT_VERSION or isinstance(version, bool):
-        fail(f"format version {str(version)[:20]}; this sklearn-crf reads version {_FORMAT_VERSION}")
+        fail(f"format version {str(version)[:20]}; this sklearn-crf reads version "
+             f"{_FORMAT_VERSION}")
     missing = {"label_type", "classes", "attributes", "params", "n_iter", "loss",
                "metadata"} - set(doc)
     if missing:
@@ -329,6 +335,8 @@ def _check_doc(doc, fail):
     unknown = set(params) - set(known)
     if unknown:
         fail(f"unknown CRFTagger parameters {sorted(unknown)[:5]}")
+    if params.get("hashing") is not None:
+        fail("params set hashing, but a model file holds attribute names, not hash slots")
     try:
         CRFTagger(**params)._validate_params()
     except InvalidParameterError as err:

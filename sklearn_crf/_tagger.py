@@ -1,6 +1,7 @@
 """CRFTagger: a linear-chain CRF sequence labeler as a scikit-learn estimator."""
 
 import logging
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -12,7 +13,7 @@ from . import _inspection, _kernels
 from ._objective import CRFObjective, build_layout
 from ._optimize import minimize_crf
 from ._threads import n_threads as _n_threads
-from ._validation import encode_labels
+from ._validation import check_sequence_weight, encode_labels
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
@@ -58,10 +59,22 @@ class CRFTagger(BaseEstimator):
         Spanish NER); 1e-3 stops there after about 150 iterations with an
         entity F1 within 0.002 of the converged model's; use 1e-5 to train to
         CRFsuite's precision.
+    epsilon : float, default=1e-5
+        CRFsuite's other stopping rule (its ``epsilon``): training stops when
+        ``‖g‖ / max(‖w‖, 1) <= epsilon``, g the gradient of the loss (with
+        ``c1 > 0`` its orthant-wise pseudo-gradient). Tested before the first
+        iteration too, so a refit that starts at an optimum (a warm start
+        from converged weights) runs no iteration.
     min_freq : float, default=0.0
-        A state feature (attribute, label) is kept only when the sum of the
-        attribute's values over training tokens with that label is at least
-        ``min_freq``.
+        CRFsuite's feature frequency cut-off, for every kind of feature: a
+        state feature (attribute, label) is kept only when the sum of the
+        attribute's values over the training tokens with that label is at
+        least ``min_freq`` (so with the default 0, a pair whose values sum to
+        a negative number is dropped, as in CRFsuite), a transition only when
+        the label bigram occurs at least ``min_freq`` times. The extra
+        features of ``all_possible_states`` and ``all_possible_transitions``
+        have frequency 0: any ``min_freq > 0`` drops those not seen often
+        enough.
     all_possible_states : bool, default=False
         Give a weight to every (attribute, label) pair, not only those seen in
         training. Slower, rarely more accurate.
@@ -113,7 +126,9 @@ class CRFTagger(BaseEstimator):
         transition features.
     transition_matrix_ : ndarray of shape (n_labels, n_labels)
         ``transition_matrix_[i, j]`` is the weight of label ``classes_[i]``
-        followed by ``classes_[j]`` (0 where there is no such feature).
+        followed by ``classes_[j]`` (0 where there is no such feature);
+        computed from ``coef_`` on each access (``coef_`` is the one source of
+        truth: edit it, not this copy).
     n_iter_ : int
         Number of iterations of the solver (L-BFGS-B or OWL-QN) in the last fit.
     loss_ : float
@@ -184,6 +199,7 @@ class CRFTagger(BaseEstimator):
         "solver": [StrOptions({"lbfgs", "l-bfgs-b"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
         "min_freq": [Interval(Real, 0, None, closed="left")],
         "all_possible_states": ["boolean"],
         "all_possible_transitions": ["boolean"],
@@ -205,6 +221,7 @@ class CRFTagger(BaseEstimator):
         solver="lbfgs",
         max_iter=1000,
         tol=1e-3,
+        epsilon=1e-5,
         min_freq=0.0,
         all_possible_states=False,
         all_possible_transitions=False,
@@ -218,6 +235,7 @@ class CRFTagger(BaseEstimator):
         self.solver = solver
         self.max_iter = max_iter
         self.tol = tol
+        self.epsilon = epsilon
         self.min_freq = min_freq
         self.all_possible_states = all_possible_states
         self.all_possible_transitions = all_possible_transitions
@@ -249,7 +267,9 @@ class CRFTagger(BaseEstimator):
         vectorizer = SequenceVectorizer(n_features=self.hashing)
         corpus = vectorizer.fit_encode(X)
         classes, labels = encode_labels(y, corpus.seq_ptr)
-        seq_weight = _check_sample_weight(sample_weight, corpus.n_sequences)
+        seq_weight = check_sequence_weight(sample_weight, corpus.n_sequences)
+        if seq_weight is None:
+            seq_weight = np.ones(corpus.n_sequences)
         layout = build_layout(
             corpus, labels, len(classes),
             min_freq=self.min_freq,
@@ -268,13 +288,13 @@ class CRFTagger(BaseEstimator):
             w0 = self._warm_start_weights(vectorizer, classes, layout)
             result = minimize_crf(
                 objective, w0, c1=self.c1, solver=self.solver,
-                max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
+                max_iter=self.max_iter, tol=self.tol, epsilon=self.epsilon,
+                verbose=self.verbose,
             )
         self.classes_ = classes
         self.vectorizer_ = vectorizer
         self.layout_ = layout
         self.coef_ = result.w
-        self.transition_matrix_ = layout.transition_matrix(result.w)
         self.n_iter_ = result.n_iter
         self.loss_curve_ = result.losses
         self.loss_ = result.loss
@@ -343,9 +363,10 @@ class CRFTagger(BaseEstimator):
         y : list of lists
             The predicted labels, of the same type as the training labels.
         """
+        trans = self.transition_matrix_  # from coef_; NotFittedError before fit
         (codes, _), seq_ptr = self._infer(
             X, lambda scores, seq_ptr, n_threads: _kernels.viterbi_batch(
-                scores, self.transition_matrix_, seq_ptr, n_threads
+                scores, trans, seq_ptr, n_threads
             )
         )
         labels = self.classes_.tolist()
@@ -366,9 +387,10 @@ class CRFTagger(BaseEstimator):
             ``marginals[i][t][label]`` is the probability that token ``t`` of
             sequence ``i`` has that label (sklearn-crfsuite's format).
         """
+        trans = self.transition_matrix_  # from coef_; NotFittedError before fit
         (_, node, _), seq_ptr = self._infer(
             X, lambda scores, seq_ptr, n_threads: _kernels.forward_backward_batch(
-                scores, self.transition_matrix_, seq_ptr, False, n_threads
+                scores, trans, seq_ptr, False, n_threads
             )
         )
         labels = self.classes_.tolist()
@@ -395,6 +417,16 @@ class CRFTagger(BaseEstimator):
         from .metrics import flat_accuracy_score
 
         return flat_accuracy_score(y, self.predict(X), sample_weight=sample_weight)
+
+    @property
+    def transition_matrix_(self):
+        """Dense (n_labels, n_labels) transition weights, computed from ``coef_``.
+
+        ``transition_matrix_[i, j]`` is the weight of ``classes_[i]`` followed
+        by ``classes_[j]``, 0 where there is no such feature.
+        """
+        check_is_fitted(self)
+        return self.layout_.transition_matrix(self.coef_)
 
     @property
     def attributes_(self):
@@ -473,12 +505,17 @@ class CRFTagger(BaseEstimator):
         return tags
 
     def __setstate__(self, state):
-        version = state.get("_sklearn_crf_version")
-        if version is not None and version.split(".")[:2] != __version__.split(".")[:2]:
+        if not isinstance(state, dict):
             raise ValueError(
-                f"this CRFTagger was pickled with sklearn-crf {version}, which is "
-                f"not compatible with the installed {__version__}; refit it"
+                f"cannot read this pickled CRFTagger: its state is a "
+                f"{type(state).__name__}, not a dict"
             )
+        version = state.get("_sklearn_crf_version")
+        if version is not None and version != __version__:
+            warnings.warn(InconsistentVersionWarning(version, __version__), stacklevel=2)
+        state = dict(state)
+        state.pop("transition_matrix_", None)  # a stored copy before 0.2: coef_ has it
+        _check_fitted_state(state, version)
         super().__setstate__(state)
 
 
@@ -488,8 +525,68 @@ def _attribute_map(old, new):
         vocab = new.vocabulary_
         return np.array([vocab.get(name, -1) for name in old.feature_names_], dtype=np.int64)
     if old.n_features == new.n_features:  # the same hash slots
-        return np.arange(old.n_attributes_, dtype=np.int64)
+        ids = new._slot_ids
+        return np.array([ids.get(slot, -1) for slot in old.hash_slots_.tolist()],
+                        dtype=np.int64)
     return np.full(old.n_attributes_, -1, dtype=np.int64)
+
+
+class InconsistentVersionWarning(UserWarning):
+    """A CRFTagger pickled by another version of sklearn-crf was loaded.
+
+    As scikit-learn's :class:`~sklearn.exceptions.InconsistentVersionWarning`:
+    the model is loaded, but it may not behave as it did; refit it to be sure.
+
+    Parameters
+    ----------
+    original_version : str
+        The sklearn-crf version that pickled the model.
+    current_version : str
+        The installed version.
+
+    Examples
+    --------
+    >>> from sklearn_crf import InconsistentVersionWarning
+    >>> str(InconsistentVersionWarning("0.1.0", "0.2.0"))[:58]
+    'Trying to unpickle a CRFTagger pickled by sklearn-crf 0.1.'
+    """
+
+    def __init__(self, original_version, current_version):
+        self.original_version = original_version
+        self.current_version = current_version
+
+    def __str__(self):
+        return (
+            f"Trying to unpickle a CRFTagger pickled by sklearn-crf "
+            f"{self.original_version} with sklearn-crf {self.current_version} "
+            "installed. It is loaded, but it might not behave as it did; refit it "
+            "to be sure."
+        )
+
+
+#: fitted attributes without which a fitted CRFTagger cannot be used
+_FITTED_STATE = ("classes_", "vectorizer_", "layout_", "coef_")
+
+
+def _check_fitted_state(state, version):
+    """Refuse, with a clear message, a fitted state that cannot be read."""
+    present = [name for name in _FITTED_STATE if name in state]
+    if not present:
+        return  # an unfitted estimator: its parameters are all there is
+    made_by = f"pickled by sklearn-crf {version}" if version else "pickled"
+    missing = [name for name in _FITTED_STATE if name not in state]
+    if missing:
+        raise ValueError(
+            f"cannot read this CRFTagger ({made_by}): its fitted state lacks "
+            f"{', '.join(missing)}; refit it"
+        )
+    coef, layout = state["coef_"], state["layout_"]
+    n_params = getattr(layout, "n_params", None)
+    if not isinstance(coef, np.ndarray) or coef.ndim != 1 or coef.shape[0] != n_params:
+        raise ValueError(
+            f"cannot read this CRFTagger ({made_by}): coef_ does not match its "
+            "parameter layout; refit it"
+        )
 
 
 def _copy_matching(dest, dest_keys, src_keys, src_values):
@@ -503,19 +600,3 @@ def _copy_matching(dest, dest_keys, src_keys, src_values):
     dest[hit] = src_values[order[pos[hit]]]
 
 
-def _check_sample_weight(sample_weight, n_sequences):
-    if sample_weight is None:
-        return np.ones(n_sequences)
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    if weights.shape != (n_sequences,):
-        raise ValueError(
-            f"sample_weight has shape {weights.shape}, expected ({n_sequences},): "
-            "one weight per sequence"
-        )
-    bad = np.flatnonzero(~np.isfinite(weights) | (weights < 0))
-    if len(bad):
-        raise ValueError(
-            f"sample_weight[{bad[0]}] is {weights[bad[0]]}; weights must be finite "
-            "and non-negative"
-        )
-    return weights

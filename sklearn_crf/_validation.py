@@ -118,3 +118,26 @@ def _label_array(labels):
     arr = np.empty(len(labels), dtype=object)
     arr[:] = labels
     return arr
+
+
+def check_sequence_weight(sample_weight, n_sequences):
+    """Check one weight per sequence; return None or a float64 array.
+
+    The weights must be finite and non-negative, of shape ``(n_sequences,)``;
+    the error names the first bad index. None stays None (no weighting).
+    """
+    if sample_weight is None:
+        return None
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if weights.shape != (n_sequences,):
+        raise ValueError(
+            f"sample_weight has shape {weights.shape}, expected ({n_sequences},): "
+            "one weight per sequence"
+        )
+    bad = np.flatnonzero(~np.isfinite(weights) | (weights < 0))
+    if len(bad):
+        raise ValueError(
+            f"sample_weight[{bad[0]}] is {weights[bad[0]]}; weights must be finite "
+            "and non-negative"
+        )
+    return weights

@@ -110,23 +110,29 @@ class EncodedCorpus:
 class SequenceVectorizer(TransformerMixin, BaseEstimator):
     """Turn sequences of feature dicts into a sparse matrix over tokens.
 
-    The semantics are those of CRFsuite (and so of sklearn-crfsuite), so feature
-    functions written for sklearn-crfsuite work unchanged. For a key ``k`` of a
-    token's dict:
+    The semantics are those of python-crfsuite's ``ItemSequence`` (and so of
+    sklearn-crfsuite), so feature functions written for sklearn-crfsuite work
+    unchanged. A token is a dict of features or a list of attribute names. For
+    a key ``k`` of a token's dict:
 
     * a ``str`` value ``v`` is the attribute ``"k:v"`` with value 1 (``bytes`` are
       decoded as UTF-8 first);
-    * an ``int`` or ``float`` value ``x`` is the attribute ``"k"`` with value
-      ``x``; a ``bool`` is 1.0 or 0.0;
+    * a number ``x`` (``int``, ``float``, ``bool`` or a NumPy scalar) is the
+      attribute ``"k"`` with value ``x``; a bool is 1.0 or 0.0, so
+      ``{attribute: weight}`` dicts give each attribute its weight;
     * a list, tuple or set of strings ``[v1, v2]`` gives the attributes ``"k:v1"``
       and ``"k:v2"`` with value 1 each;
     * a nested dict ``{"k2": v}`` gives the attributes of ``{"k:k2": v}``,
       recursively.
 
-    Attributes with value 0 join the vocabulary in :meth:`fit`, as in CRFsuite,
-    but are not stored in the matrix (they add nothing to a score); the
-    :class:`EncodedCorpus` of :meth:`fit_encode` and :meth:`encode` lists them
-    apart.
+    A token given as a list (or tuple) of strings, ``["word=madrid",
+    "shape=Xx"]``, has those attributes with value 1 each.
+
+    Attributes with value 0 (whatever the type of the zero: ``False``, ``0``,
+    ``0.0``, ``np.False_``, ``np.float64(0)``, at any depth of nested dicts)
+    join the vocabulary in :meth:`fit`, as in CRFsuite, but are not stored in
+    the matrix (they add nothing to a score); the :class:`EncodedCorpus` of
+    :meth:`fit_encode` and :meth:`encode` lists them apart.
     Repeated attributes within a token are kept as separate entries, so their
     values add up, as in CRFsuite. Attributes not seen in :meth:`fit` are
     ignored by :meth:`transform`.
@@ -138,14 +144,20 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
     n_features : int, default=None
         ``None`` keeps a vocabulary of every attribute seen in :meth:`fit`.
         An int switches to the hashing trick: attribute names are hashed
-        (MurmurHash3, the same in every process) into that many columns, so
+        (MurmurHash3, the same in every process) into that many slots, so
         memory stays bounded however many attributes there are; colliding
-        attributes share a column, and there are no names to inspect.
+        attributes share a slot, and there are no names to inspect. Only the
+        slots seen in :meth:`fit` get an attribute id (memory scales with
+        them, not with ``n_features``); :meth:`transform` returns the slots
+        as columns.
 
     Attributes
     ----------
     n_attributes_ : int
-        Number of columns: the vocabulary size, or ``n_features`` when hashing.
+        Number of attribute ids: the vocabulary size, or when hashing the
+        number of distinct slots seen in :meth:`fit`.
+    hash_slots_ : ndarray of shape (n_attributes_,), dtype int64
+        When hashing, the slot of each attribute id (not set otherwise).
     vocabulary_ : dict of str to int
         Attribute name → column index, in order of first appearance (not set
         when hashing).
@@ -250,7 +262,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
             One row per token, the sequences one after another.
         """
-        return self.fit_encode(X).to_csr()
+        return self._to_csr(self.fit_encode(X))
 
     def transform(self, X):
         """Return the token-by-attribute matrix of X; unseen attributes are dropped.
@@ -265,7 +277,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
             One row per token, the sequences one after another.
         """
-        return self.encode(X).to_csr()
+        return self._to_csr(self.encode(X))
 
     @staticmethod
     def sequence_offsets(X):
@@ -309,28 +321,44 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         tags.input_tags.dict = True
         return tags
 
+    def _to_csr(self, corpus):
+        """The corpus as a matrix whose columns are attribute ids, or hash slots."""
+        slots = getattr(self, "hash_slots_", None)
+        if slots is None:
+            return corpus.to_csr()
+        return sp.csr_matrix(
+            (corpus.tok_val, slots[corpus.tok_attr], corpus.tok_ptr),
+            shape=(corpus.n_tokens, self._n_slots),
+        )
+
     def _encode(self, X, fitting):
         """The one pass over X behind every method: an :class:`EncodedCorpus`.
 
-        When ``fitting``, sets ``vocabulary_`` and ``feature_names_`` (only
-        after the whole of X is valid).
+        When ``fitting``, sets the fitted attributes (only after the whole of X
+        is valid); otherwise changes nothing on ``self``.
 
-        ``vocabulary_`` (attribute name → id) is the truth. Two caches, built in
-        fit, skip building the attribute name of the common features:
-        ``_str_ids[key][value]`` for str values and ``_num_ids[key]`` for numbers;
-        a miss builds the name and looks it up in the vocabulary. When hashing,
-        the caches live for one call only and a miss hashes the name.
+        Attribute name → id goes through ``vocabulary_`` or, when hashing, the
+        hash slot of the name and ``_slot_ids`` (slot → id, the slots seen in
+        fit). Two caches skip building the attribute name of the common
+        features: ``_str_ids[key][value]`` for str values and ``_num_ids[key]``
+        for numbers; a miss builds the name. They are filled by fit only (a
+        call that is not fitting reads them; when hashing every call has its
+        own).
 
-        Number features equal to 0 are left out of the entries and listed in
-        the zero entries instead; when fitting their attributes join the
-        vocabulary (as in CRFsuite).
+        The zero rule, the one place where it lives: an entry whose value is 0
+        (a number, bool or NumPy scalar equal to 0, at any depth of nested
+        dicts) is not stored with the others but listed in the zero entries;
+        when fitting, its attribute joins the vocabulary (as in CRFsuite).
         """
         check_sequences(X, "X", allow_empty=not fitting)
-        hashing = self.n_features if fitting else getattr(self, "_hash_slots", None)
-        if fitting or hashing:
+        hashing = self.n_features if fitting else getattr(self, "_n_slots", None)
+        if fitting:
             vocab, str_ids, num_ids = {}, {}, {}
+        elif hashing:
+            vocab, str_ids, num_ids = self._slot_ids, {}, {}
         else:
             vocab, str_ids, num_ids = self.vocabulary_, self._str_ids, self._num_ids
+        fill_caches = fitting or bool(hashing)
         attrs = array("i")
         vals = array("d")
         add_attr = attrs.append
@@ -350,22 +378,33 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             return n_tok - seq_ptr[-1]
 
         def lookup(name):
-            if hashing:
-                return murmurhash3_32(name, positive=True) % hashing
-            idx = vocab.get(name)
+            key = murmurhash3_32(name, positive=True) % hashing if hashing else name
+            idx = vocab.get(key)
             if idx is None and fitting:
-                idx = vocab[name] = len(vocab)
+                idx = vocab[key] = len(vocab)
             return idx
+
+        def add_entries(pairs):
+            for name, x in pairs:
+                idx = lookup(name)
+                if idx is None:
+                    if not math.isfinite(x):
+                        _raise_bad_value(X)
+                elif x == 0.0:
+                    add_zero_tok(n_tok)
+                    add_zero_attr(idx)
+                else:
+                    add_attr(idx)
+                    add_val(x)
 
         try:
             for s, seq in enumerate(X):
                 for token in seq:
                     if type(token) is not dict and not isinstance(token, Mapping):
-                        t = token_index()
-                        raise TypeError(
-                            f"X[{s}][{t}] is a {type(token).__name__}, expected a "
-                            "dict of features (feature name -> str, number or bool)"
-                        )
+                        add_entries(_list_token(token, s, token_index()))
+                        tok_ptr.append(len(attrs))
+                        n_tok += 1
+                        continue
                     for key, value in token.items():
                         tv = type(value)
                         if tv is str:
@@ -377,9 +416,10 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                                 idx = lookup(key + ":" + value)
                                 if idx is None:
                                     continue
-                                if ids is None:
-                                    ids = str_ids[key] = {}
-                                ids[value] = idx
+                                if fill_caches:
+                                    if ids is None:
+                                        ids = str_ids[key] = {}
+                                    ids[value] = idx
                             add_attr(idx)
                             add_val(1.0)
                         elif tv is float or tv is int or tv is bool:
@@ -392,7 +432,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                                     if not math.isfinite(value):
                                         _raise_bad_value(X)
                                     continue
-                                num_ids[key] = idx
+                                if fill_caches:
+                                    num_ids[key] = idx
                             if not value:
                                 add_zero_tok(n_tok)
                                 add_zero_attr(idx)
@@ -400,14 +441,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                             add_attr(idx)
                             add_val(value)
                         else:
-                            t = token_index()
-                            for name, x in _flatten_feature(key, value, s, t):
-                                idx = lookup(name)
-                                if idx is not None:
-                                    add_attr(idx)
-                                    add_val(x)
-                                elif not math.isfinite(x):
-                                    _raise_bad_value(X)
+                            add_entries(_flatten_feature(key, value, s, token_index()))
                     tok_ptr.append(len(attrs))
                     n_tok += 1
                 seq_ptr.append(len(tok_ptr) - 1)
@@ -416,18 +450,22 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         tok_val = np.frombuffer(vals, dtype=np.float64) if len(vals) else np.zeros(0)
         if not np.all(np.isfinite(tok_val)):
             _raise_bad_value(X)
+        if len(vocab) > np.iinfo(np.int32).max:
+            raise ValueError("more than 2**31 - 1 distinct attributes")
         if fitting and hashing:
-            for name in ("vocabulary_", "feature_names_", "_str_ids", "_num_ids"):
+            for name in ("vocabulary_", "feature_names_"):
                 self.__dict__.pop(name, None)
-            self.n_attributes_ = hashing
-            self._hash_slots = hashing
+            self.n_attributes_ = len(vocab)
+            self.hash_slots_ = np.fromiter(vocab, dtype=np.int64, count=len(vocab))
+            self._slot_ids = vocab
+            self._n_slots = hashing
         elif fitting:
-            if len(vocab) > np.iinfo(np.int32).max:
-                raise ValueError("more than 2**31 - 1 distinct attributes")
-            self.__dict__.pop("_hash_slots", None)
+            for name in ("hash_slots_", "_slot_ids", "_n_slots"):
+                self.__dict__.pop(name, None)
             self.n_attributes_ = len(vocab)
             self.vocabulary_ = vocab
             self.feature_names_ = list(vocab)
+        if fitting:
             self._str_ids = str_ids
             self._num_ids = num_ids
         return EncodedCorpus(
@@ -439,6 +477,15 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             zero_tok=_as_array(zero_tok, np.int64),
             zero_attr=_as_array(zero_attr, np.int32),
         )
+
+    def __setstate__(self, state):
+        if "_hash_slots" in state and "hash_slots_" not in state:
+            # before 0.x.y a hashing vectorizer had every slot as a column
+            n = state.pop("_hash_slots")
+            state["hash_slots_"] = np.arange(n, dtype=np.int64)
+            state["_slot_ids"] = {slot: slot for slot in range(n)}
+            state["_n_slots"] = n
+        super().__setstate__(state)
 
 
 def _as_array(buffer, dtype):
@@ -475,7 +522,7 @@ def _flatten_feature(key, value, s, t, prefix=""):
             raise ValueError(
                 f"X[{s}][{t}][{name!r}] is an int too large for a float64"
             ) from None
-        return [(name, x)] if x != 0.0 else []
+        return [(name, x)]
     if isinstance(value, Mapping):
         out = []
         for k2, v2 in value.items():
@@ -499,11 +546,35 @@ def _flatten_feature(key, value, s, t, prefix=""):
     )
 
 
+def _list_token(token, s, t):
+    """(name, 1.0) pairs of a token given as a list of attribute names
+    (python-crfsuite's form: ``["word=madrid", "shape=Xx"]``)."""
+    if not isinstance(token, (list, tuple)):
+        raise TypeError(
+            f"X[{s}][{t}] is a {type(token).__name__}, expected a dict of features "
+            "(feature name -> str, number, bool, list of str or dict) or a list of "
+            "attribute names (str)"
+        )
+    out = []
+    for name in token:
+        if isinstance(name, bytes):
+            name = _decode(name, s, t, "a list token")
+        if not isinstance(name, str):
+            raise TypeError(
+                f"X[{s}][{t}] is a list token holding a {type(name).__name__} "
+                f"({name!r}); a token given as a list may only hold attribute names (str)"
+            )
+        out.append((str(name), 1.0))
+    return out
+
+
 def _raise_bad_value(X):
     """Find the first feature value of X that is not a finite float (NaN, inf, an
     int beyond float64, bytes that are not UTF-8) and say where it is."""
     for s, seq in enumerate(X):
         for t, token in enumerate(seq):
+            if not isinstance(token, Mapping):
+                continue  # a list of names: every value is 1
             for key, value in token.items():
                 for name, x in _flatten_feature(key, value, s, t):
                     if not math.isfinite(x):

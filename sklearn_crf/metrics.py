@@ -16,6 +16,9 @@ Three families of metrics are provided:
   ``conlleval`` script; ``mode="strict"`` with a ``scheme`` gives the same
   numbers as ``seqeval``'s strict mode.
 
+The ``flat_*`` functions and :func:`sequence_accuracy_score` take the same
+arguments as sklearn-crfsuite's and return the same values.
+
 Scorers usable as ``scoring`` in :func:`~sklearn.model_selection.cross_validate`
 and :class:`~sklearn.model_selection.GridSearchCV` are available as module
 attributes and through :func:`get_scorer`: ``entity_f1_scorer``,
@@ -25,19 +28,22 @@ attributes and through :func:`get_scorer`: ``entity_f1_scorer``,
 scorer names such as ``"f1"`` or ``"accuracy"`` cannot handle lists of label
 sequences.
 
-``sample_weight``, wherever accepted, holds one weight per sequence.
+``sample_weight``, wherever accepted, holds one weight per sequence (finite
+and non-negative, as for :meth:`CRFTagger.fit <sklearn_crf.CRFTagger.fit>`).
 """
 
 import copy
+import inspect
 import numbers
 import warnings
-
 from numbers import Number
 
 import numpy as np
 from sklearn import metrics as _skm
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import make_scorer
+
+from ._validation import check_sequence_weight
 
 __all__ = [
     "entity_classification_report",
@@ -74,17 +80,15 @@ def _check_label_sequences(y, name):
     """Return ``y`` as a list of lists, checking it is a list of sequences."""
     if isinstance(y, (str, bytes)) or not hasattr(y, "__iter__"):
         raise TypeError(
-            f"{name} must be a list of label sequences (one list of labels per "
-            f"sequence), got {type(y).__name__}."
+            f"{name} must be a list of label sequences, got a {type(y).__name__}"
         )
     sequences = []
     for index, seq in enumerate(y):
         if isinstance(seq, (str, bytes)) or not hasattr(seq, "__iter__"):
             raise TypeError(
-                f"{name} must be a list of label sequences (one list of labels per "
-                f"sequence), but {name}[{index}] is {seq!r} of type "
-                f"{type(seq).__name__}. Wrap a single sequence in a list, e.g. "
-                "[['B-PER', 'O']]."
+                f"{name}[{index}] is a {type(seq).__name__} ({seq!r}); each sequence "
+                "must be a list of labels: wrap a single sequence in a list, e.g. "
+                "[['B-PER', 'O']]"
             )
         sequences.append(list(seq))
     return sequences
@@ -96,32 +100,16 @@ def _check_sequences(y_true, y_pred):
     y_pred = _check_label_sequences(y_pred, "y_pred")
     if len(y_true) != len(y_pred):
         raise ValueError(
-            f"y_true and y_pred must contain the same number of sequences, got "
-            f"{len(y_true)} sequences in y_true and {len(y_pred)} in y_pred."
+            "y_true and y_pred have different numbers of sequences: "
+            f"{len(y_true)} and {len(y_pred)}"
         )
     for index, (seq_true, seq_pred) in enumerate(zip(y_true, y_pred)):
         if len(seq_true) != len(seq_pred):
             raise ValueError(
-                f"Sequence {index} has {len(seq_true)} labels in y_true but "
-                f"{len(seq_pred)} labels in y_pred; each predicted sequence must "
-                "have the same length as the true one."
+                f"sequence {index} has {len(seq_true)} labels in y_true but "
+                f"{len(seq_pred)} in y_pred"
             )
     return y_true, y_pred
-
-
-def _check_sequence_weight(sample_weight, n_sequences):
-    """Validate per-sequence weights; return None or a float array."""
-    if sample_weight is None:
-        return None
-    sample_weight = np.asarray(sample_weight, dtype=np.float64)
-    if sample_weight.shape != (n_sequences,):
-        raise ValueError(
-            "sample_weight must contain one weight per sequence, i.e. have shape "
-            f"({n_sequences},), got shape {sample_weight.shape}."
-        )
-    if not np.all(np.isfinite(sample_weight)):
-        raise ValueError("sample_weight must contain only finite values.")
-    return sample_weight
 
 
 def _is_scalar_label(label):
@@ -142,7 +130,7 @@ def _flat_labels(flat_true, flat_pred):
 def _flatten(y_true, y_pred, sample_weight):
     """Flatten aligned sequences; repeat each sequence weight for its tokens."""
     y_true, y_pred = _check_sequences(y_true, y_pred)
-    sample_weight = _check_sequence_weight(sample_weight, len(y_true))
+    sample_weight = check_sequence_weight(sample_weight, len(y_true))
     flat_true, flat_pred = _flat_labels(
         [label for seq in y_true for label in seq],
         [label for seq in y_pred for label in seq],
@@ -156,12 +144,10 @@ def _flatten(y_true, y_pred, sample_weight):
 # Token-level metrics
 # ---------------------------------------------------------------------------
 
-
-def flat_accuracy_score(y_true, y_pred, *, sample_weight=None, **kwargs):
-    """Token-level accuracy: the fraction of tokens labeled correctly.
+_FLAT_DOC = """Token-level {what}.
 
     The sequences are concatenated and passed to
-    :func:`sklearn.metrics.accuracy_score`.
+    :func:`sklearn.metrics.{sk_name}`{note}
 
     Parameters
     ----------
@@ -170,253 +156,162 @@ def flat_accuracy_score(y_true, y_pred, *, sample_weight=None, **kwargs):
 
     y_pred : list of list of labels
         Predicted label sequences, with the same lengths as ``y_true``.
-
+{params}
     sample_weight : array-like of shape (n_sequences,), default=None
         One weight per sequence, applied to each token of the sequence.
 
     **kwargs : dict
-        Other keyword arguments of :func:`sklearn.metrics.accuracy_score`,
-        e.g. ``normalize``.
+        Other keyword arguments of :func:`sklearn.metrics.{sk_name}`{kwargs}.
 
     Returns
     -------
-    score : float
+    {returns}
+
+    Examples
+    --------
+    >>> from sklearn_crf.metrics import {name}
+    >>> y_true = [["B-PER", "I-PER", "O"], ["O", "B-LOC"]]
+    >>> y_pred = [["B-PER", "O", "O"], ["O", "B-LOC"]]
+    {example}
+    """
+
+_AVERAGE_NOTE = """ with all keyword arguments. As in
+    scikit-learn, ``average`` defaults to ``"binary"``, so pass e.g.
+    ``average="weighted"`` (and usually ``labels`` without ``"O"``) for
+    multiclass tags."""
+
+_PRF_KWARGS = "\n        (``labels``, ``average``, ``zero_division``, ...)"
+
+_NO_O = 'labels=["B-PER", "I-PER", "B-LOC"]'
+
+
+def _flat_metric(sk_metric, name, *, positional=(), **doc):
+    """A token-level metric: ``sk_metric`` applied to the concatenated sequences.
+
+    ``positional`` lists ``(name, default)`` for the keyword arguments of
+    ``sk_metric`` that sklearn-crfsuite also accepts by position (``beta``,
+    ``labels``); ``inspect.Parameter.empty`` marks a required one.
+    """
+    P = inspect.Parameter
+    signature = inspect.Signature(
+        [
+            P("y_true", P.POSITIONAL_OR_KEYWORD),
+            P("y_pred", P.POSITIONAL_OR_KEYWORD),
+            *(P(arg, P.POSITIONAL_OR_KEYWORD, default=d) for arg, d in positional),
+            P("sample_weight", P.KEYWORD_ONLY, default=None),
+            P("kwargs", P.VAR_KEYWORD),
+        ]
+    )
+
+    def metric(*args, **kwargs):
+        arguments = signature.bind(*args, **kwargs).arguments
+        options = arguments.pop("kwargs", {})
+        flat_true, flat_pred, weights = _flatten(
+            arguments.pop("y_true"),
+            arguments.pop("y_pred"),
+            arguments.pop("sample_weight", None),
+        )
+        return sk_metric(
+            flat_true, flat_pred, sample_weight=weights, **arguments, **options
+        )
+
+    metric.__name__ = metric.__qualname__ = name
+    metric.__signature__ = signature
+    metric.__doc__ = _FLAT_DOC.format(
+        name=name, sk_name=sk_metric.__name__, **{"note": ".", "params": "", **doc}
+    )
+    return metric
+
+
+flat_accuracy_score = _flat_metric(
+    _skm.accuracy_score,
+    "flat_accuracy_score",
+    what="accuracy: the fraction of tokens labeled correctly",
+    kwargs=",\n        e.g. ``normalize``",
+    returns="""score : float
         Token accuracy (or the number of correct tokens if
-        ``normalize=False``).
+        ``normalize=False``).""",
+    example=""">>> flat_accuracy_score(y_true, y_pred)
+    0.8""",
+)
 
-    Examples
-    --------
-    >>> from sklearn_crf.metrics import flat_accuracy_score
-    >>> y_true = [["B-PER", "I-PER", "O"], ["O", "B-LOC"]]
-    >>> y_pred = [["B-PER", "O", "O"], ["O", "B-LOC"]]
-    >>> flat_accuracy_score(y_true, y_pred)
-    0.8
-    """
-    flat_true, flat_pred, sample_weight = _flatten(y_true, y_pred, sample_weight)
-    return _skm.accuracy_score(
-        flat_true, flat_pred, sample_weight=sample_weight, **kwargs
-    )
+flat_precision_score = _flat_metric(
+    _skm.precision_score,
+    "flat_precision_score",
+    what="precision",
+    note=_AVERAGE_NOTE,
+    kwargs=_PRF_KWARGS,
+    returns="""precision : float or ndarray of shape (n_labels,)
+        Token precision, per label if ``average=None``.""",
+    example=f""">>> flat_precision_score(y_true, y_pred, average="micro",
+    ...                      {_NO_O})
+    1.0""",
+)
 
+flat_recall_score = _flat_metric(
+    _skm.recall_score,
+    "flat_recall_score",
+    what="recall",
+    note=_AVERAGE_NOTE,
+    kwargs=_PRF_KWARGS,
+    returns="""recall : float or ndarray of shape (n_labels,)
+        Token recall, per label if ``average=None``.""",
+    example=f""">>> round(flat_recall_score(y_true, y_pred, average="micro",
+    ...                         {_NO_O}), 3)
+    0.667""",
+)
 
-def flat_precision_score(y_true, y_pred, *, sample_weight=None, **kwargs):
-    """Token-level precision.
+flat_f1_score = _flat_metric(
+    _skm.f1_score,
+    "flat_f1_score",
+    what="F1 score",
+    note=_AVERAGE_NOTE,
+    kwargs=_PRF_KWARGS,
+    returns="""f1 : float or ndarray of shape (n_labels,)
+        Token F1 score, per label if ``average=None``.""",
+    example=f""">>> flat_f1_score(y_true, y_pred, average="micro",
+    ...               {_NO_O})
+    0.8""",
+)
 
-    The sequences are concatenated and passed to
-    :func:`sklearn.metrics.precision_score` with all keyword arguments. As in
-    scikit-learn, ``average`` defaults to ``"binary"``, so pass e.g.
-    ``average="weighted"`` (and usually ``labels`` without ``"O"``) for
-    multiclass tags.
-
-    Parameters
-    ----------
-    y_true : list of list of labels
-        True label sequences.
-
-    y_pred : list of list of labels
-        Predicted label sequences, with the same lengths as ``y_true``.
-
-    sample_weight : array-like of shape (n_sequences,), default=None
-        One weight per sequence, applied to each token of the sequence.
-
-    **kwargs : dict
-        Other keyword arguments of :func:`sklearn.metrics.precision_score`
-        (``labels``, ``average``, ``zero_division``, ...).
-
-    Returns
-    -------
-    precision : float or ndarray of shape (n_labels,)
-        Token precision, per label if ``average=None``.
-
-    Examples
-    --------
-    >>> from sklearn_crf.metrics import flat_precision_score
-    >>> y_true = [["B-PER", "I-PER", "O"], ["O", "B-LOC"]]
-    >>> y_pred = [["B-PER", "O", "O"], ["O", "B-LOC"]]
-    >>> flat_precision_score(y_true, y_pred, average="micro",
-    ...                      labels=["B-PER", "I-PER", "B-LOC"])
-    1.0
-    """
-    flat_true, flat_pred, sample_weight = _flatten(y_true, y_pred, sample_weight)
-    return _skm.precision_score(
-        flat_true, flat_pred, sample_weight=sample_weight, **kwargs
-    )
-
-
-def flat_recall_score(y_true, y_pred, *, sample_weight=None, **kwargs):
-    """Token-level recall.
-
-    The sequences are concatenated and passed to
-    :func:`sklearn.metrics.recall_score` with all keyword arguments. As in
-    scikit-learn, ``average`` defaults to ``"binary"``, so pass e.g.
-    ``average="weighted"`` (and usually ``labels`` without ``"O"``) for
-    multiclass tags.
-
-    Parameters
-    ----------
-    y_true : list of list of labels
-        True label sequences.
-
-    y_pred : list of list of labels
-        Predicted label sequences, with the same lengths as ``y_true``.
-
-    sample_weight : array-like of shape (n_sequences,), default=None
-        One weight per sequence, applied to each token of the sequence.
-
-    **kwargs : dict
-        Other keyword arguments of :func:`sklearn.metrics.recall_score`
-        (``labels``, ``average``, ``zero_division``, ...).
-
-    Returns
-    -------
-    recall : float or ndarray of shape (n_labels,)
-        Token recall, per label if ``average=None``.
-
-    Examples
-    --------
-    >>> from sklearn_crf.metrics import flat_recall_score
-    >>> y_true = [["B-PER", "I-PER", "O"], ["O", "B-LOC"]]
-    >>> y_pred = [["B-PER", "O", "O"], ["O", "B-LOC"]]
-    >>> round(flat_recall_score(y_true, y_pred, average="micro",
-    ...                         labels=["B-PER", "I-PER", "B-LOC"]), 3)
-    0.667
-    """
-    flat_true, flat_pred, sample_weight = _flatten(y_true, y_pred, sample_weight)
-    return _skm.recall_score(
-        flat_true, flat_pred, sample_weight=sample_weight, **kwargs
-    )
-
-
-def flat_f1_score(y_true, y_pred, *, sample_weight=None, **kwargs):
-    """Token-level F1 score.
-
-    The sequences are concatenated and passed to
-    :func:`sklearn.metrics.f1_score` with all keyword arguments. As in
-    scikit-learn, ``average`` defaults to ``"binary"``, so pass e.g.
-    ``average="weighted"`` (and usually ``labels`` without ``"O"``) for
-    multiclass tags.
-
-    Parameters
-    ----------
-    y_true : list of list of labels
-        True label sequences.
-
-    y_pred : list of list of labels
-        Predicted label sequences, with the same lengths as ``y_true``.
-
-    sample_weight : array-like of shape (n_sequences,), default=None
-        One weight per sequence, applied to each token of the sequence.
-
-    **kwargs : dict
-        Other keyword arguments of :func:`sklearn.metrics.f1_score`
-        (``labels``, ``average``, ``zero_division``, ...).
-
-    Returns
-    -------
-    f1 : float or ndarray of shape (n_labels,)
-        Token F1 score, per label if ``average=None``.
-
-    Examples
-    --------
-    >>> from sklearn_crf.metrics import flat_f1_score
-    >>> y_true = [["B-PER", "I-PER", "O"], ["O", "B-LOC"]]
-    >>> y_pred = [["B-PER", "O", "O"], ["O", "B-LOC"]]
-    >>> flat_f1_score(y_true, y_pred, average="micro",
-    ...               labels=["B-PER", "I-PER", "B-LOC"])
-    0.8
-    """
-    flat_true, flat_pred, sample_weight = _flatten(y_true, y_pred, sample_weight)
-    return _skm.f1_score(flat_true, flat_pred, sample_weight=sample_weight, **kwargs)
-
-
-def flat_fbeta_score(y_true, y_pred, *, beta, sample_weight=None, **kwargs):
-    """Token-level F-beta score.
-
-    The sequences are concatenated and passed to
-    :func:`sklearn.metrics.fbeta_score` with all keyword arguments. As in
-    scikit-learn, ``average`` defaults to ``"binary"``, so pass e.g.
-    ``average="weighted"`` (and usually ``labels`` without ``"O"``) for
-    multiclass tags.
-
-    Parameters
-    ----------
-    y_true : list of list of labels
-        True label sequences.
-
-    y_pred : list of list of labels
-        Predicted label sequences, with the same lengths as ``y_true``.
-
+flat_fbeta_score = _flat_metric(
+    _skm.fbeta_score,
+    "flat_fbeta_score",
+    positional=[("beta", inspect.Parameter.empty)],
+    what="F-beta score",
+    note=_AVERAGE_NOTE,
+    params="""
     beta : float
         Weight of recall relative to precision.
+""",
+    kwargs=_PRF_KWARGS,
+    returns="""fbeta : float or ndarray of shape (n_labels,)
+        Token F-beta score, per label if ``average=None``.""",
+    example=f""">>> round(flat_fbeta_score(y_true, y_pred, beta=2, average="micro",
+    ...                        {_NO_O}), 3)
+    0.714""",
+)
 
-    sample_weight : array-like of shape (n_sequences,), default=None
-        One weight per sequence, applied to each token of the sequence.
-
-    **kwargs : dict
-        Other keyword arguments of :func:`sklearn.metrics.fbeta_score`
-        (``labels``, ``average``, ``zero_division``, ...).
-
-    Returns
-    -------
-    fbeta : float or ndarray of shape (n_labels,)
-        Token F-beta score, per label if ``average=None``.
-
-    Examples
-    --------
-    >>> from sklearn_crf.metrics import flat_fbeta_score
-    >>> y_true = [["B-PER", "I-PER", "O"], ["O", "B-LOC"]]
-    >>> y_pred = [["B-PER", "O", "O"], ["O", "B-LOC"]]
-    >>> round(flat_fbeta_score(y_true, y_pred, beta=2, average="micro",
-    ...                        labels=["B-PER", "I-PER", "B-LOC"]), 3)
-    0.714
-    """
-    flat_true, flat_pred, sample_weight = _flatten(y_true, y_pred, sample_weight)
-    return _skm.fbeta_score(
-        flat_true, flat_pred, beta=beta, sample_weight=sample_weight, **kwargs
-    )
-
-
-def flat_classification_report(y_true, y_pred, *, sample_weight=None, **kwargs):
-    """Token-level classification report.
-
-    The sequences are concatenated and passed to
-    :func:`sklearn.metrics.classification_report` with all keyword arguments.
-
-    Parameters
-    ----------
-    y_true : list of list of labels
-        True label sequences.
-
-    y_pred : list of list of labels
-        Predicted label sequences, with the same lengths as ``y_true``.
-
-    sample_weight : array-like of shape (n_sequences,), default=None
-        One weight per sequence, applied to each token of the sequence.
-
-    **kwargs : dict
-        Other keyword arguments of
-        :func:`sklearn.metrics.classification_report` (``labels``, ``digits``,
-        ``output_dict``, ``zero_division``, ...).
-
-    Returns
-    -------
-    report : str or dict
+flat_classification_report = _flat_metric(
+    _skm.classification_report,
+    "flat_classification_report",
+    positional=[("labels", None)],
+    what="classification report",
+    note=" with all keyword arguments.",
+    params="""
+    labels : array-like of shape (n_labels,), default=None
+        The labels to report on (all labels seen if None).
+""",
+    kwargs="""
+        (``digits``, ``output_dict``, ``zero_division``, ...)""",
+    returns="""report : str or dict
         Text summary of the precision, recall and F1 score of each label, or
-        a dict if ``output_dict=True``.
-
-    Examples
-    --------
-    >>> from sklearn_crf.metrics import flat_classification_report
-    >>> y_true = [["B-PER", "I-PER", "O"], ["O", "B-LOC"]]
-    >>> y_pred = [["B-PER", "O", "O"], ["O", "B-LOC"]]
-    >>> report = flat_classification_report(y_true, y_pred, output_dict=True,
+        a dict if ``output_dict=True``.""",
+    example=""">>> report = flat_classification_report(y_true, y_pred, output_dict=True,
     ...                                     zero_division=0)
     >>> report["I-PER"]["recall"]
-    0.0
-    """
-    flat_true, flat_pred, sample_weight = _flatten(y_true, y_pred, sample_weight)
-    return _skm.classification_report(
-        flat_true, flat_pred, sample_weight=sample_weight, **kwargs
-    )
+    0.0""",
+)
 
 
 # ---------------------------------------------------------------------------
@@ -441,7 +336,8 @@ def sequence_accuracy_score(y_true, y_pred, *, sample_weight=None):
     Returns
     -------
     score : float
-        The (weighted) fraction of exactly matched sequences.
+        The (weighted) fraction of exactly matched sequences; 0.0 when there
+        is no sequence (as in sklearn-crfsuite) or the weights sum to 0.
 
     Examples
     --------
@@ -450,13 +346,16 @@ def sequence_accuracy_score(y_true, y_pred, *, sample_weight=None):
     >>> y_pred = [["B-PER", "O", "O"], ["O", "B-LOC"]]
     >>> sequence_accuracy_score(y_true, y_pred)
     0.5
+    >>> sequence_accuracy_score([], [])
+    0.0
     """
     y_true, y_pred = _check_sequences(y_true, y_pred)
-    if not y_true:
-        raise ValueError("sequence_accuracy_score needs at least one sequence, got 0.")
-    sample_weight = _check_sequence_weight(sample_weight, len(y_true))
+    weights = check_sequence_weight(sample_weight, len(y_true))
+    total = len(y_true) if weights is None else weights.sum()
+    if total == 0:
+        return 0.0
     correct = np.array([t == p for t, p in zip(y_true, y_pred)], dtype=np.float64)
-    return float(np.average(correct, weights=sample_weight))
+    return float(np.average(correct, weights=weights))
 
 
 # ---------------------------------------------------------------------------
@@ -527,21 +426,24 @@ _SCHEMES = {
 }
 
 
-def _check_label(label, seq_index, token_index):
+def _check_label(label, where):
     if not isinstance(label, str) or not label:
         error = ValueError if isinstance(label, str) else TypeError
         raise error(
-            "Entity-level metrics need non-empty string labels such as 'B-PER' or "
-            f"'O', got {label!r} at sequence {seq_index}, token {token_index}."
+            f"{where} is {label!r}; entity-level metrics need non-empty str labels "
+            "such as 'B-PER' or 'O'"
         )
 
 
-def _lenient_entities(seq, suffix, seq_index=0):
-    """Chunks of one sequence with the conlleval (seqeval default) rules."""
+def _lenient_entities(seq, suffix, where="seq"):
+    """Chunks of one sequence with the conlleval (seqeval default) rules.
+
+    ``where`` names the sequence in error messages, e.g. ``"y_true[3]"``.
+    """
     entities = []
     prev_tag, prev_type, begin = "O", "", 0
     for i, label in enumerate(seq + ["O"]):
-        _check_label(label, seq_index, i)
+        _check_label(label, f"{where}[{i}]")
         if suffix:
             tag, type_ = label[-1], label[:-1].rsplit("-", 1)[0] or "_"
         else:
@@ -572,18 +474,18 @@ def _matches(patterns, prev, token):
     )
 
 
-def _strict_entities(seq, scheme, suffix, seq_index=0):
+def _strict_entities(seq, scheme, suffix, where="seq"):
     """Chunks of one sequence that are well formed in ``scheme`` (seqeval strict)."""
     allowed, start, inside, end = _SCHEMES[scheme]
     tokens = []
     for i, label in enumerate(seq):
-        _check_label(label, seq_index, i)
+        _check_label(label, f"{where}[{i}]")
         prefix, type_ = (label[-1], label[:-1]) if suffix else (label[0], label[1:])
         if prefix not in allowed:
             raise ValueError(
-                f"Invalid label {label!r} for scheme {scheme!r} at sequence "
-                f"{seq_index}, token {i}: the {'suffix' if suffix else 'prefix'} "
-                f"must be one of {', '.join(allowed)}."
+                f"{where}[{i}] is {label!r}, not a label of scheme {scheme}: its "
+                f"{'suffix' if suffix else 'prefix'} must be one of "
+                f"{', '.join(allowed)}"
             )
         tokens.append((prefix, type_.strip("-") or "_"))
     tokens.append(("O", "_"))
@@ -610,28 +512,28 @@ def _strict_entities(seq, scheme, suffix, seq_index=0):
 def _check_mode_scheme(mode, scheme):
     """Validate ``mode`` and ``scheme``; return the canonical scheme name."""
     if mode not in (None, "strict"):
-        raise ValueError(f"mode must be None or 'strict', got {mode!r}.")
+        raise ValueError(f"mode must be None or 'strict', got {mode!r}")
     valid = sorted(_SCHEMES)
     if mode is None:
         if scheme is not None:
             raise ValueError(
                 f"scheme={scheme!r} is only used with mode='strict'; pass "
                 "mode='strict' for strict entity matching, or scheme=None for the "
-                "default (conlleval-compatible) matching."
+                "default (conlleval-compatible) matching"
             )
         return None
     if scheme is None:
-        raise ValueError(f"mode='strict' requires a scheme, one of {valid}.")
+        raise ValueError(f"mode='strict' requires a scheme, one of {valid}")
     if not isinstance(scheme, str) or scheme.upper() not in _SCHEMES:
-        raise ValueError(f"scheme must be one of {valid}, got {scheme!r}.")
+        raise ValueError(f"scheme must be one of {valid}, got {scheme!r}")
     return scheme.upper()
 
 
 def _extractor(mode, scheme, suffix):
     scheme = _check_mode_scheme(mode, scheme)
     if scheme is None:
-        return lambda seq, index: _lenient_entities(seq, suffix, index)
-    return lambda seq, index: _strict_entities(seq, scheme, suffix, index)
+        return lambda seq, where: _lenient_entities(seq, suffix, where)
+    return lambda seq, where: _strict_entities(seq, scheme, suffix, where)
 
 
 def get_entities(seq, *, mode=None, scheme=None, suffix=False):
@@ -691,154 +593,150 @@ def get_entities(seq, *, mode=None, scheme=None, suffix=False):
     [('LOC', 3, 4)]
     """
     if isinstance(seq, (str, bytes)) or not hasattr(seq, "__iter__"):
-        raise TypeError(f"seq must be a sequence of labels, got {type(seq).__name__}.")
-    return _extractor(mode, scheme, suffix)(list(seq), 0)
+        raise TypeError(
+            f"seq must be a sequence of labels, got a {type(seq).__name__}"
+        )
+    return _extractor(mode, scheme, suffix)(list(seq), "seq")
 
 
 # ---------------------------------------------------------------------------
 # Entity-level metrics
 # ---------------------------------------------------------------------------
 
+#: parameter descriptions shared by the entity-level metrics' docstrings
+_ENTITY_DOC = {
+    "y": """y_true : list of list of str
+        True label sequences.
 
-def _entity_counts(y_true, y_pred, mode, scheme, suffix, sample_weight):
-    """Per-type counts of correct, predicted and true entities.
+    y_pred : list of list of str
+        Predicted label sequences, with the same lengths as ``y_true``.""",
+    "average": """average : {"micro", "macro", "weighted", None}, default="micro"
+        Averaging over entity types; None returns one score per type.""",
+    "extraction": """mode : {None, "strict"}, default=None
+        Entity extraction mode, see :func:`get_entities`.
+
+    scheme : {"IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "BILOU"}, default=None
+        Tagging scheme for ``mode="strict"``.
+
+    suffix : bool, default=False
+        Whether the chunk tag is a suffix (``"PER-B"``) instead of a prefix.""",
+    "sample_weight": """sample_weight : array-like of shape (n_sequences,), default=None
+        One weight per sequence: each entity counts with the weight of its
+        sequence.""",
+}
+
+
+def _entity_doc(function):
+    """Fill the ``%(...)s`` parts of ``function``'s docstring from ``_ENTITY_DOC``."""
+    function.__doc__ = function.__doc__ % _ENTITY_DOC
+    return function
+
+
+def _entity_targets(y_true, y_pred, mode, scheme, suffix, sample_weight):
+    """The entities of ``y_true`` and ``y_pred`` as a multiclass target.
+
+    Every entity found in ``y_true`` or ``y_pred`` is one sample. Its true class
+    is the code of its type if it is a true entity, and ``len(types)`` ("no
+    entity") otherwise; its predicted class likewise. Per type, scikit-learn's
+    true positives, predicted and true counts are then the numbers of correct,
+    predicted and true entities.
 
     Returns
     -------
     types : list of str
-        Sorted entity types found in ``y_true`` or ``y_pred``.
-    tp_sum, pred_sum, true_sum : ndarray of shape (n_types,)
-        Numbers (or sums of sequence weights) of correctly predicted,
-        predicted and true entities of each type.
+        Sorted entity types found in ``y_true`` or ``y_pred``; type ``k`` has
+        code ``k``.
+    true_class, pred_class : ndarray of shape (n_entities,)
+        The true and predicted class of each entity.
+    weights : ndarray of shape (n_entities,) or None
+        The weight of each entity's sequence.
     """
     extract = _extractor(mode, scheme, suffix)
     y_true, y_pred = _check_sequences(y_true, y_pred)
-    sample_weight = _check_sequence_weight(sample_weight, len(y_true))
+    sample_weight = check_sequence_weight(sample_weight, len(y_true))
 
     true_entities, pred_entities = set(), set()
     for index, (seq_true, seq_pred) in enumerate(zip(y_true, y_pred)):
-        true_entities.update((index, *e) for e in extract(seq_true, index))
-        pred_entities.update((index, *e) for e in extract(seq_pred, index))
+        true_entities.update((index, *e) for e in extract(seq_true, f"y_true[{index}]"))
+        pred_entities.update((index, *e) for e in extract(seq_pred, f"y_pred[{index}]"))
 
-    types = sorted({e[1] for e in true_entities} | {e[1] for e in pred_entities})
-    position = {type_: k for k, type_ in enumerate(types)}
+    entities = sorted(true_entities | pred_entities)
+    types = sorted({e[1] for e in entities})
+    code = {type_: k for k, type_ in enumerate(types)}
 
-    def count(entities):
-        entities = list(entities)
-        indices = np.array([position[e[1]] for e in entities], dtype=np.intp)
-        if sample_weight is None:
-            return np.bincount(indices, minlength=len(types))
-        weights = sample_weight[[e[0] for e in entities]]
-        return np.bincount(indices, weights=weights, minlength=len(types))
+    def classes(found):
+        return np.array(
+            [code[e[1]] if e in found else len(types) for e in entities], dtype=np.intp
+        )
 
-    tp_sum = count(true_entities & pred_entities)
-    return types, tp_sum, count(pred_entities), count(true_entities)
+    weights = None if sample_weight is None else sample_weight[[e[0] for e in entities]]
+    return types, classes(true_entities), classes(pred_entities), weights
 
 
-def _check_zero_division(zero_division):
+def _check_entity_options(average, beta, zero_division):
+    """Validate the scoring options; return ``zero_division`` as sklearn takes it."""
+    if average not in (None, "micro", "macro", "weighted"):
+        raise ValueError(
+            "average must be one of None, 'micro', 'macro' or 'weighted', got "
+            f"{average!r}"
+        )
+    if not isinstance(beta, numbers.Real) or isinstance(beta, bool) or not beta >= 0:
+        raise ValueError(f"beta must be a number >= 0, got {beta!r}")
     if isinstance(zero_division, str) and zero_division == "warn":
-        return 0.0
-    if (
-        isinstance(zero_division, numbers.Real)
-        and not isinstance(zero_division, bool)
-        and (zero_division in (0, 1) or np.isnan(zero_division))
-    ):
-        return float(zero_division)
+        return zero_division
+    if isinstance(zero_division, numbers.Real) and not isinstance(zero_division, bool):
+        if np.isnan(zero_division):
+            return np.nan
+        if zero_division in (0, 1):
+            return float(zero_division)
     raise ValueError(
-        f"zero_division must be 'warn', 0, 1 or np.nan, got {zero_division!r}."
+        f"zero_division must be 'warn', 0, 1 or np.nan, got {zero_division!r}"
     )
 
 
-def _warn_undefined(metric, reason, n_results):
-    where = "due to" if n_results == 1 else "in entity types with"
-    warnings.warn(
-        f"{metric} ill-defined and being set to 0.0 {where} no {reason} entities. "
-        "Use `zero_division` parameter to control this behavior.",
-        UndefinedMetricWarning,
-        stacklevel=4,
-    )
+def _entity_scores(targets, average, beta, zero_division, warn_for):
+    """Precision, recall, F-beta and support from :func:`_entity_targets`.
 
-
-def _divide(numerator, denominator, zero_value, warning=None):
-    """Element-wise division that replaces x / 0 with ``zero_value``.
-
-    ``warning`` is None or a ``(metric, reason)`` pair for the warning to emit
-    when a denominator is zero.
+    scikit-learn's :func:`~sklearn.metrics.precision_recall_fscore_support`
+    computes the scores; the support is returned for averages too.
     """
-    mask = denominator == 0
-    result = numerator / np.where(mask, 1, denominator)
-    if np.any(mask):
-        result[mask] = zero_value
-        if warning is not None:
-            _warn_undefined(*warning, n_results=len(result))
-    return result
+    types, true_class, pred_class, weights = targets
+    if not types:  # no entity at all: every score is 0 / 0
+        if zero_division == "warn":
+            for metric in warn_for:
+                warnings.warn(
+                    f"{metric.capitalize()} is ill-defined and being set to 0.0 "
+                    "due to no true nor predicted entities. Use `zero_division` "
+                    "parameter to control this behavior.",
+                    UndefinedMetricWarning,
+                    stacklevel=4,
+                )
+        if average is None:
+            return np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64)
+        value = 0.0 if zero_division == "warn" else zero_division
+        return value, value, value, 0
 
-
-def _average(values, weights):
-    """Average ignoring NaN (as scikit-learn does with ``zero_division=np.nan``)."""
-    mask = ~np.isnan(values)
-    if not np.any(mask):
-        return np.nan
-    if weights is None or weights[mask].sum() == 0:
-        return float(np.mean(values[mask]))
-    return float(np.average(values[mask], weights=weights[mask]))
-
-
-def _scores_from_counts(
-    tp_sum, pred_sum, true_sum, average, beta, zero_division, warn_for
-):
-    """Precision, recall, F-beta and support from per-type entity counts."""
-    zero_value = _check_zero_division(zero_division)
-    warn = zero_division == "warn"
-
-    if average == "micro":
-        tp_sum, pred_sum, true_sum = (
-            np.array([x.sum()]) for x in (tp_sum, pred_sum, true_sum)
-        )
-
-    def warning(metric, reason):
-        return (
-            (f"{metric[0].upper()}{metric[1:]} is", reason)
-            if warn and metric in warn_for
-            else None
-        )
-
-    precision = _divide(tp_sum, pred_sum, zero_value, warning("precision", "predicted"))
-    recall = _divide(tp_sum, true_sum, zero_value, warning("recall", "true"))
-    # F = (1 + b^2) tp / ((1 + b^2) tp + b^2 fn + fp), the same value as the
-    # harmonic mean of precision and recall but defined when one is undefined.
-    beta2 = beta**2
-    f_score = _divide(
-        (1 + beta2) * tp_sum,
-        beta2 * true_sum + pred_sum,
-        zero_value,
-        warning("f-score", "true nor predicted"),
+    # One more sample, "no entity" on both sides, counts for no type: it keeps
+    # scikit-learn from refusing weights that are all zero.
+    none = [len(types)]
+    precision, recall, f_score, support = _skm.precision_recall_fscore_support(
+        np.concatenate([true_class, none]),
+        np.concatenate([pred_class, none]),
+        labels=np.arange(len(types)),
+        average=average,
+        beta=beta,
+        sample_weight=None if weights is None else np.concatenate([weights, [1.0]]),
+        zero_division=zero_division,
+        warn_for=warn_for,
     )
-
     if average is None:
-        return precision, recall, f_score, true_sum
-    support = true_sum.sum().item()
-    if average == "micro":
-        return precision.item(), recall.item(), f_score.item(), support
-    if len(true_sum) == 0:
-        if warn:
-            _warn_undefined("Scores are", "true nor predicted", 1)
-        return zero_value, zero_value, zero_value, support
-    if average == "weighted":
-        if true_sum.sum() == 0:
-            undefined = zero_value if pred_sum.sum() == 0 else 0.0
-            return undefined, zero_value, undefined, support
-        weights = true_sum
-    else:
-        weights = None
-    return (
-        _average(precision, weights),
-        _average(recall, weights),
-        _average(f_score, weights),
-        support,
-    )
+        return precision, recall, f_score, support
+    is_true = true_class < len(types)
+    support = is_true.sum() if weights is None else weights[is_true].sum()
+    return float(precision), float(recall), float(f_score), support.item()
 
 
+@_entity_doc
 def entity_precision_recall_fscore_support(
     y_true,
     y_pred,
@@ -858,7 +756,9 @@ def entity_precision_recall_fscore_support(
     ``B-PER I-PER``. A predicted entity is correct only if an entity with the
     same type, start and end exists in the same true sequence. Entity types
     are the labels without their chunk tag (``PER``, ``LOC``, ...), in sorted
-    order.
+    order. The scores are those of
+    :func:`sklearn.metrics.precision_recall_fscore_support` with one sample
+    per entity and the entity types as classes.
 
     With the default ``mode=None`` the results equal those of
     :func:`seqeval.metrics.precision_recall_fscore_support` (the conlleval
@@ -867,11 +767,7 @@ def entity_precision_recall_fscore_support(
 
     Parameters
     ----------
-    y_true : list of list of str
-        True label sequences.
-
-    y_pred : list of list of str
-        Predicted label sequences, with the same lengths as ``y_true``.
+    %(y)s
 
     beta : float, default=1.0
         Weight of recall relative to precision in the F-score.
@@ -884,24 +780,16 @@ def entity_precision_recall_fscore_support(
         - ``"macro"``: unweighted mean of the per-type scores;
         - ``"weighted"``: mean of the per-type scores weighted by support.
 
-    mode : {None, "strict"}, default=None
-        Entity extraction mode, see :func:`get_entities`.
+    %(extraction)s
 
-    scheme : {"IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "BILOU"}, default=None
-        Tagging scheme for ``mode="strict"``.
-
-    suffix : bool, default=False
-        Whether the chunk tag is a suffix (``"PER-B"``) instead of a prefix.
-
-    sample_weight : array-like of shape (n_sequences,), default=None
-        One weight per sequence: each entity counts with the weight of its
-        sequence.
+    %(sample_weight)s
 
     zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
         Value of a score whose denominator is zero (precision without
         predicted entities, recall without true entities, F-score without
         either). ``"warn"`` acts as 0 and emits an
-        :class:`~sklearn.exceptions.UndefinedMetricWarning`.
+        :class:`~sklearn.exceptions.UndefinedMetricWarning`. NaN scores are
+        left out of the averages.
 
     warn_for : tuple of str, default=("precision", "recall", "f-score")
         Scores for which to warn about zero division; used by the
@@ -930,9 +818,7 @@ def entity_precision_recall_fscore_support(
     Notes
     -----
     When there is no entity at all, ``average="macro"`` gives
-    ``zero_division`` values (seqeval returns NaN). With
-    ``average="weighted"`` and no true entity, the precision and F-score are 0
-    if some entity is predicted, as in seqeval.
+    ``zero_division`` values (seqeval returns NaN).
 
     Examples
     --------
@@ -945,22 +831,12 @@ def entity_precision_recall_fscore_support(
     >>> entity_precision_recall_fscore_support(y_true, y_pred, average="micro")
     (0.5, 0.5, 0.5, 2)
     """
-    if average not in (None, "micro", "macro", "weighted"):
-        raise ValueError(
-            "average must be one of None, 'micro', 'macro' or 'weighted', got "
-            f"{average!r}."
-        )
-    if (
-        not isinstance(beta, numbers.Real)
-        or isinstance(beta, bool)
-        or not np.isfinite(beta)
-        or beta < 0
-    ):
-        raise ValueError(f"beta must be a finite number >= 0, got {beta!r}.")
-    counts = _entity_counts(y_true, y_pred, mode, scheme, suffix, sample_weight)[1:]
-    return _scores_from_counts(*counts, average, beta, zero_division, warn_for)
+    zero_division = _check_entity_options(average, beta, zero_division)
+    targets = _entity_targets(y_true, y_pred, mode, scheme, suffix, sample_weight)
+    return _entity_scores(targets, average, beta, zero_division, warn_for)
 
 
+@_entity_doc
 def entity_precision_score(
     y_true,
     y_pred,
@@ -975,30 +851,17 @@ def entity_precision_score(
     """Entity-level precision: the fraction of predicted entities that are correct.
 
     Equals :func:`seqeval.metrics.precision_score`; see
-    :func:`entity_precision_recall_fscore_support` for the parameters.
+    :func:`entity_precision_recall_fscore_support`.
 
     Parameters
     ----------
-    y_true : list of list of str
-        True label sequences.
+    %(y)s
 
-    y_pred : list of list of str
-        Predicted label sequences, with the same lengths as ``y_true``.
+    %(average)s
 
-    average : {"micro", "macro", "weighted", None}, default="micro"
-        Averaging over entity types; None returns one score per type.
+    %(extraction)s
 
-    mode : {None, "strict"}, default=None
-        Entity extraction mode, see :func:`get_entities`.
-
-    scheme : {"IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "BILOU"}, default=None
-        Tagging scheme for ``mode="strict"``.
-
-    suffix : bool, default=False
-        Whether the chunk tag is a suffix (``"PER-B"``) instead of a prefix.
-
-    sample_weight : array-like of shape (n_sequences,), default=None
-        One weight per sequence.
+    %(sample_weight)s
 
     zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
         Value returned when there is no predicted entity.
@@ -1016,7 +879,7 @@ def entity_precision_score(
     >>> entity_precision_score(y_true, y_pred)
     0.0
     """
-    p, _, _, _ = entity_precision_recall_fscore_support(
+    return entity_precision_recall_fscore_support(
         y_true,
         y_pred,
         average=average,
@@ -1026,10 +889,10 @@ def entity_precision_score(
         sample_weight=sample_weight,
         zero_division=zero_division,
         warn_for=("precision",),
-    )
-    return p
+    )[0]
 
 
+@_entity_doc
 def entity_recall_score(
     y_true,
     y_pred,
@@ -1044,30 +907,17 @@ def entity_recall_score(
     """Entity-level recall: the fraction of true entities that are found.
 
     Equals :func:`seqeval.metrics.recall_score`; see
-    :func:`entity_precision_recall_fscore_support` for the parameters.
+    :func:`entity_precision_recall_fscore_support`.
 
     Parameters
     ----------
-    y_true : list of list of str
-        True label sequences.
+    %(y)s
 
-    y_pred : list of list of str
-        Predicted label sequences, with the same lengths as ``y_true``.
+    %(average)s
 
-    average : {"micro", "macro", "weighted", None}, default="micro"
-        Averaging over entity types; None returns one score per type.
+    %(extraction)s
 
-    mode : {None, "strict"}, default=None
-        Entity extraction mode, see :func:`get_entities`.
-
-    scheme : {"IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "BILOU"}, default=None
-        Tagging scheme for ``mode="strict"``.
-
-    suffix : bool, default=False
-        Whether the chunk tag is a suffix (``"PER-B"``) instead of a prefix.
-
-    sample_weight : array-like of shape (n_sequences,), default=None
-        One weight per sequence.
+    %(sample_weight)s
 
     zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
         Value returned when there is no true entity.
@@ -1085,7 +935,7 @@ def entity_recall_score(
     >>> entity_recall_score(y_true, y_pred)
     0.5
     """
-    _, r, _, _ = entity_precision_recall_fscore_support(
+    return entity_precision_recall_fscore_support(
         y_true,
         y_pred,
         average=average,
@@ -1095,10 +945,10 @@ def entity_recall_score(
         sample_weight=sample_weight,
         zero_division=zero_division,
         warn_for=("recall",),
-    )
-    return r
+    )[1]
 
 
+@_entity_doc
 def entity_fbeta_score(
     y_true,
     y_pred,
@@ -1113,33 +963,20 @@ def entity_fbeta_score(
 ):
     """Entity-level F-beta score.
 
-    See :func:`entity_precision_recall_fscore_support` for the parameters.
+    See :func:`entity_precision_recall_fscore_support`.
 
     Parameters
     ----------
-    y_true : list of list of str
-        True label sequences.
-
-    y_pred : list of list of str
-        Predicted label sequences, with the same lengths as ``y_true``.
+    %(y)s
 
     beta : float
         Weight of recall relative to precision.
 
-    average : {"micro", "macro", "weighted", None}, default="micro"
-        Averaging over entity types; None returns one score per type.
+    %(average)s
 
-    mode : {None, "strict"}, default=None
-        Entity extraction mode, see :func:`get_entities`.
+    %(extraction)s
 
-    scheme : {"IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "BILOU"}, default=None
-        Tagging scheme for ``mode="strict"``.
-
-    suffix : bool, default=False
-        Whether the chunk tag is a suffix (``"PER-B"``) instead of a prefix.
-
-    sample_weight : array-like of shape (n_sequences,), default=None
-        One weight per sequence.
+    %(sample_weight)s
 
     zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
         Value returned when there is neither a true nor a predicted entity.
@@ -1157,7 +994,7 @@ def entity_fbeta_score(
     >>> round(entity_fbeta_score(y_true, y_pred, beta=2), 4)
     0.5556
     """
-    _, _, f, _ = entity_precision_recall_fscore_support(
+    return entity_precision_recall_fscore_support(
         y_true,
         y_pred,
         beta=beta,
@@ -1168,10 +1005,10 @@ def entity_fbeta_score(
         sample_weight=sample_weight,
         zero_division=zero_division,
         warn_for=("f-score",),
-    )
-    return f
+    )[2]
 
 
+@_entity_doc
 def entity_f1_score(
     y_true,
     y_pred,
@@ -1187,30 +1024,17 @@ def entity_f1_score(
 
     With the defaults this is the CoNLL ``conlleval`` F1 and equals
     :func:`seqeval.metrics.f1_score`; see
-    :func:`entity_precision_recall_fscore_support` for the parameters.
+    :func:`entity_precision_recall_fscore_support`.
 
     Parameters
     ----------
-    y_true : list of list of str
-        True label sequences.
+    %(y)s
 
-    y_pred : list of list of str
-        Predicted label sequences, with the same lengths as ``y_true``.
+    %(average)s
 
-    average : {"micro", "macro", "weighted", None}, default="micro"
-        Averaging over entity types; None returns one score per type.
+    %(extraction)s
 
-    mode : {None, "strict"}, default=None
-        Entity extraction mode, see :func:`get_entities`.
-
-    scheme : {"IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "BILOU"}, default=None
-        Tagging scheme for ``mode="strict"``.
-
-    suffix : bool, default=False
-        Whether the chunk tag is a suffix (``"PER-B"``) instead of a prefix.
-
-    sample_weight : array-like of shape (n_sequences,), default=None
-        One weight per sequence.
+    %(sample_weight)s
 
     zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
         Value returned when there is neither a true nor a predicted entity.
@@ -1243,6 +1067,7 @@ def entity_f1_score(
     )
 
 
+@_entity_doc
 def entity_classification_report(
     y_true,
     y_pred,
@@ -1263,11 +1088,7 @@ def entity_classification_report(
 
     Parameters
     ----------
-    y_true : list of list of str
-        True label sequences.
-
-    y_pred : list of list of str
-        Predicted label sequences, with the same lengths as ``y_true``.
+    %(y)s
 
     digits : int, default=2
         Number of digits of the scores in the text report.
@@ -1277,17 +1098,9 @@ def entity_classification_report(
         "f1-score": ..., "support": ...}}`` with rows the entity types,
         ``"micro avg"``, ``"macro avg"`` and ``"weighted avg"``.
 
-    mode : {None, "strict"}, default=None
-        Entity extraction mode, see :func:`get_entities`.
+    %(extraction)s
 
-    scheme : {"IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "BILOU"}, default=None
-        Tagging scheme for ``mode="strict"``.
-
-    suffix : bool, default=False
-        Whether the chunk tag is a suffix (``"PER-B"``) instead of a prefix.
-
-    sample_weight : array-like of shape (n_sequences,), default=None
-        One weight per sequence.
+    %(sample_weight)s
 
     zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
         Value of ill-defined scores, see
@@ -1316,9 +1129,11 @@ def entity_classification_report(
     >>> entity_classification_report(y_true, y_pred, output_dict=True)["PER"]
     {'precision': 1.0, 'recall': 1.0, 'f1-score': 1.0, 'support': 1}
     """
-    types, *counts = _entity_counts(y_true, y_pred, mode, scheme, suffix, sample_weight)
+    zero_division = _check_entity_options(None, 1.0, zero_division)
+    targets = _entity_targets(y_true, y_pred, mode, scheme, suffix, sample_weight)
     warn_for = ("precision", "recall", "f-score")
-    scores = _scores_from_counts(*counts, None, 1.0, zero_division, warn_for)
+    types = targets[0]
+    scores = _entity_scores(targets, None, 1.0, zero_division, warn_for)
     rows = [
         (type_, p.item(), r.item(), f.item(), s.item())
         for type_, p, r, f, s in zip(types, *scores)
@@ -1326,7 +1141,7 @@ def entity_classification_report(
     averages = [
         (
             f"{average} avg",
-            *_scores_from_counts(*counts, average, 1.0, zero_division, warn_for),
+            *_entity_scores(targets, average, 1.0, zero_division, warn_for),
         )
         for average in ("micro", "macro", "weighted")
     ]
@@ -1466,8 +1281,8 @@ def get_scorer(scoring):
             return copy.deepcopy(_SCORERS[scoring])
         raise ValueError(
             f"{scoring!r} is not a valid sequence-labeling scorer name; valid names "
-            f"are {get_scorer_names()}."
+            f"are {get_scorer_names()}"
         )
     raise TypeError(
-        f"scoring must be a scorer name or a callable, got {type(scoring).__name__}."
+        f"scoring must be a scorer name or a callable, got a {type(scoring).__name__}"
     )

@@ -130,27 +130,34 @@ def pycrfsuite_labels(path):
 
 
 def test_import_keeps_every_weight_at_full_precision(conll):
+    """Against the file's FEAT records read with struct here, named through
+    python-crfsuite's own id <-> name maps: every weight exactly."""
     _, _, _, path = conll
     crf = load_crfsuite(path)
     with open(path, "rb") as f:
-        model = _parse_crfsuite(f.read(), path)
-    names = model.attributes
-    want = {
-        (names[a], model.labels[k]): w
-        for a, k, w in zip(model.state_attr, model.state_label, model.state_weight)
-        if w != 0
-    }
-    assert crf.state_features_ == want  # exact float64 equality
-    info = pycrfsuite.Tagger()
-    info.open(path)
-    dumped = info.info().state_features  # the 6-decimal text dump
-    assert dumped.keys() == want.keys()
-    assert max(abs(dumped[k] - want[k]) for k in want) <= 5e-7
-    trans = {
-        (model.labels[f], model.labels[t]): w
-        for f, t, w in zip(model.trans_from, model.trans_to, model.trans_weight) if w != 0
-    }
+        data = f.read()
+    off_features = HEADER.unpack_from(data)[7]
+    _, _, n_features = struct.unpack_from("<4sII", data, off_features)
+    records = struct.iter_unpack(
+        "<IIId", data[off_features + 12: off_features + 12 + 20 * n_features]
+    )
+    tagger = pycrfsuite.Tagger()
+    tagger.open(path)
+    info = tagger.info()
+    attr_name = {int(i): name for name, i in info.attributes.items()}
+    label_name = {int(i): name for name, i in info.labels.items()}
+    state, trans = {}, {}
+    for ftype, src, dst, weight in records:
+        if ftype == 0:
+            state[attr_name[src], label_name[dst]] = weight
+        else:
+            trans[label_name[src], label_name[dst]] = weight
+    assert crf.state_features_ == state  # exact float64 equality
     assert crf.transition_features_ == trans
+    assert crf.vectorizer_.feature_names_ == [attr_name[i] for i in range(len(attr_name))]
+    dumped = info.state_features  # sklearn-crfsuite's source: a 6-decimal text dump
+    assert dumped.keys() == state.keys()
+    assert 0 < max(abs(dumped[k] - state[k]) for k in state) <= 5e-7
 
 
 def test_export_tags_like_the_tagger_in_pycrfsuite(conll, tmp_path):
@@ -173,7 +180,9 @@ def test_load_save_load_is_bitwise_stable(conll, tmp_path):
     assert second.coef_.tobytes() == first.coef_.tobytes()
     assert second.vectorizer_.feature_names_ == first.vectorizer_.feature_names_
     for field in ("attr_ptr", "attr_label", "trans_from", "trans_to"):
-        np.testing.assert_array_equal(getattr(second.layout_, field), getattr(first.layout_, field))
+        np.testing.assert_array_equal(
+            getattr(second.layout_, field), getattr(first.layout_, field)
+        )
 
 
 def test_warm_start_begins_from_the_imported_model(small_model, tmp_path):
@@ -217,6 +226,19 @@ def test_unfitted_sklearn_crfsuite_crf_is_a_value_error():
         load_crfsuite(sklearn_crfsuite.CRF())
 
 
+def test_bytes_path_is_accepted(small_model, tmp_path):
+    data, X, _ = small_model
+    (tmp_path / "m.crfsuite").write_bytes(data)
+    crf = load_crfsuite(os.fsencode(tmp_path / "m.crfsuite"))
+    assert crf.predict(X) == load_crfsuite(tmp_path / "m.crfsuite").predict(X)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_device_is_refused_before_reading():
+    with pytest.raises(ValueError, match="not a regular file"):
+        load_crfsuite("/dev/zero")
+
+
 def test_source_of_another_type_is_a_type_error():
     with pytest.raises(TypeError, match="path of a CRFsuite model file"):
         load_crfsuite(12)
@@ -228,6 +250,8 @@ def test_save_of_a_fitted_tagger_tags_identically_in_pycrfsuite(toy_ner, tmp_pat
     path = tmp_path / "toy.crfsuite"
     save_crfsuite(crf, path)
     assert_tags_like_pycrfsuite(crf, path, X)
+    ref = sklearn_crfsuite.CRF(model_filename=str(path))
+    assert [ref.predict_single(x) for x in X] == crf.predict(X)
     back = load_crfsuite(path)
     assert back.state_features_ == crf.state_features_
     assert back.transition_features_ == crf.transition_features_
@@ -300,6 +324,7 @@ def patched(data, offset, fmt, value):
         (lambda d: patched(d, 28, "<I", 2**32 - 5), "outside the file"),  # off_features
         (lambda d: patched(d, 48 + 8, "<I", 2**31), "do not fit"),  # FEAT count
         (lambda d: patched(d, 24, "<I", 10**6), "1000000 attributes"),  # num_attrs
+        (lambda d: patched(d, 20, "<I", 2**20), "justifies"),  # num_labels: L * L weights
     ],
 )
 def test_malformed_header_is_a_clear_value_error(small_model, tmp_path, mutate, message):
@@ -332,15 +357,20 @@ def test_overlapping_reference_lists_are_a_value_error(small_model, tmp_path):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_fuzzed_model_files_load_or_raise_value_error(small_model, data):
-    """Truncations and byte flips of a real model file: success or ValueError only."""
+    """Truncations, byte flips and overwritten uint32 fields (counts, offsets) of a
+    real model file: success or ValueError only."""
     original, X, _ = small_model
     buf = bytearray(original)
     if data.draw(st.booleans(), label="truncate"):
         buf = buf[: data.draw(st.integers(0, len(buf) - 1), label="length")]
-    n_flips = data.draw(st.integers(0 if len(buf) else 0, 8), label="flips")
-    for _ in range(n_flips if buf else 0):
-        i = data.draw(st.integers(0, len(buf) - 1), label="at")
-        buf[i] = data.draw(st.integers(0, 255), label="byte")
+    interesting = st.sampled_from([0, 1, 2, 4, 12, 48, len(original), 2**31, 2**32 - 1])
+    for _ in range(data.draw(st.integers(0, 8), label="edits") if len(buf) >= 4 else 0):
+        i = data.draw(st.integers(0, len(buf) - 4), label="at")
+        if data.draw(st.booleans(), label="word"):
+            value = data.draw(interesting | st.integers(0, 2**32 - 1), label="uint32")
+            struct.pack_into("<I", buf, i, value)
+        else:
+            buf[i] = data.draw(st.integers(0, 255), label="byte")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "fuzz.crfsuite")
         with open(path, "wb") as f:

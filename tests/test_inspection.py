@@ -107,16 +107,14 @@ def test_eli5_explain_weights(l1_model):
 
 
 def test_same_features_and_weights_as_sklearn_crfsuite(toy_ner):
-    sklearn_crfsuite = pytest.importorskip("sklearn_crfsuite")
+    import sklearn_crfsuite  # in the test extra: never skipped
     X, y = toy_ner
-    # CRFsuite also makes features of attributes whose value is 0 (False);
-    # this tagger drops them, so compare on features without zero values
-    X = [[{k: v for k, v in tok.items() if v} for tok in seq] for seq in X]
+    # with the zero values (title=False), which make features in both
     for c1 in (0.0, 0.5):
         ref = sklearn_crfsuite.CRF(
             c1=c1, c2=0.1, max_iterations=2000, epsilon=1e-10, delta=1e-10
         ).fit(X, y)
-        crf = CRFTagger(c1=c1, c2=0.1, tol=1e-10, max_iter=2000, n_jobs=1).fit(X, y)
+        crf = CRFTagger(c1=c1, c2=0.1, tol=1e-10, epsilon=1e-10, max_iter=2000, n_jobs=1).fit(X, y)
         assert crf.attributes_ == ref.attributes_
         assert crf.state_features_.keys() == ref.state_features_.keys()
         assert crf.transition_features_.keys() == ref.transition_features_.keys()

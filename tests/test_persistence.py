@@ -162,6 +162,7 @@ MALFORMED = [
     (lambda c: edit_json(c, attributes=["a", "a"]), "appears twice"),
     (lambda c: edit_json(c, params={"c1": -1.0}), "invalid parameters"),
     (lambda c: edit_json(c, params={"rm -rf": 1}), "unknown CRFTagger parameters"),
+    (lambda c: edit_json(c, params={"hashing": 16}), "hash slots"),
     (lambda c: edit_json(c, n_iter=-1), "n_iter"),
     (lambda c: {**c, "coef.npy": npy(np.zeros(3, dtype=np.float32))}, "dtype"),
     (lambda c: {**c, "coef.npy": npy(np.zeros((2, 2)))}, "header of a 1-d array"),
@@ -202,6 +203,12 @@ def test_a_file_that_is_not_a_zip_is_a_value_error(tmp_path):
     (tmp_path / "bad.crf").write_bytes(b"lCRF" + bytes(100))
     with pytest.raises(ValueError, match="bad.crf: .*zip"):
         load_model(tmp_path / "bad.crf")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_device_is_refused_before_reading():
+    with pytest.raises(ValueError, match="not a regular file"):
+        load_model("/dev/zero")
 
 
 def fuzz_load(data, X):

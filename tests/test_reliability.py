@@ -28,7 +28,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_crf import CRFTagger, __version__, _kernels
+from sklearn_crf import CRFTagger, InconsistentVersionWarning, __version__, _kernels
 from sklearn_crf._objective import CRFObjective, build_layout
 from sklearn_crf._threads import MIN_TOKENS_PER_THREAD
 from sklearn_crf._vectorizer import EncodedCorpus
@@ -92,10 +92,13 @@ BAD_X = [
     ("sequence-None", [X_OK[0], None], TypeError, r"X\[1\] is a NoneType; each sequence"),
     # tokens that are not dicts
     ("token-str", _with_token("b"), TypeError, _AT + r" is a str, expected a dict of features"),
-    ("token-list", _with_token([("w", "b")]), TypeError, _AT + r" is a list, expected a dict"),
+    ("token-list-of-tuple", _with_token([("w", "b")]), TypeError,
+     _AT + r" is a list token holding a tuple.*may only hold attribute names"),
+    ("token-list-of-float", _with_token(["w", 1.0]), TypeError,
+     _AT + r" is a list token holding a float"),
     ("token-None", _with_token(None), TypeError, _AT + r" is a NoneType, expected a dict"),
     ("token-int", _with_token(7), TypeError, _AT + r" is a int, expected a dict"),
-    ("token-tuple", _with_token(("w", "b")), TypeError, _AT + r" is a tuple, expected a dict"),
+    ("token-set", _with_token({"w"}), TypeError, _AT + r" is a set, expected a dict"),
     # non-finite values (of an attribute seen in training, so predict reaches them too)
     ("value-nan", _with_feature("n", float("nan")), ValueError,
      _N + r" is nan; feature values must be finite"),
@@ -687,11 +690,12 @@ def test_tagger_with_huge_and_forbidden_weights(toy_ner):
     X, y = toy_ner
     crf = CRFTagger(c2=0.01, all_possible_transitions=True).fit(X, y)
     crf.coef_ = crf.coef_ * 1e4
-    trans = crf.layout_.transition_matrix(crf.coef_)
+    layout = crf.layout_
     o = crf.classes_.tolist().index("O")
     per = crf.classes_.tolist().index("B-PER")
-    trans[per, o] = -np.inf  # forbid B-PER → O
-    crf.transition_matrix_ = trans
+    k = np.flatnonzero((layout.trans_from == per) & (layout.trans_to == o))[0]
+    crf.coef_[layout.n_state + k] = -np.inf  # forbid B-PER → O
+    assert crf.transition_matrix_[per, o] == -np.inf
     pred = crf.predict(X)
     assert all(
         not (a == "B-PER" and b == "O") for seq in pred for a, b in zip(seq[:-1], seq[1:])
@@ -855,24 +859,44 @@ def _other_version(kind):
 
 
 @pytest.mark.parametrize("kind", ["major", "minor", "older", "patch"])
-def test_loading_another_version(persisted, tmp_path, kind):
+def test_loading_another_version_warns_and_loads(persisted, tmp_path, kind):
+    """Issue 10, item 6: as scikit-learn, warn naming both versions, then load."""
     other = copy.copy(persisted.crf)
     version = other._sklearn_crf_version = _other_version(kind)
+    other.__dict__["transition_matrix_"] = np.zeros((1, 1))  # a stale copy of old versions
     data = pickle.dumps(other)
     path = tmp_path / "model.joblib"
     joblib.dump(other, path)
-    if kind == "patch":  # same major.minor: compatible
-        for loaded in (pickle.loads(data), joblib.load(path)):
-            _same_model(loaded, persisted)
-        return
-    match = (
-        rf"pickled with sklearn-crf {version}, which is not compatible with the "
-        rf"installed {__version__}; refit it"
-    )
-    with pytest.raises(ValueError, match=match):
-        pickle.loads(data)
-    with pytest.raises(ValueError, match=match):
-        joblib.load(path)
+    for load in (lambda: pickle.loads(data), lambda: joblib.load(path)):
+        with pytest.warns(InconsistentVersionWarning) as record:
+            loaded = load()
+        message = str(record[0].message)
+        assert f"sklearn-crf {version}" in message and f"sklearn-crf {__version__}" in message
+        assert record[0].message.original_version == version
+        _same_model(loaded, persisted)
+        np.testing.assert_array_equal(
+            loaded.transition_matrix_, persisted.crf.layout_.transition_matrix(loaded.coef_)
+        )
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda state: state.pop("coef_"), r"its fitted state lacks coef_"),
+        (lambda state: state.update(coef_=np.zeros(3)), r"coef_ does not match its parameter"),
+        (lambda state: state.update(coef_="abc"), r"coef_ does not match its parameter"),
+    ],
+    ids=["missing-coef", "coef-length", "coef-type"],
+)
+def test_unreadable_state_is_refused_clearly(persisted, change, match):
+    state = persisted.crf.__getstate__()
+    state["_sklearn_crf_version"] = "0.0.1"
+    change(state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InconsistentVersionWarning)
+        with pytest.raises(ValueError, match=r"cannot read this CRFTagger \(pickled by "
+                           r"sklearn-crf 0\.0\.1\): " + match):
+            CRFTagger().__setstate__(state)
 
 
 # --------------------------------------------------------------------------

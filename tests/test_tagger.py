@@ -1,3 +1,4 @@
+import pickle
 import warnings
 
 import numpy as np
@@ -88,6 +89,10 @@ def test_all_possible_options_and_min_freq():
     base = CRFTagger().fit(X, y)
     full = CRFTagger(all_possible_states=True, all_possible_transitions=True).fit(X, y)
     L = len(full.classes_)
+    # every pair but those whose values sum to a negative number (CRFsuite's rule)
+    X_pos = [[{k: abs(v) if isinstance(v, float) else v for k, v in tok.items()} for tok in seq]
+             for seq in X]
+    full = CRFTagger(all_possible_states=True, all_possible_transitions=True).fit(X_pos, y)
     assert full.layout_.n_params == len(full.vectorizer_.vocabulary_) * L + L * L
     assert base.layout_.n_params < full.layout_.n_params
     pruned = CRFTagger(min_freq=2).fit(X, y)
@@ -135,7 +140,7 @@ def test_attributes_seen_only_with_value_zero_get_weights_as_in_crfsuite():
 def test_hashing_trains_predicts_and_warm_starts(toy_ner):
     X, y = toy_ner
     crf = CRFTagger(c2=0.05, hashing=4096, tol=1e-8).fit(X, y)
-    assert crf.vectorizer_.n_attributes_ == 4096
+    assert crf.vectorizer_.n_attributes_ == len(crf.vectorizer_.hash_slots_) < 4096
     assert crf.score(X, y) == 1.0
     warm = CRFTagger(c2=0.1, hashing=4096, tol=1e-8, warm_start=True).fit(X, y)
     cold_iters = crf.n_iter_
@@ -151,3 +156,63 @@ def test_small_inputs_run_on_one_thread():
         assert n == 1
     with n_threads(2, 10 * MIN_TOKENS_PER_THREAD) as n:
         assert n == min(2, __import__("numba").config.NUMBA_NUM_THREADS)
+
+
+def test_prediction_reads_the_transitions_from_coef(toy_ner):
+    """Issue 10, item 4: coef_ is the one source of truth, transitions included."""
+    X, y = toy_ner
+    crf = CRFTagger(c2=0.1, all_possible_transitions=True).fit(X, y)
+    layout = crf.layout_
+    o = crf.classes_.tolist().index("O")
+    k = np.flatnonzero((layout.trans_from == o) & (layout.trans_to == o))[0]
+    crf.coef_ = crf.coef_.copy()
+    crf.coef_[layout.n_state + k] = 50.0  # O → O now dominates
+    assert crf.transition_matrix_[o, o] == 50.0
+    scores, seq_ptr = crf._state_scores(X[:5])
+    for s, pred in enumerate(crf.predict(X[:5])):
+        a, b = seq_ptr[s], seq_ptr[s + 1]
+        path, _ = _naive.best_path(scores[a:b], crf.transition_matrix_)
+        assert pred == [crf.classes_[c] for c in path]
+    assert crf.predict(X[:5]) != y[:5]
+
+
+def test_warm_refit_from_converged_weights_stops_at_once(toy_ner):
+    """Issue 10, item 7: the gradient-norm test runs before the first iteration."""
+    X, y = toy_ner
+    for c1 in (0.0, 0.1):
+        crf = CRFTagger(c1=c1, c2=0.1, tol=0, epsilon=1e-5, max_iter=1000,
+                        warm_start=True).fit(X, y)
+        assert 0 < crf.n_iter_ < 1000  # stopped by epsilon, not by max_iter or tol
+        coef = crf.coef_
+        crf.fit(X, y)
+        assert crf.n_iter_ == 0 and crf.loss_curve_.shape == (0,)
+        np.testing.assert_array_equal(crf.coef_, coef)
+
+
+def test_epsilon_stops_when_the_gradient_is_small(toy_ner):
+    X, y = toy_ner
+    loose = CRFTagger(c2=0.1, tol=0, epsilon=1e-2).fit(X, y)
+    tight = CRFTagger(c2=0.1, tol=0, epsilon=1e-7).fit(X, y)
+    assert loose.n_iter_ < tight.n_iter_
+    assert tight.loss_ <= loose.loss_
+
+
+def test_hashing_model_scales_with_the_slots_seen():
+    """Issue 10, item 8: 2**20 slots, 2 attributes: 2 * L + L * L parameters."""
+    X = [[{"a": 1.0}, {"b": "x"}], [{"a": 2.0}]]
+    y = [["P", "Q"], ["Q"]]
+    crf = CRFTagger(hashing=2**20, all_possible_states=True, all_possible_transitions=True)
+    crf.fit(X, y)
+    assert crf.coef_.shape == (2 * 2 + 2 * 2,)
+    assert len(pickle.dumps(crf)) < 20_000
+    assert crf.predict(X) == crf.predict([[{"a": 1.0, "zzz": 1.0}, {"b": "x"}], [{"a": 2.0}]])
+
+
+def test_convergence_warning_points_at_the_callers_line():
+    """Issue 10, item 9: not at scikit-learn's fit wrapper."""
+    X, y = random_corpus(4, n_seq=20)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        CRFTagger(max_iter=2, tol=0).fit(X, y)
+    caught = [w for w in record if issubclass(w.category, ConvergenceWarning)]
+    assert len(caught) == 1 and caught[0].filename == __file__

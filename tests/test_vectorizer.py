@@ -1,4 +1,8 @@
+import pickle
+
+import joblib
 import numpy as np
+import pycrfsuite  # in the test extra
 import pytest
 
 from sklearn_crf import SequenceVectorizer
@@ -19,7 +23,6 @@ def test_crfsuite_semantics():
 
 
 def test_matches_pycrfsuite_item_semantics():
-    pycrfsuite = pytest.importorskip("pycrfsuite")
     token = {
         "s": "a", "f": 2.5, "t": True, "off": False, "lst": ["p", "q"],
         "nested": {"k": "v", "n": 0.5},
@@ -80,12 +83,85 @@ def test_hashing_maps_names_to_stable_slots():
     X = [[{"w": "a", "n": 2.0, "l": ["x"]}], [{"w": "b"}]]
     vec = SequenceVectorizer(n_features=16)
     Xt = vec.fit_transform(X)
-    assert Xt.shape == (2, 16) and vec.n_attributes_ == 16
+    slots = {murmurhash3_32(name, positive=True) % 16 for name in ("w:a", "n", "l:x", "w:b")}
+    assert Xt.shape == (2, 16) and vec.n_attributes_ == len(slots)
+    assert sorted(vec.hash_slots_.tolist()) == sorted(slots)
     assert not hasattr(vec, "vocabulary_")
     for name, row, value in [("w:a", 0, 1.0), ("n", 0, 2.0), ("l:x", 0, 1.0), ("w:b", 1, 1.0)]:
         assert Xt[row, murmurhash3_32(name, positive=True) % 16] >= value
-    # unseen attributes hash too, and transform equals fit_transform
+    # transform equals fit_transform; a slot unseen in fit has no column of its own
     assert (vec.transform(X) != Xt).nnz == 0
-    assert vec.transform([[{"w": "zzz"}]]).nnz == 1
+    zzz = murmurhash3_32("w:zzz", positive=True) % 16
+    assert vec.transform([[{"w": "zzz"}]]).nnz == int(zzz in slots)
     with pytest.raises(AttributeError):
         vec.get_feature_names_out()
+
+
+def test_hashing_allocates_only_the_slots_seen():
+    """Issue 10, item 8: 2**20 slots, 3 attributes: 3 attribute ids."""
+    vec = SequenceVectorizer(n_features=2**20)
+    corpus = vec.fit_encode([[{"a": 1.0, "b": "x"}, {"c": True}]])
+    assert vec.n_attributes_ == corpus.n_attributes == 3
+    assert corpus.tok_attr.max() < 3
+    assert len(pickle.dumps(vec)) < 10_000
+
+
+def test_encode_leaves_the_fitted_vectorizer_unchanged():
+    """Issue 10, item 3: only fit fills the caches."""
+    vec = SequenceVectorizer().fit([[{"a": {"b": 1.0}, "n": 2.0}]])
+    before = joblib.hash(vec)
+    vec.encode([[{"a": "b", "n": 1.0, "m": 0.0}], [["a:b", "zz"]]])
+    vec.transform([[{"a": "b"}]])
+    assert joblib.hash(vec) == before
+
+
+@pytest.mark.parametrize(
+    "zero", [False, 0, 0.0, -0.0, np.False_, np.float64(0), np.int64(0), np.float32(0)],
+    ids=["False", "0", "0.0", "-0.0", "np.False_", "np.float64", "np.int64", "np.float32"],
+)
+def test_one_rule_for_every_zero(zero):
+    """Issue 10, item 2: whatever its type or depth, a zero is a zero entry."""
+    X = [[{"z": zero, "d": {"k": zero, "e": {"f": zero}}, "w": "a"}]]
+    vec = SequenceVectorizer()
+    corpus = vec.fit_encode(X)
+    assert vec.feature_names_ == ["z", "d:k", "d:e:f", "w:a"]
+    assert corpus.zero_attr.tolist() == [0, 1, 2] and corpus.zero_tok.tolist() == [0, 0, 0]
+    assert corpus.tok_attr.tolist() == [3] and corpus.tok_val.tolist() == [1.0]
+
+
+def test_token_forms_of_python_crfsuite():
+    """Issue 10, item 5: every token form pycrfsuite.ItemSequence accepts, same meaning."""
+    tokens = [
+        ["word=madrid", "shape=Xx"],
+        ("a", "b"),
+        {"word=madrid": 1.0, "w2": 0.5, "neg": -2},
+        {"s": "x", "n": np.float32(1.5), "i": np.int64(3), "b": np.True_, "z": np.False_},
+        {"l": ["p", "q"], "st": {"v"}, "nested": {"k": "v", "m": {"x": 2.0}, "l": ["u"]}},
+        {"bytes": b"x", "npstr": np.str_("y")},
+        [],
+        {},
+    ]
+    vec = SequenceVectorizer().fit([tokens])
+    Xt = vec.transform([tokens]).toarray()
+    for row, item in zip(Xt, pycrfsuite.ItemSequence(tokens).items()):
+        got = {vec.feature_names_[j]: row[j] for j in np.flatnonzero(row)}
+        assert got == {k: v for k, v in item.items() if v != 0}
+        assert all(k in vec.vocabulary_ for k in item)  # zeros join the vocabulary
+
+
+def test_readme_input_format_as_written():
+    """Every example of the README's "Input format" section."""
+    tokens = [
+        {"word.lower()": "madrid"}, {"len": 6}, {"upper": True, "title": False},
+        {"n": np.float64(2.5), "k": np.int64(3)}, {"tags": ["a", "b"]}, {"d": {"k": "v"}},
+        ["word=madrid", "shape=Xx"], {"z": np.float64(0), "dz": {"q": np.False_}},
+    ]
+    vec = SequenceVectorizer()
+    Xt = vec.fit_transform([tokens]).toarray()
+    rows = [{vec.feature_names_[j]: row[j] for j in np.flatnonzero(row)} for row in Xt]
+    assert rows == [
+        {"word.lower():madrid": 1.0}, {"len": 6.0}, {"upper": 1.0}, {"n": 2.5, "k": 3.0},
+        {"tags:a": 1.0, "tags:b": 1.0}, {"d:k:v": 1.0},
+        {"word=madrid": 1.0, "shape=Xx": 1.0}, {},
+    ]
+    assert {"title", "z", "dz:q"} <= set(vec.vocabulary_)  # zeros make attributes known
