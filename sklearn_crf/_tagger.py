@@ -251,8 +251,9 @@ class CRFTagger(BaseEstimator):
         Parameters
         ----------
         X : list of sequences of dict
-            Each sequence is a list of tokens, each token a dict of features in
-            sklearn-crfsuite's format (see :class:`SequenceVectorizer`).
+            Each sequence is a list of tokens, each token in any form
+            sklearn-crfsuite accepts: a dict of features or a list of
+            attribute names (see :class:`SequenceVectorizer`).
         y : list of sequences of labels
             One label per token. Labels may be str, int or any hashable, all of
             one type.
