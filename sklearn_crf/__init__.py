@@ -1,16 +1,18 @@
 """sklearn-crf: linear-chain conditional random fields as scikit-learn estimators.
 
 ``import sklearn_crf`` imports only what fitting a :class:`CRFTagger` needs.
-The submodules :mod:`sklearn_crf.datasets` and :mod:`sklearn_crf.metrics` and
-:class:`SequenceFeaturizer` are imported on first access (PEP 562): they cost
-nothing until used (``sklearn_crf.metrics`` imports :mod:`sklearn.metrics`),
-and ``sklearn_crf.metrics``, ``from sklearn_crf import SequenceFeaturizer``
-and ``import sklearn_crf.datasets`` work as for any attribute or submodule.
+The submodules :mod:`sklearn_crf.datasets`, :mod:`sklearn_crf.metrics` and
+:mod:`sklearn_crf.model_selection` and :class:`SequenceFeaturizer` are
+imported on first access (PEP 562): they cost nothing until used
+(``sklearn_crf.metrics`` imports :mod:`sklearn.metrics`), and
+``sklearn_crf.metrics``, ``from sklearn_crf import SequenceFeaturizer`` and
+``import sklearn_crf.datasets`` work as for any attribute or submodule.
 """
 
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
+from ._compat import CRF
 from ._crfsuite import load_crfsuite, save_crfsuite
 from ._objective import ParameterLayout
 from ._persistence import load_model, save_model
@@ -19,12 +21,13 @@ from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
-    from . import datasets, metrics
+    from . import datasets, metrics, model_selection, scorers
     from ._conll import read_conll, write_conll
     from ._featurizer import SequenceFeaturizer
     from ._templates import TemplateFeaturizer
 
 __all__ = [
+    "CRF",
     "CRFTagger",
     "InconsistentVersionWarning",
     "ParameterLayout",
@@ -36,9 +39,11 @@ __all__ = [
     "load_crfsuite",
     "load_model",
     "metrics",
+    "model_selection",
     "read_conll",
     "save_crfsuite",
     "save_model",
+    "scorers",
     "write_conll",
 ]
 
@@ -51,6 +56,8 @@ _LAZY = {
     "write_conll": ("._conll", "write_conll"),
     "datasets": (".datasets", None),
     "metrics": (".metrics", None),
+    "model_selection": (".model_selection", None),
+    "scorers": (".scorers", None),
 }
 
 

@@ -6,10 +6,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _inspection, _kernels
+from . import _inspection, _kernels, _online
 from ._objective import CRFObjective, build_layout
 from ._optimize import minimize_crf
 from ._threads import n_threads as _n_threads
@@ -33,22 +33,48 @@ class CRFTagger(BaseEstimator):
     label transition, with scipy's L-BFGS-B, or OWL-QN when there is an L1
     term (see ``solver``). The forward-backward and
     Viterbi kernels are compiled with numba and run over sequences in parallel.
+    CRFsuite's other training algorithms are solvers too: ``"l2sgd"``
+    (stochastic gradient descent with L2), ``"ap"`` (averaged perceptron),
+    ``"pa"`` (passive-aggressive) and ``"arow"``; each reads only its own
+    parameters, and setting a parameter the chosen solver does not use raises
+    a ValueError in :meth:`fit`.
 
     Parameters
     ----------
     c1 : float, default=0.0
         Coefficient of the L1 penalty. With ``c1 > 0`` many weights are exactly 0.
+        Solvers ``"lbfgs"`` and ``"l-bfgs-b"``.
     c2 : float, default=1.0
-        Coefficient of the (squared) L2 penalty.
-    solver : {"lbfgs", "l-bfgs-b"}, default="lbfgs"
+        Coefficient of the (squared) L2 penalty. Solvers ``"lbfgs"``,
+        ``"l-bfgs-b"`` and ``"l2sgd"`` (which needs ``c2 > 0``).
+    solver : {"lbfgs", "l-bfgs-b", "l2sgd", "ap", "pa", "arow"}, default="lbfgs"
         ``"lbfgs"`` is CRFsuite's ``lbfgs`` algorithm: scipy's L-BFGS-B (no
         bounds) when ``c1 == 0``, OWL-QN, the orthant-wise L-BFGS, when
         ``c1 > 0``. ``"l-bfgs-b"`` always uses scipy's L-BFGS-B; with
         ``c1 > 0`` it splits each weight into non-negative parts ``w = w⁺ - w⁻``
         under bounds, which reaches the same optimum but needs many more
         iterations. Both keep a history of 6 updates.
-    max_iter : int, default=1000
-        Maximum number of solver iterations.
+
+        The others are CRFsuite's online algorithms, run as CRFsuite runs
+        them (same updates, defaults, stopping tests, averaging, and the
+        instance order of CRFsuite's unseeded ``rand()`` shuffle, so the
+        weights match CRFsuite's on Linux): ``"l2sgd"`` minimizes the same
+        objective with ``c1 = 0`` by stochastic gradient descent, with a
+        learning rate calibrated on a sample (``calibration_*``) and the
+        ``period`` / ``delta`` stopping test, and returns the weights of its
+        best epoch; ``"ap"`` is the averaged perceptron; ``"pa"``
+        passive-aggressive (``pa_type``, ``c``, ``error_sensitive``,
+        ``averaging``); ``"arow"`` adaptive regularization of weights
+        (``variance``, ``gamma``). The last three run ``max_iter`` epochs
+        unless ``epsilon`` stops them. These algorithms update the weights
+        after each sequence, so training runs on one thread; ``n_jobs``
+        still applies to prediction.
+    max_iter : int, default=None
+        Maximum number of iterations (epochs for the online solvers;
+        sklearn-crfsuite's ``max_iterations``). None is the solver's default:
+        1000 for ``"lbfgs"`` and ``"l-bfgs-b"`` (CRFsuite's lbfgs has no
+        limit), and CRFsuite's 1000 for ``"l2sgd"`` and 100 for ``"ap"``,
+        ``"pa"`` and ``"arow"``.
     tol : float, default=1e-3
         Stopping rule (CRFsuite's "delta" test): training stops when the loss
         decreased by less than ``tol`` relative to its current value over the
@@ -58,13 +84,58 @@ class CRFTagger(BaseEstimator):
         CRFsuite's default is 1e-5 (about 730 iterations on CoNLL-2002
         Spanish NER); 1e-3 stops there after about 150 iterations with an
         entity F1 within 0.002 of the converged model's; use 1e-5 to train to
-        CRFsuite's precision.
-    epsilon : float, default=1e-5
-        CRFsuite's other stopping rule (its ``epsilon``): training stops when
+        CRFsuite's precision. Solvers ``"lbfgs"`` and ``"l-bfgs-b"``.
+    epsilon : float, default=None
+        CRFsuite's ``epsilon``, a stopping rule whose meaning and default
+        depend on the solver; None is CRFsuite's default of the solver.
+        ``"lbfgs"`` and ``"l-bfgs-b"`` (default 1e-5): training stops when
         ``‖g‖ / max(‖w‖, 1) <= epsilon``, g the gradient of the loss (with
         ``c1 > 0`` its orthant-wise pseudo-gradient). Tested before the first
         iteration too, so a refit that starts at an optimum (a warm start
-        from converged weights) runs no iteration.
+        from converged weights) runs no iteration. ``"ap"``, ``"pa"`` and
+        ``"arow"`` (default 0): training stops after an epoch whose loss (see
+        ``loss_curve_``) divided by the number of sequences is below
+        ``epsilon`` (at most ``epsilon`` for ``"arow"``); with 0, ``"ap"``
+        and ``"pa"`` run ``max_iter`` epochs and ``"arow"`` stops after an
+        epoch without mistakes. ``"l2sgd"`` does not use it (its rule is
+        ``period`` / ``delta``).
+    period : int, default=10
+        ``"l2sgd"``: the stopping test compares the loss with the loss
+        ``period`` epochs earlier. (CRFsuite's lbfgs has the same test; here
+        its ``delta`` is ``tol`` and its period is fixed at 10.)
+    delta : float, default=1e-6
+        ``"l2sgd"``: training stops when the loss improved by less than
+        ``delta`` relative to its current value over the last ``period``
+        epochs.
+    calibration_eta : float, default=0.1
+        ``"l2sgd"``: the first learning rate tried by the calibration.
+    calibration_rate : float, default=2.0
+        ``"l2sgd"``: the calibration multiplies the learning rate by this
+        while the loss decreases, then divides it.
+    calibration_samples : int, default=1000
+        ``"l2sgd"``: the number of sequences the calibration trains on.
+    calibration_candidates : int, default=10
+        ``"l2sgd"``: the number of learning rates that decrease the loss the
+        calibration tries in each direction.
+    calibration_max_trials : int, default=20
+        ``"l2sgd"``: the maximum number of learning rates the calibration
+        tries.
+    pa_type : {0, 1, 2}, default=1
+        ``"pa"``: the update: 0 without slack (``tau = cost / ‖Δ‖²``), 1
+        PA-I (``min(c, cost / ‖Δ‖²)``), 2 PA-II (``cost / (‖Δ‖² + 1 / (2c))``).
+    c : float, default=1.0
+        ``"pa"``: the aggressiveness parameter of types 1 and 2.
+    error_sensitive : bool, default=True
+        ``"pa"``: the cost of a mistake adds the square root of the number of
+        wrong labels (else 1) to the score difference.
+    averaging : bool, default=True
+        ``"pa"``: return the average of the weights over all updates, as the
+        averaged perceptron does (else the last weights).
+    variance : float, default=1.0
+        ``"arow"``: the initial variance of every weight.
+    gamma : float, default=1.0
+        ``"arow"``: the trade-off between the loss and the change of the
+        weights.
     min_freq : float, default=0.0
         CRFsuite's feature frequency cut-off, for every kind of feature: a
         state feature (attribute, label) is kept only when the sum of the
@@ -97,7 +168,8 @@ class CRFTagger(BaseEstimator):
         ``loss_curve_`` holds the last fit's. :func:`~sklearn.base.clone`, and
         so :class:`~sklearn.model_selection.GridSearchCV`, drops the fitted
         weights: warm starts help a hand-written loop over a regularization
-        path, not a search.
+        path, not a search. Solvers ``"lbfgs"`` and ``"l-bfgs-b"`` (CRFsuite's
+        online algorithms always start from zeros).
     n_jobs : int, default=None
         Number of threads of the numba kernels. ``None`` uses numba's default
         (all cores, or the ``NUMBA_NUM_THREADS`` environment variable); ``-1``
@@ -130,11 +202,19 @@ class CRFTagger(BaseEstimator):
         computed from ``coef_`` on each access (``coef_`` is the one source of
         truth: edit it, not this copy).
     n_iter_ : int
-        Number of iterations of the solver (L-BFGS-B or OWL-QN) in the last fit.
+        Number of iterations of the solver in the last fit (L-BFGS-B or
+        OWL-QN; epochs for the online solvers, for ``"l2sgd"`` not counting
+        the calibration's).
     loss_ : float
-        The objective at the fitted weights.
+        The objective at the fitted weights (``"l2sgd"``: the loss of the
+        returned best epoch; ``"ap"``, ``"pa"``, ``"arow"``: the last epoch's
+        loss).
     loss_curve_ : ndarray of shape (n_iter_,)
-        The objective after each iteration.
+        The objective after each iteration. For the online solvers,
+        CRFsuite's per-epoch "Loss": ``"l2sgd"`` the objective at the end of
+        the epoch; ``"ap"`` the sum over sequences of the fraction of wrong
+        labels in the Viterbi path, times the sequence weight; ``"pa"`` and
+        ``"arow"`` the summed (weighted) costs of the mistakes.
     attributes_ : list of str, length (n_active_attributes,)
         Names of the attributes that have a non-zero weight for at least one
         label, in the order of ``vectorizer_.feature_names_`` (which lists
@@ -191,15 +271,34 @@ class CRFTagger(BaseEstimator):
     [['PER', 'O']]
     >>> crf.score(X, y)
     1.0
+
+    CRFsuite's averaged perceptron instead of L-BFGS:
+
+    >>> ap = CRFTagger(solver="ap", max_iter=5).fit(X, y)
+    >>> ap.predict([[{"w": "Mary"}, {"w": "runs"}]]), ap.n_iter_
+    ([['PER', 'O']], 5)
     """
 
     _parameter_constraints: dict = {
         "c1": [Interval(Real, 0, None, closed="left")],
         "c2": [Interval(Real, 0, None, closed="left")],
-        "solver": [StrOptions({"lbfgs", "l-bfgs-b"})],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions({"lbfgs", "l-bfgs-b", "l2sgd", "ap", "pa", "arow"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="left"), None],
+        "period": [Interval(Integral, 1, None, closed="left")],
+        "delta": [Interval(Real, 0, None, closed="left")],
+        "calibration_eta": [Interval(Real, 0, None, closed="neither")],
+        "calibration_rate": [Interval(Real, 1, None, closed="neither")],
+        "calibration_samples": [Interval(Integral, 1, None, closed="left")],
+        "calibration_candidates": [Interval(Integral, 1, None, closed="left")],
+        "calibration_max_trials": [Interval(Integral, 1, None, closed="left")],
+        "pa_type": [Options(Integral, {0, 1, 2})],
+        "c": [Interval(Real, 0, None, closed="neither")],
+        "error_sensitive": ["boolean"],
+        "averaging": ["boolean"],
+        "variance": [Interval(Real, 0, None, closed="neither")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
         "min_freq": [Interval(Real, 0, None, closed="left")],
         "all_possible_states": ["boolean"],
         "all_possible_transitions": ["boolean"],
@@ -219,9 +318,22 @@ class CRFTagger(BaseEstimator):
         c1=0.0,
         c2=1.0,
         solver="lbfgs",
-        max_iter=1000,
+        max_iter=None,
         tol=1e-3,
-        epsilon=1e-5,
+        epsilon=None,
+        period=10,
+        delta=1e-6,
+        calibration_eta=0.1,
+        calibration_rate=2.0,
+        calibration_samples=1000,
+        calibration_candidates=10,
+        calibration_max_trials=20,
+        pa_type=1,
+        c=1.0,
+        error_sensitive=True,
+        averaging=True,
+        variance=1.0,
+        gamma=1.0,
         min_freq=0.0,
         all_possible_states=False,
         all_possible_transitions=False,
@@ -236,6 +348,19 @@ class CRFTagger(BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.epsilon = epsilon
+        self.period = period
+        self.delta = delta
+        self.calibration_eta = calibration_eta
+        self.calibration_rate = calibration_rate
+        self.calibration_samples = calibration_samples
+        self.calibration_candidates = calibration_candidates
+        self.calibration_max_trials = calibration_max_trials
+        self.pa_type = pa_type
+        self.c = c
+        self.error_sensitive = error_sensitive
+        self.averaging = averaging
+        self.variance = variance
+        self.gamma = gamma
         self.min_freq = min_freq
         self.all_possible_states = all_possible_states
         self.all_possible_transitions = all_possible_transitions
@@ -258,13 +383,15 @@ class CRFTagger(BaseEstimator):
             One label per token. Labels may be str, int or any hashable, all of
             one type.
         sample_weight : array-like of shape (n_sequences,), default=None
-            Weight of each sequence in the likelihood.
+            Weight of each sequence in the likelihood (for ``"ap"``, ``"pa"``
+            and ``"arow"``, in their updates, as CRFsuite's instance weight).
 
         Returns
         -------
         self : CRFTagger
             The fitted tagger.
         """
+        _online.check_solver_params(self)  # online solvers: parameters of another solver
         vectorizer = SequenceVectorizer(n_features=self.hashing)
         corpus = vectorizer.fit_encode(X)
         classes, labels = encode_labels(y, corpus.seq_ptr)
@@ -282,6 +409,8 @@ class CRFTagger(BaseEstimator):
             corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
             len(classes), layout.n_params,
         )
+        if self.solver in _online.ONLINE_SOLVERS:  # online solvers: see _online.py
+            return self._fit_online(vectorizer, classes, layout, corpus, labels, seq_weight)
         with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
             objective = CRFObjective(
                 corpus, layout, labels, seq_weight, c2=self.c2, n_chunks=n_threads,
@@ -289,7 +418,9 @@ class CRFTagger(BaseEstimator):
             w0 = self._warm_start_weights(vectorizer, classes, layout)
             result = minimize_crf(
                 objective, w0, c1=self.c1, solver=self.solver,
-                max_iter=self.max_iter, tol=self.tol, epsilon=self.epsilon,
+                max_iter=_online.resolved_max_iter(self.solver, self.max_iter),
+                tol=self.tol,
+                epsilon=_online.resolved_epsilon(self.solver, self.epsilon),
                 verbose=self.verbose,
             )
         self.classes_ = classes
@@ -299,6 +430,22 @@ class CRFTagger(BaseEstimator):
         self.n_iter_ = result.n_iter
         self.loss_curve_ = result.losses
         self.loss_ = result.loss
+        self._sklearn_crf_version = __version__
+        return self
+
+    def _fit_online(self, vectorizer, classes, layout, corpus, labels, seq_weight):
+        """Fit with one of CRFsuite's online solvers (:mod:`sklearn_crf._online`)."""
+        coef, result = _online.fit_online(
+            self.solver, corpus, layout, labels, seq_weight,
+            self.get_params(deep=False), verbose=self.verbose,
+        )
+        self.classes_ = classes
+        self.vectorizer_ = vectorizer
+        self.layout_ = layout
+        self.coef_ = coef
+        self.n_iter_ = result.n_iter
+        self.loss_curve_ = result.loss_curve
+        self.loss_ = float(result.loss)
         self._sklearn_crf_version = __version__
         return self
 
