@@ -53,9 +53,15 @@ DEFAULT_MAX_ITER = {
 }
 
 #: which CRFTagger parameters each solver reads (besides those of every solver)
+#: the early-stopping parameters (a validation set checked after each
+#: iteration): L-BFGS and OWL-QN only
+_EARLY_STOPPING = {
+    "early_stopping", "validation_fraction", "n_iter_no_change",
+    "validation_scoring", "random_state",
+}
 SOLVER_PARAMS = {
-    "lbfgs": {"c1", "c2", "tol", "epsilon", "warm_start"},
-    "l-bfgs-b": {"c1", "c2", "tol", "epsilon", "warm_start"},
+    "lbfgs": {"c1", "c2", "tol", "epsilon", "warm_start", *_EARLY_STOPPING},
+    "l-bfgs-b": {"c1", "c2", "tol", "epsilon", "warm_start", *_EARLY_STOPPING},
     "l2sgd": {
         "c2", "period", "delta", "calibration_eta", "calibration_rate",
         "calibration_samples", "calibration_candidates", "calibration_max_trials",

@@ -288,3 +288,55 @@ def sgd_epoch(w, order, t, t0, lam, layout, corpus, labels, seq_weight):
             w = w + eta * seq_weight[s] * grad
         t += 1
     return w, t, loss
+# decoding under constraints: brute force over the allowed paths only
+# --------------------------------------------------------------------------
+
+
+def allowed_paths(scores, trans, allowed_trans=None, start=None, end=None, token_mask=None):
+    """The label paths that satisfy the constraints (boolean masks, None = free)
+    and their scores under the finite weights ``scores`` and ``trans``."""
+    paths, total = path_scores(scores, trans)
+    keep = np.ones(len(paths), dtype=bool)
+    n = scores.shape[0]
+    if n and token_mask is not None:
+        keep &= token_mask[np.arange(n), paths].all(axis=1)
+    if n and start is not None:
+        keep &= start[paths[:, 0]]
+    if n and end is not None:
+        keep &= end[paths[:, -1]]
+    if n > 1 and allowed_trans is not None:
+        keep &= allowed_trans[paths[:, :-1], paths[:, 1:]].all(axis=1)
+    return paths[keep], total[keep]
+
+
+def ranked_paths(paths, total):
+    """Paths by decreasing score; ties by the labels read from the end."""
+    keys = [(-s, tuple(p[::-1])) for p, s in zip(paths.tolist(), total.tolist())]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return paths[order], total[order]
+
+
+def path_marginals(paths, total, L):
+    """log Z, node marginals (n, L) and path probabilities over the given paths."""
+    log_z = logsumexp(total)
+    p = np.exp(total - log_z)
+    n = paths.shape[1]
+    node = np.zeros((n, L))
+    for t in range(n):
+        np.add.at(node[t], paths[:, t], p)
+    return log_z, node, p
+
+
+def span_probability(paths, total, start, labels):
+    """p(y[start : start + len(labels)] = labels) over the given paths."""
+    p = np.exp(total - logsumexp(total))
+    hit = (paths[:, start:start + len(labels)] == np.asarray(labels)).all(axis=1)
+    return p[hit].sum()
+
+
+def posterior_path(paths, total, L):
+    """The given path with the largest sum of node marginals (random continuous
+    weights: no ties)."""
+    _, node, _ = path_marginals(paths, total, L)
+    gain = node[np.arange(paths.shape[1]), paths].sum(axis=1)
+    return paths[int(np.argmax(gain))]

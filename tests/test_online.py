@@ -314,6 +314,8 @@ def test_l2sgd_warns_when_max_iter_stops_it(toy_ner):
         ({"solver": "lbfgs", "period": 5}, "does not use period"),
         ({"solver": "arow", "calibration_eta": 0.5}, "does not use calibration_eta"),
         ({"solver": "l2sgd", "c2": 0.0}, "needs c2 > 0"),
+        ({"solver": "ap", "early_stopping": True}, "does not use early_stopping"),
+        ({"solver": "pa", "validation_scoring": "entity_f1"}, "does not use validation_scoring"),
     ],
 )
 def test_a_parameter_the_solver_does_not_use_raises(toy_ner, params, match):
@@ -323,6 +325,16 @@ def test_a_parameter_the_solver_does_not_use_raises(toy_ner, params, match):
     with pytest.raises(ValueError, match=match):
         crf.set_params(**params).fit(X, y)
     np.testing.assert_array_equal(crf.coef_, before)  # the fitted model is untouched
+
+
+def test_online_solvers_take_no_validation_set(toy_ner):
+    X, y = toy_ner
+    crf = CRFTagger(solver="ap", max_iter=2).fit(X, y)
+    before = crf.coef_.copy()
+    with pytest.raises(ValueError, match="takes no validation set"):
+        crf.fit(X, y, X_val=X[:5], y_val=y[:5])
+    np.testing.assert_array_equal(crf.coef_, before)
+    assert crf.validation_scores_ is None and crf.best_iteration_ is None
 
 
 @pytest.mark.parametrize(
