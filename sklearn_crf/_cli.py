@@ -8,6 +8,7 @@ as ``train`` did) and ``load_crfsuite``/``save_crfsuite``.
 """
 
 import argparse
+import io
 import json
 import logging
 import os
@@ -17,6 +18,7 @@ import warnings
 from typing import NamedTuple
 
 from ._conll import read_conll, write_conll
+from ._constraints import SCHEMES
 from ._version import __version__
 
 PROG = "sklearn-crf"
@@ -347,7 +349,13 @@ class _Prediction(NamedTuple):
 
 
 def _cmd_tag(args):
+    if args.nbest is not None and args.marginals:
+        raise CommandError("--nbest and --marginals cannot be combined.")
     crf, data, _, X, sep = _predict(args.model, args.file, args.sep)
+    if args.constraints is not None:
+        crf.set_params(transition_constraints=args.constraints)
+    if args.nbest is not None:
+        return _write_nbest(args, crf, data, X, sep)
     predictions = crf.predict(X) if X else []
     extra = [[[label] for label in sentence] for sentence in predictions]
     if args.marginals:
@@ -369,6 +377,26 @@ def _cmd_tag(args):
     logger.info(
         "tagged %d sentences, %d tokens", len(sentences), sum(map(len, sentences))
     )
+    return 0
+
+
+def _write_nbest(args, crf, data, X, sep):
+    """CRF++'s n-best output: ``# rank probability`` then the tagged sentence, per path."""
+    nbest = crf.predict_nbest(X, n=args.nbest) if X else []
+    buffer = io.StringIO()
+    for sentence, paths in zip(data.sentences, nbest):
+        for rank, (labels, probability) in enumerate(paths):
+            buffer.write(f"# {rank} {probability:.6f}\n")
+            write_conll(
+                buffer, [[token + (label,) for token, label in zip(sentence, labels)]], sep=sep
+            )
+    out = _open_output(args.output)
+    try:
+        out.write(buffer.getvalue())
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    logger.info("tagged %d sentences (%d best paths each)", len(nbest), args.nbest)
     return 0
 
 
@@ -762,6 +790,12 @@ def build_parser():
     tag.add_argument("-o", "--output", help="output file (default: stdout)")
     tag.add_argument("--marginals", action="store_true",
                      help="add a column with the marginal probability of each predicted label")
+    tag.add_argument("--nbest", type=_positive_int, metavar="N",
+                     help="the N most probable label sequences of each sentence, as CRF++ "
+                          "writes them: a '# rank probability' line before each")
+    tag.add_argument("--constraints", choices=sorted(SCHEMES),
+                     help="decode only label sequences valid in this tagging scheme "
+                          "(e.g. IOB2: no I-X after O); probabilities are conditional on it")
     tag.set_defaults(handler=_cmd_tag)
 
     ev = sub.add_parser(

@@ -408,3 +408,41 @@ def test_untrusted_featurizer_settings_in_a_model_file(corpus, model, capsys, tm
     assert status == 1
     assert stderr.count("\n") == 1 and stderr.startswith(f"sklearn-crf: error: {path}: ")
     assert message in stderr
+
+
+def test_tag_nbest_and_constraints(corpus, model, api_predictions, capsys):
+    paths, _, test = corpus
+    crf, featurizer = api_predictions[1], api_predictions[2]
+    X_test = featurizer.transform(test.sentences[:20])
+    status, stdout, stderr = run(["tag", "-m", model, paths["test"], "--constraints", "IOB2"], capsys)
+    assert status == 0, stderr
+    constrained = CRFTagger(**API_PARAMS, transition_constraints="IOB2")
+    constrained.fit(featurizer.transform(corpus[1].sentences), corpus[1].tags)
+    assert read_conll(io.StringIO(stdout)).tags == constrained.predict(featurizer.transform(test.sentences))
+
+    status, stdout, stderr = run(["tag", "-m", model, paths["test"], "--nbest", "3"], capsys)
+    assert status == 0, stderr
+    blocks = stdout.split("# ")[1:]
+    expected = crf.predict_nbest(X_test, n=3)
+    k = 0
+    for s, paths_s in enumerate(expected):
+        for rank, (labels, probability) in enumerate(paths_s):
+            header, *rows = blocks[k].rstrip("\n").split("\n")
+            assert header == f"{rank} {probability:.6f}"
+            assert [row.split()[-1] for row in rows] == labels
+            assert [row.split()[0] for row in rows] == test.sentences[s]
+            k += 1
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--nbest", "0"], "argument --nbest: expected a positive integer"),
+        (["--nbest", "2", "--marginals"], "--nbest and --marginals cannot be combined"),
+        (["--constraints", "XYZ"], "argument --constraints: invalid choice: 'XYZ'"),
+    ],
+)
+def test_tag_decoding_option_errors(corpus, model, capsys, extra, message):
+    status, _, stderr = run(["tag", "-m", model, corpus[0]["test"], "-q", *extra], capsys)
+    assert status in (1, 2)
+    assert stderr.count("\n") == 1 and stderr.startswith("sklearn-crf: error: ") and message in stderr
