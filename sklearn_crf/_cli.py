@@ -309,7 +309,7 @@ def _cmd_train(args):
     return 0
 
 
-def _predict(model_path, path, sep):
+def _predict(model_path, path, sep, allowed_column=None):
     """Model, file data, gold labels (or None) and predictions for a CoNLL file."""
     crf, metadata = _load(model_path)
     settings = _cli_metadata(metadata, model_path)
@@ -319,9 +319,27 @@ def _predict(model_path, path, sep):
         raise CommandError(_named(model_path, exc)) from None
     sep = sep if sep is not None else settings["sep"]
     data, name = _read(path, label_column=None, sep=sep)
-    tokens, gold = _tokens_for_features(data.sentences, settings, data.n_columns, name)
-    X = featurizer.transform(tokens) if data.sentences else []
-    return _Prediction(crf, data, gold, X, sep)
+    sentences, n_columns, allowed = data.sentences, data.n_columns, None
+    if allowed_column is not None and sentences:
+        if not -n_columns < allowed_column < n_columns or allowed_column % n_columns == 0:
+            raise CommandError(
+                f"{name}: --allowed-column {allowed_column} does not name a column after "
+                f"the token of {n_columns} columns."
+            )
+        j = allowed_column % n_columns
+        allowed = [[_allowed_labels(t[j]) for t in s] for s in sentences]
+        sentences = [[t[:j] + t[j + 1 :] for t in s] for s in sentences]
+        n_columns -= 1
+    tokens, gold = _tokens_for_features(sentences, settings, n_columns, name)
+    X = featurizer.transform(tokens) if sentences else []
+    return _Prediction(crf, data, gold, X, sep, allowed)
+
+
+def _allowed_labels(cell):
+    """A cell of the --allowed-column: ``*`` any label, ``A`` forced, ``A|B`` a set."""
+    if cell == "*":
+        return None
+    return cell if "|" not in cell else set(cell.split("|"))
 
 
 class _Prediction(NamedTuple):
@@ -339,6 +357,8 @@ class _Prediction(NamedTuple):
         The features of each token.
     sep : str or None
         The column separator used to read the input (and to write the output).
+    allowed : list or None
+        The ``allowed`` argument of the decoders, from ``--allowed-column``.
     """
 
     crf: object
@@ -346,20 +366,21 @@ class _Prediction(NamedTuple):
     gold: object
     X: list
     sep: object
+    allowed: object = None
 
 
 def _cmd_tag(args):
     if args.nbest is not None and args.marginals:
         raise CommandError("--nbest and --marginals cannot be combined.")
-    crf, data, _, X, sep = _predict(args.model, args.file, args.sep)
+    crf, data, _, X, sep, allowed = _predict(args.model, args.file, args.sep, args.allowed_column)
     if args.constraints is not None:
         crf.set_params(transition_constraints=args.constraints)
     if args.nbest is not None:
-        return _write_nbest(args, crf, data, X, sep)
-    predictions = crf.predict(X) if X else []
+        return _write_nbest(args, crf, data, X, sep, allowed)
+    predictions = crf.predict(X, allowed=allowed) if X else []
     extra = [[[label] for label in sentence] for sentence in predictions]
     if args.marginals:
-        marginals = crf.predict_marginals(X) if X else []
+        marginals = crf.predict_marginals(X, allowed=allowed) if X else []
         for rows, sentence, probabilities in zip(extra, predictions, marginals):
             for row, label, p in zip(rows, sentence, probabilities):
                 row.append(f"{p[label]:.6f}")
@@ -380,9 +401,9 @@ def _cmd_tag(args):
     return 0
 
 
-def _write_nbest(args, crf, data, X, sep):
+def _write_nbest(args, crf, data, X, sep, allowed):
     """CRF++'s n-best output: ``# rank probability`` then the tagged sentence, per path."""
-    nbest = crf.predict_nbest(X, n=args.nbest) if X else []
+    nbest = crf.predict_nbest(X, n=args.nbest, allowed=allowed) if X else []
     buffer = io.StringIO()
     for sentence, paths in zip(data.sentences, nbest):
         for rank, (labels, probability) in enumerate(paths):
@@ -523,7 +544,7 @@ def format_conlleval(report):
 
 def _cmd_eval(args):
     if args.model is not None:
-        crf, data, gold, X, _ = _predict(args.model, args.file, args.sep)
+        crf, data, gold, X, _, _ = _predict(args.model, args.file, args.sep)
         if gold is None:
             raise CommandError(
                 f"{args.file}: no gold label column ({data.n_columns} column(s), "
@@ -796,6 +817,10 @@ def build_parser():
     tag.add_argument("--constraints", choices=sorted(SCHEMES),
                      help="decode only label sequences valid in this tagging scheme "
                           "(e.g. IOB2: no I-X after O); probabilities are conditional on it")
+    tag.add_argument("--allowed-column", type=_label_column, metavar="INDEX",
+                     help="a column of FILE with the labels each token may take: '*' any, "
+                          "'B-PER' forced, 'B-PER|I-PER' one of these (not a feature; "
+                          "kept in the output)")
     tag.set_defaults(handler=_cmd_tag)
 
     ev = sub.add_parser(

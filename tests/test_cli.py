@@ -446,3 +446,25 @@ def test_tag_decoding_option_errors(corpus, model, capsys, extra, message):
     status, _, stderr = run(["tag", "-m", model, corpus[0]["test"], "-q", *extra], capsys)
     assert status in (1, 2)
     assert stderr.count("\n") == 1 and stderr.startswith("sklearn-crf: error: ") and message in stderr
+
+
+def test_tag_allowed_column(corpus, model, api_predictions, capsys, tmp_path):
+    _, _, test = corpus
+    crf, featurizer = api_predictions[1], api_predictions[2]
+    sentences = test.sentences[:30]
+    cells = [["B-PER" if t == 0 else "B-LOC|O" if t == 1 else "*" for t in range(len(s))]
+             for s in sentences]
+    path = tmp_path / "forced.conll"
+    write_conll(path, [list(zip(s, c)) for s, c in zip(sentences, cells)])
+    status, stdout, stderr = run(["tag", "-m", model, path, "--allowed-column", "1"], capsys)
+    assert status == 0, stderr
+    allowed = [[None if c == "*" else set(c.split("|")) if "|" in c else c for c in s] for s in cells]
+    expected = crf.predict(featurizer.transform(sentences), allowed=allowed)
+    tagged = read_conll(io.StringIO(stdout))
+    assert tagged.tags == expected
+    assert all(labels[0] == "B-PER" for labels in tagged.tags)
+    assert [[t[1] for t in s] for s in tagged.sentences] == cells  # the column is kept
+
+    (tmp_path / "unknown.conll").write_text("Madrid NOPE\n", encoding="utf-8")
+    status, _, stderr = run(["tag", "-m", model, tmp_path / "unknown.conll", "--allowed-column", "1"], capsys)
+    assert status == 1 and stderr.count("\n") == 1 and "NOPE" in stderr
