@@ -364,6 +364,20 @@ class CRFTagger(BaseEstimator):
     >>> ap = CRFTagger(solver="ap", max_iter=5).fit(X, y)
     >>> ap.predict([[{"w": "Mary"}, {"w": "runs"}]]), ap.n_iter_
     ([['PER', 'O']], 5)
+
+    IOB2 constraints at decode time and, with ``constrain_training``, in
+    training too (the likelihood is then ``p(y | x, y allowed)``):
+
+    >>> import numpy as np
+    >>> X = [[{"w": "John"}, {"w": "Smith"}, {"w": "runs"}],
+    ...      [{"w": "Mary"}, {"w": "sleeps"}], [{"w": "Smith"}, {"w": "runs"}]]
+    >>> y = [["B-PER", "I-PER", "O"], ["B-PER", "O"], ["B-PER", "O"]]
+    >>> iob2 = CRFTagger(c2=0.01, transition_constraints="IOB2",
+    ...                  constrain_training=True).fit(X, y)
+    >>> iob2.predict([[{"w": "Mary"}, {"w": "Smith"}, {"w": "sleeps"}]])
+    [['B-PER', 'I-PER', 'O']]
+    >>> np.exp(iob2.log_probability(X, y)).round(3)
+    array([0.934, 0.949, 0.937])
     """
 
     _parameter_constraints: dict = {
