@@ -101,8 +101,9 @@ class CRFTagger(BaseEstimator):
     n_jobs : int, default=None
         Number of threads of the numba kernels. ``None`` uses numba's default
         (all cores, or the ``NUMBA_NUM_THREADS`` environment variable); ``-1``
-        all cores, ``-2`` all but one, etc. Results are bitwise reproducible
-        for a fixed thread count. In a process-parallel search
+        all cores, ``-2`` all but one, etc. The fitted weights are bitwise
+        the same for any ``n_jobs`` (the work is split into blocks that depend
+        on the data only). In a process-parallel search
         (``GridSearchCV(..., n_jobs=k)`` with joblib's default "loky"
         backend), joblib sets ``NUMBA_NUM_THREADS`` in each worker to the
         cores divided by ``k``, so the processes do not oversubscribe the
@@ -339,11 +340,13 @@ class CRFTagger(BaseEstimator):
         n_threads)`` with the thread count in force; returns (result, seq_ptr)."""
         check_is_fitted(self)
         corpus = self.vectorizer_.encode(X)
+        layout = self.layout_
+        # straight from coef_: the cost does not grow with the model's size
+        scores = _kernels.state_scores_sparse(
+            self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr,
+            corpus.tok_attr, corpus.tok_val, layout.n_labels,
+        )
         with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
-            scores = _kernels.state_scores(
-                self.layout_.attribute_matrix(self.coef_), corpus.tok_ptr,
-                corpus.tok_attr, corpus.tok_val,
-            )
             return kernel(scores, corpus.seq_ptr, n_threads), corpus.seq_ptr
 
     def _state_scores(self, X):

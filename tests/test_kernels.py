@@ -225,6 +225,39 @@ def test_state_scores_match_dense(corpus):
         w, tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, layout.n_labels
     )
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+    sparse = _kernels.state_scores_sparse(
+        w, layout.attr_ptr, layout.attr_label, tok_ptr, tok_attr, tok_val, layout.n_labels
+    )
+    np.testing.assert_array_equal(sparse, got)  # the same sums in the same order
+
+
+def test_attribute_index_is_a_stable_sort_by_attribute(corpus):
+    encoded = corpus[0]
+    ptr, order, tok = _kernels.attribute_index(
+        encoded.tok_ptr, encoded.tok_attr, encoded.n_attributes
+    )
+    ref = np.argsort(encoded.tok_attr, kind="stable")
+    np.testing.assert_array_equal(order, ref)
+    np.testing.assert_array_equal(
+        ptr, np.r_[0, np.cumsum(np.bincount(encoded.tok_attr, minlength=encoded.n_attributes))]
+    )
+    token_of_entry = np.repeat(np.arange(encoded.n_tokens), np.diff(encoded.tok_ptr))
+    np.testing.assert_array_equal(tok, token_of_entry[ref])
+
+
+def test_run_ranges_covers_every_item_once_and_raises():
+    from sklearn_crf._parallel import run_ranges
+
+    for n_threads, n_items in [(1, 0), (1, 5), (2, 1), (3, 50), (8, 7)]:
+        seen = []
+        run_ranges(n_threads, n_items, lambda lo, hi: seen.extend(range(lo, hi)))
+        assert sorted(seen) == list(range(n_items))
+
+    def fail(lo, hi):
+        raise ValueError(f"range {lo}")
+
+    with pytest.raises(ValueError, match="range"):
+        run_ranges(3, 20, fail)
 
 
 @pytest.fixture
@@ -232,13 +265,6 @@ def corpus():
     from conftest import corpus_arrays, random_corpus
 
     return corpus_arrays(*random_corpus(0, n_seq=8))
-
-
-def test_chunk_bounds_cover_all_sequences():
-    seq_ptr = np.array([0, 5, 5, 9, 30, 31, 40], dtype=np.int64)
-    for n_chunks in [1, 2, 3, 8]:
-        b = _kernels.chunk_bounds(seq_ptr, n_chunks)
-        assert b[0] == 0 and b[-1] == 6 and np.all(np.diff(b) >= 0)
 
 
 def test_pair_frequencies_and_observed_counts_match_python_loops(corpus):
