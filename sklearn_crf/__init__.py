@@ -11,7 +11,9 @@ and ``import sklearn_crf.datasets`` work as for any attribute or submodule.
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
+from ._crfsuite import load_crfsuite, save_crfsuite
 from ._objective import ParameterLayout
+from ._persistence import load_model, save_model
 from ._tagger import CRFTagger, InconsistentVersionWarning
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
@@ -28,7 +30,11 @@ __all__ = [
     "SequenceVectorizer",
     "__version__",
     "datasets",
+    "load_crfsuite",
+    "load_model",
     "metrics",
+    "save_crfsuite",
+    "save_model",
 ]
 
 #: public names imported on first access: name -> (submodule, attribute of it;

@@ -20,6 +20,25 @@ The forward-backward pass uses per-position scaling (Rabiner's scheme, as in
 CRFsuite and Wapiti): one ``exp`` per state score instead of one per label pair.
 Whenever scaling under- or overflows (extreme weights, forbidden transitions) the
 sequence is recomputed in log space, so the results stay finite and exact.
+
+The kernels, by job (each has a brute-force twin in ``tests/_naive.py``):
+
+* state scores: :func:`state_scores` (all tokens), :func:`state_scores_sequence`;
+* one sequence, scaled: :func:`forward_scaled`, :func:`backward_scaled`,
+  :func:`node_marginals_scaled`, :func:`edge_marginals_scaled` (per position),
+  :func:`edge_outer_sum_scaled` (summed over positions, for the gradient),
+  with their inputs in :class:`TransitionTerms` and buffers in
+  :class:`ScaledWorkspace`;
+* one sequence, log space: :func:`forward_log`, :func:`backward_log`,
+  :func:`node_marginals_log`, :func:`edge_marginals_log`, :func:`edge_sum_log`;
+* one sequence, put together (scaled, log space where scaling declines):
+  :func:`marginals_sequence`, :func:`expected_counts_sequence`;
+  :func:`viterbi_sequence`;
+* batches, parallel over chunks of sequences: :func:`forward_backward_batch`,
+  :func:`viterbi_batch`, :func:`nll_gradient`; and the counts of the training
+  data, :func:`observed_counts`, :func:`pair_frequencies`.
+
+The solvers' vector kernels (OWL-QN) live with the solvers in ``_optimize.py``.
 """
 
 from collections import namedtuple

@@ -284,9 +284,12 @@ def test_pair_frequencies_and_observed_counts_match_python_loops(corpus):
             ref_seen[tok_attr[k], labels[t]] = True
     np.testing.assert_allclose(freq, ref_freq)
     np.testing.assert_array_equal(seen, ref_seen)
-    # the layout's state features are exactly the seen pairs, attribute-major
+    # the layout's state features are exactly the seen pairs (zero values included)
+    # whose values do not sum to a negative number (CRFsuite's rule), attribute-major
+    ref_seen[encoded.zero_attr, labels[encoded.zero_tok]] = True
+    assert len(encoded.zero_tok) and (ref_freq < 0).any()  # both rules are exercised
     pairs = list(zip(layout.state_pairs(), layout.attr_label))
-    assert pairs == [tuple(p) for p in np.argwhere(ref_seen)]
+    assert pairs == [tuple(p) for p in np.argwhere(ref_seen & (ref_freq >= 0))]
 
     weights = np.linspace(0.5, 2.0, len(seq_ptr) - 1)
     obs_state, obs_trans = _kernels.observed_counts(

@@ -1,0 +1,372 @@
+"""This project's model files: a fitted CRFTagger as data, loaded without running code.
+
+A model file is an uncompressed zip archive (``numpy.load`` opens it as an
+``.npz``) of:
+
+* ``model.json``: the format name and version, the label type (``"str"`` or
+  ``"int"``), the sorted labels, the attribute names, the tagger's parameters,
+  ``n_iter`` and ``loss``, and the caller's JSON ``metadata``;
+* ``coef.npy`` (float64), ``state_attr.npy`` (int64), ``state_label.npy``,
+  ``trans_from.npy``, ``trans_to.npy`` (int32) and ``loss_curve.npy``
+  (float64), written with ``allow_pickle=False``.
+
+Reading parses JSON and ``.npy`` headers only (never pickle), checks every
+member's size against the file before reading it, and every array length and
+index against the others: a damaged or hostile file is a ``ValueError`` naming
+the file and the problem.
+"""
+
+import io
+import json
+import os
+import re
+import struct
+import zipfile
+import zlib
+from numbers import Integral, Real
+
+import numpy as np
+
+from ._crfsuite import (
+    TaggerWeights, _check_dense_size, _fitted_tagger, _read_regular_file, _tagger_weights,
+)
+from ._version import __version__
+
+__all__ = ["load_model", "save_model"]
+
+_FORMAT = "sklearn-crf model"
+_FORMAT_VERSION = 1
+_JSON = "model.json"
+#: array members and their exact dtypes
+_ARRAYS = {
+    "coef": "<f8",
+    "state_attr": "<i8",
+    "state_label": "<i4",
+    "trans_from": "<i4",
+    "trans_to": "<i4",
+    "loss_curve": "<f8",
+}
+_MEMBERS = {_JSON} | {f"{name}.npy" for name in _ARRAYS}
+_DATE = (1980, 1, 1, 0, 0, 0)  # fixed member dates: the bytes depend on the model only
+
+
+def _json_value(value):
+    """A NumPy scalar as its Python value (for parameters); anything else as is."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def save_model(crf, path, *, metadata=None):
+    """Save a fitted :class:`CRFTagger` as a model file that loads without running code.
+
+    Unlike pickle, the file holds only data (JSON and ``.npy`` arrays in an
+    uncompressed zip, see :func:`load_model`), so loading a file from an
+    untrusted source cannot execute code. The bytes depend only on the model
+    and ``metadata``: saving the same model twice writes identical files.
+
+    Parameters
+    ----------
+    crf : CRFTagger
+        A fitted tagger whose labels are all str or all int, with attribute
+        names (not ``hashing``; pickle or skops such a tagger instead).
+    path : str or path-like
+        The file to write (overwritten).
+    metadata : JSON-serializable, default=None
+        Anything :func:`json.dumps` accepts (e.g. the featurizer settings of
+        the command line); :func:`load_model` returns it with
+        ``return_metadata=True``.
+
+    Raises
+    ------
+    TypeError
+        When the labels are neither all str nor all int, or ``metadata`` is not
+        JSON-serializable.
+    ValueError
+        When the tagger hashes its attributes, or ``metadata`` holds NaN or
+        infinity.
+
+    See Also
+    --------
+    load_model : The other way.
+    save_crfsuite : Write a CRFsuite model file instead.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn_crf import CRFTagger, load_model, save_model
+    >>> X = [[{"w": "John"}, {"w": "runs"}], [{"w": "Mary"}, {"w": "sleeps"}]]
+    >>> y = [["PER", "O"], ["PER", "O"]]
+    >>> crf = CRFTagger(c2=0.01).fit(X, y)
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.crf")
+    >>> save_model(crf, path, metadata={"window": 1})
+    >>> loaded, metadata = load_model(path, return_metadata=True)
+    >>> loaded.predict([[{"w": "Mary"}, {"w": "runs"}]]), metadata
+    ([['PER', 'O']], {'window': 1})
+    >>> bool((loaded.coef_ == crf.coef_).all())
+    True
+    """
+    classes, names, sa, sl, tf, tt, coef = _tagger_weights(crf, "a model file")
+    if all(isinstance(c, str) for c in classes):
+        label_type = "str"
+    elif all(isinstance(c, Integral) and not isinstance(c, bool) for c in classes):
+        label_type = "int"
+        classes = [int(c) for c in classes]
+    else:
+        raise TypeError(
+            "model files hold str or int labels; this tagger's labels are "
+            f"{type(classes[0]).__name__} (e.g. {classes[0]!r})"
+        )
+    loss = float(crf.loss_)
+    doc = {
+        "format": _FORMAT,
+        "format_version": _FORMAT_VERSION,
+        "sklearn_crf_version": __version__,
+        "label_type": label_type,
+        "classes": classes,
+        "attributes": names,
+        "params": {k: _json_value(v) for k, v in crf.get_params().items()},
+        "n_iter": int(crf.n_iter_),
+        "loss": loss if np.isfinite(loss) else None,
+        "metadata": metadata,
+    }
+    try:
+        text = json.dumps(doc, ensure_ascii=False, allow_nan=False)
+    except TypeError as err:
+        raise TypeError(f"metadata must be JSON-serializable: {err}") from None
+    except ValueError as err:
+        raise ValueError(f"metadata must be JSON-serializable: {err}") from None
+    arrays = {
+        "coef": coef, "state_attr": sa, "state_label": sl, "trans_from": tf,
+        "trans_to": tt, "loss_curve": np.asarray(crf.loss_curve_, dtype=np.float64),
+    }
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr(zipfile.ZipInfo(_JSON, date_time=_DATE), text.encode("utf-8"))
+        for name, dtype in _ARRAYS.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(
+                buf, np.ascontiguousarray(arrays[name], dtype=dtype), allow_pickle=False
+            )
+            zf.writestr(zipfile.ZipInfo(f"{name}.npy", date_time=_DATE), buf.getvalue())
+
+
+def load_model(path, *, return_metadata=False):
+    """Load a :class:`CRFTagger` saved by :func:`save_model`, without running code from it.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file written by :func:`save_model`.
+    return_metadata : bool, default=False
+        Also return the ``metadata`` given to :func:`save_model`.
+
+    Returns
+    -------
+    crf : CRFTagger
+        The fitted tagger: the same parameters, labels, attributes, layout and
+        weights (bit for bit), ``n_iter_``, ``loss_`` and ``loss_curve_``.
+    metadata : JSON value
+        Only with ``return_metadata=True``.
+
+    Raises
+    ------
+    ValueError
+        When the file is not a valid model file (not a zip archive, members
+        missing, compressed or larger than the file, bad JSON or ``.npy``
+        headers, lengths or indices that disagree, non-finite weights, dense
+        weights larger than the file justifies as in :func:`load_crfsuite`,
+        invalid parameters): the message names the file and the problem.
+    OSError
+        When the file cannot be read.
+
+    See Also
+    --------
+    save_model : The other way.
+    load_crfsuite : Import a CRFsuite model file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn_crf import CRFTagger, load_model, save_model
+    >>> crf = CRFTagger().fit([[{"w": "a"}, {"w": "b"}]], [[1, 2]])
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.crf")
+    >>> save_model(crf, path)
+    >>> load_model(path).predict([[{"w": "b"}, {"w": "a"}]])
+    [[2, 1]]
+    """
+    name = os.fsdecode(path)
+    data = _read_regular_file(path, "model")
+
+    def fail(what):
+        raise _InvalidModelFile(f"{name}: not a valid sklearn-crf model file: {what}")
+
+    raw = _read_members(data, fail)
+    doc = _read_json(raw[_JSON], fail)
+    arrays = {key: _read_npy(raw[f"{key}.npy"], dtype, f"{key}.npy", fail)
+              for key, dtype in _ARRAYS.items()}
+    classes, attributes, params, n_iter, loss = _check_doc(doc, fail)
+    L, A = len(classes), len(attributes)
+    _check_dense_size(A, L, len(data), fail)
+    _check_arrays(arrays, A, L, fail)
+    weights = TaggerWeights(
+        classes, attributes, arrays["state_attr"], arrays["state_label"],
+        arrays["trans_from"], arrays["trans_to"], arrays["coef"],
+    )
+    crf = _fitted_tagger(weights, params=params, n_iter=n_iter, loss=loss,
+                         loss_curve=arrays["loss_curve"])
+    return (crf, doc["metadata"]) if return_metadata else crf
+
+
+class _InvalidModelFile(ValueError):
+    """A model file failed a check (raised by ``fail``, passed through as is)."""
+
+
+def _read_members(data, fail):
+    """{member name: bytes} of the zip archive in ``data``, each checked first."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            infos = zf.infolist()
+            names = [info.filename for info in infos]
+            if sorted(names) != sorted(_MEMBERS):
+                shown = [n[:40] for n in sorted(names)[:10]]
+                fail(f"the archive holds {shown}, expected {sorted(_MEMBERS)}")
+            out = {}
+            for info in infos:
+                if info.flag_bits & 0x1:
+                    fail(f"{info.filename} is encrypted")
+                if info.compress_type != zipfile.ZIP_STORED:
+                    fail(f"{info.filename} is compressed; model files store their members")
+                if info.file_size != info.compress_size or info.file_size > len(data):
+                    fail(f"{info.filename} claims {info.file_size} bytes, more than "
+                         "the file holds")
+                out[info.filename] = zf.read(info)
+            return out
+    except _InvalidModelFile:
+        raise
+    except (ValueError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError,
+            struct.error, NotImplementedError, UnicodeDecodeError, zlib.error,
+            OverflowError) as err:
+        fail(f"not a readable zip archive ({err})")
+
+
+def _read_json(raw, fail):
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        fail(f"{_JSON} is not UTF-8")
+    except (ValueError, RecursionError) as err:
+        fail(f"{_JSON} is not valid JSON ({str(err)[:100]})")
+    if not isinstance(doc, dict):
+        fail(f"{_JSON} holds a {type(doc).__name__}, expected an object")
+    return doc
+
+
+#: the header numpy writes for a 1-d C-order array: only this form is read
+_NPY_HEADER = re.compile(
+    r"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': False, 'shape': \((\d+),\), \} *\n"
+)
+
+
+def _read_npy(raw, dtype, what, fail):
+    """The 1-d array of exactly ``dtype`` in the ``.npy`` bytes ``raw``.
+
+    The header is matched against the one form ``numpy.lib.format`` writes for a
+    1-d array (no Python literal is evaluated); the data must be exactly the
+    declared number of items.
+    """
+    if raw[:6] != b"\x93NUMPY" or len(raw) < 10:
+        fail(f"{what} is not a .npy array")
+    major = raw[6]
+    if major == 1:
+        start, (length,) = 10, struct.unpack_from("<H", raw, 8)
+    elif major in (2, 3) and len(raw) >= 12:
+        start, (length,) = 12, struct.unpack_from("<I", raw, 8)
+    else:
+        fail(f"{what} has the unsupported .npy version {major}")
+    header = raw[start:start + length]
+    match = _NPY_HEADER.fullmatch(header.decode("latin-1"))
+    if len(header) != length or match is None:
+        fail(f"{what} does not have the header of a 1-d array")
+    if match.group(1) != np.dtype(dtype).str:
+        fail(f"{what} has dtype {match.group(1)}, expected {np.dtype(dtype).str}")
+    n = int(match.group(2))
+    offset = start + length
+    found = np.dtype(dtype)
+    if n * found.itemsize != len(raw) - offset:
+        fail(f"{what} declares {n} items but holds {len(raw) - offset} bytes of data")
+    return np.frombuffer(raw, dtype=found, count=n, offset=offset).copy()
+
+
+def _check_doc(doc, fail):
+    """(classes, attributes, params, n_iter, loss) of a checked model.json."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from ._tagger import CRFTagger
+
+    if doc.get("format") != _FORMAT:
+        fail(f"{_JSON} has the format {str(doc.get('format'))[:50]!r}, expected {_FORMAT!r}")
+    version = doc.get("format_version")
+    if version != _FORMAT_VERSION or isinstance(version, bool):
+        fail(f"format version {str(version)[:20]}; this sklearn-crf reads version "
+             f"{_FORMAT_VERSION}")
+    missing = {"label_type", "classes", "attributes", "params", "n_iter", "loss",
+               "metadata"} - set(doc)
+    if missing:
+        fail(f"{_JSON} lacks {sorted(missing)}")
+    label_type, classes = doc["label_type"], doc["classes"]
+    if label_type == "str":
+        ok = isinstance(classes, list) and all(isinstance(c, str) for c in classes)
+    elif label_type == "int":
+        ok = isinstance(classes, list) and all(
+            isinstance(c, int) and not isinstance(c, bool) for c in classes)
+    else:
+        fail(f"the label type {str(label_type)[:20]!r} is neither 'str' nor 'int'")
+    if not ok or not classes:
+        fail(f"classes must be a non-empty list of {label_type} labels")
+    if any(a >= b for a, b in zip(classes, classes[1:])):
+        fail("classes are not sorted and distinct")
+    attributes = doc["attributes"]
+    if not isinstance(attributes, list) or not all(isinstance(a, str) for a in attributes):
+        fail("attributes must be a list of str")
+    if len(set(attributes)) != len(attributes):
+        fail("an attribute name appears twice")
+    params = doc["params"]
+    if not isinstance(params, dict):
+        fail("params must be an object")
+    known = CRFTagger().get_params()
+    unknown = set(params) - set(known)
+    if unknown:
+        fail(f"unknown CRFTagger parameters {sorted(unknown)[:5]}")
+    if params.get("hashing") is not None:
+        fail("params set hashing, but a model file holds attribute names, not hash slots")
+    try:
+        CRFTagger(**params)._validate_params()
+    except InvalidParameterError as err:
+        fail(f"invalid parameters: {err}")
+    n_iter, loss = doc["n_iter"], doc["loss"]
+    if not isinstance(n_iter, int) or isinstance(n_iter, bool) or n_iter < 0:
+        fail("n_iter must be a non-negative int")
+    if loss is None:
+        loss = float("nan")
+    elif not isinstance(loss, Real) or isinstance(loss, bool):
+        fail("loss must be a number or null")
+    return classes, attributes, params, n_iter, float(loss)
+
+
+def _check_arrays(arrays, n_attributes, n_labels, fail):
+    """Lengths, index ranges, distinct pairs and finite weights of the arrays."""
+    sa, sl = arrays["state_attr"], arrays["state_label"]
+    tf, tt = arrays["trans_from"], arrays["trans_to"]
+    if len(sl) != len(sa) or len(tt) != len(tf):
+        fail("the state or transition index arrays have different lengths")
+    if len(arrays["coef"]) != len(sa) + len(tf):
+        fail(f"coef has {len(arrays['coef'])} weights for {len(sa)} state and "
+             f"{len(tf)} transition features")
+    for what, values, bound in (("state_attr", sa, n_attributes), ("state_label", sl, n_labels),
+                                ("trans_from", tf, n_labels), ("trans_to", tt, n_labels)):
+        if len(values) and (values.min() < 0 or values.max() >= bound):
+            fail(f"{what} holds an index outside [0, {bound})")
+    for what, a, b in (("state", sa, sl), ("transition", tf, tt)):
+        keys = a.astype(np.int64) * n_labels + b
+        if len(np.unique(keys)) != len(keys):
+            fail(f"a {what} feature is listed twice")
+    if not np.all(np.isfinite(arrays["coef"])):
+        fail("coef holds a weight that is not finite")
