@@ -10,11 +10,18 @@ passed CSR-style:
   ``attr_label`` (int32 label of each state parameter). The state parameter of the
   ``j``-th label of attribute ``a`` has index ``attr_ptr[a] + j``.
 
-The hot kernels take the state weights as a dense (n_attributes, L) matrix
-``w_attr`` (zero where a pair has no parameter): gathering and scattering a whole
-contiguous row per attribute vectorizes and has no data-dependent branches,
-which makes it several times faster than walking the sparse label lists, while
-the optimizer still sees only the parameters of seen pairs.
+Training takes the state weights as a dense (n_attributes, L) matrix
+``w_attr`` (zero where a pair has no parameter): gathering a whole contiguous
+row per attribute vectorizes and has no data-dependent branches. Prediction
+walks the sparse label lists from the parameter vector instead
+(:func:`state_scores_sparse`), so that a call costs the same whatever the size
+of the model.
+
+No kernel is compiled with ``parallel=True`` (parallel kernels take several
+times longer to compile); they release the GIL, and the batch functions run
+them over ranges of sequences or blocks on Python threads
+(:func:`~sklearn_crf._parallel.run_ranges`), each range writing only its own
+outputs, so results do not depend on the thread count.
 
 The forward-backward pass uses per-position scaling (Rabiner's scheme, as in
 CRFsuite and Wapiti): one ``exp`` per state score instead of one per label pair.
@@ -23,7 +30,9 @@ sequence is recomputed in log space, so the results stay finite and exact.
 
 The kernels, by job (each has a brute-force twin in ``tests/_naive.py``):
 
-* state scores: :func:`state_scores` (all tokens), :func:`state_scores_sequence`;
+* state scores: :func:`state_scores` (all tokens, dense weights),
+  :func:`state_scores_sequence`, :func:`state_scores_sparse` (from the
+  parameter vector);
 * one sequence, scaled: :func:`forward_scaled`, :func:`backward_scaled`,
   :func:`node_marginals_scaled`, :func:`edge_marginals_scaled` (per position),
   :func:`edge_outer_sum_scaled` (summed over positions, for the gradient),
@@ -34,9 +43,14 @@ The kernels, by job (each has a brute-force twin in ``tests/_naive.py``):
 * one sequence, put together (scaled, log space where scaling declines):
   :func:`marginals_sequence`, :func:`expected_counts_sequence`;
   :func:`viterbi_sequence`;
-* batches, parallel over chunks of sequences: :func:`forward_backward_batch`,
-  :func:`viterbi_batch`, :func:`nll_gradient`; and the counts of the training
-  data, :func:`observed_counts`, :func:`pair_frequencies`.
+* batches, on threads over ranges of sequences: :func:`forward_backward_batch`
+  (:func:`marginals_sequences`), :func:`viterbi_batch`
+  (:func:`viterbi_sequences`);
+* the gradient, in two phases over fixed blocks of sequences (see
+  :func:`forward_backward_blocks`): :func:`forward_backward_blocks`,
+  :func:`attribute_index` and :func:`gather_state_gradient`,
+  :func:`transition_gradient`; and the counts of the training data,
+  :func:`observed_counts`, :func:`pair_frequencies`.
 
 The solvers' vector kernels (OWL-QN) live with the solvers in ``_optimize.py``.
 """
@@ -852,6 +866,45 @@ def transition_gradient(trans, block_outer, block_edge):
         edge += block_edge[b]
     total = (outer[0] + outer[1]) + (outer[2] + outer[3])
     return edge + total * transition_terms(trans).exp_trans
+
+
+@njit(**_NJIT)
+def split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
+    """The arrays of an :class:`~sklearn_crf._vectorizer.EncodedCorpus` from
+    entries where a zero-valued entry of attribute ``a`` is ``~a`` (negative)
+    and every value is 1 except ``slow_val`` at positions ``slow_pos``:
+    returns ``tok_ptr``, ``tok_attr``, ``tok_val`` of the non-zero entries and
+    ``zero_tok``, ``zero_attr`` of the others."""
+    n_tokens = tok_ptr.shape[0] - 1
+    n = entries.shape[0]
+    n_zero = 0
+    for k in range(n):
+        if entries[k] < 0:
+            n_zero += 1
+    values = np.ones(n)
+    for i in range(slow_pos.shape[0]):
+        values[slow_pos[i]] = slow_val[i]
+    new_ptr = np.empty(n_tokens + 1, dtype=np.int64)
+    tok_attr = np.empty(n - n_zero, dtype=np.int32)
+    tok_val = np.empty(n - n_zero)
+    zero_tok = np.empty(n_zero, dtype=np.int64)
+    zero_attr = np.empty(n_zero, dtype=np.int32)
+    i = 0
+    z = 0
+    new_ptr[0] = 0
+    for t in range(n_tokens):
+        for k in range(tok_ptr[t], tok_ptr[t + 1]):
+            a = entries[k]
+            if a < 0:
+                zero_tok[z] = t
+                zero_attr[z] = ~a
+                z += 1
+            else:
+                tok_attr[i] = a
+                tok_val[i] = values[k]
+                i += 1
+        new_ptr[t + 1] = i
+    return new_ptr, tok_attr, tok_val, zero_tok, zero_attr
 
 
 @njit(**_NJIT)

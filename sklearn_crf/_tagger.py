@@ -338,7 +338,8 @@ class CRFTagger(BaseEstimator):
     def _infer(self, X, kernel):
         """Vectorize X, score its tokens and run ``kernel(scores, seq_ptr,
         n_threads)`` with the thread count in force; returns (result, seq_ptr)."""
-        check_is_fitted(self)
+        if "coef_" not in self.__dict__:  # check_is_fitted costs more than a sentence
+            check_is_fitted(self)
         corpus = self.vectorizer_.encode(X)
         layout = self.layout_
         # straight from coef_: the cost does not grow with the model's size
@@ -428,7 +429,8 @@ class CRFTagger(BaseEstimator):
         ``transition_matrix_[i, j]`` is the weight of ``classes_[i]`` followed
         by ``classes_[j]``, 0 where there is no such feature.
         """
-        check_is_fitted(self)
+        if "coef_" not in self.__dict__:
+            check_is_fitted(self)
         return self.layout_.transition_matrix(self.coef_)
 
     @property

@@ -14,6 +14,7 @@ from sklearn.utils import murmurhash3_32
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from . import _kernels
 from ._validation import check_sequences
 
 _NUMBER_TYPES = (int, float, np.integer, np.floating, np.bool_)
@@ -243,7 +244,10 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         corpus : EncodedCorpus
             X's attribute ids and values, with the zero-valued entries.
         """
-        check_is_fitted(self, "n_attributes_")
+        if "n_attributes_" not in self.__dict__:
+            check_is_fitted(self, "n_attributes_")
+        if "_pair_ids" in self.__dict__:
+            return self._encode_known(X)
         return self._encode(X, fitting=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -357,7 +361,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         elif hashing:
             vocab, str_ids, num_ids = self._slot_ids, {}, {}
         else:
-            vocab, str_ids, num_ids = self.vocabulary_, self._str_ids, self._num_ids
+            vocab, str_ids, num_ids = self.vocabulary_, {}, {}  # see _encode_known
         fill_caches = fitting or bool(hashing)
         attrs = array("i")
         vals = array("d")
@@ -453,7 +457,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         if len(vocab) > np.iinfo(np.int32).max:
             raise ValueError("more than 2**31 - 1 distinct attributes")
         if fitting and hashing:
-            for name in ("vocabulary_", "feature_names_"):
+            for name in ("vocabulary_", "feature_names_", "_pair_ids"):
                 self.__dict__.pop(name, None)
             self.n_attributes_ = len(vocab)
             self.hash_slots_ = np.fromiter(vocab, dtype=np.int64, count=len(vocab))
@@ -465,9 +469,14 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             self.n_attributes_ = len(vocab)
             self.vocabulary_ = vocab
             self.feature_names_ = list(vocab)
-        if fitting:
+        if fitting and hashing:
             self._str_ids = str_ids
             self._num_ids = num_ids
+        elif fitting:
+            for name in ("_str_ids", "_num_ids"):
+                self.__dict__.pop(name, None)
+            self._pair_ids = _pair_ids(str_ids, num_ids)
+            del str_ids, num_ids
         return EncodedCorpus(
             tok_ptr=np.frombuffer(tok_ptr, dtype=np.int64),
             tok_attr=_as_array(attrs, np.int32),
@@ -485,7 +494,109 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             state["hash_slots_"] = np.arange(n, dtype=np.int64)
             state["_slot_ids"] = {slot: slot for slot in range(n)}
             state["_n_slots"] = n
+        if "vocabulary_" in state and "_pair_ids" not in state and "_str_ids" in state:
+            # before 0.x.y encode read the fit's per-key caches
+            state["_pair_ids"] = _pair_ids(state.pop("_str_ids"), state.pop("_num_ids", {}))
         super().__setstate__(state)
+
+    def _encode_known(self, X):
+        """:meth:`encode` with a vocabulary: the same corpus as
+        ``_encode(X, fitting=False)``, faster.
+
+        A token dict's ``(key, value)`` items are looked up all at once in
+        ``_pair_ids`` (``map`` over ``dict.items()``: no Python code per
+        feature), the memo of fit's pairs: ``(key, str value)`` → attribute
+        id, and for number keys ``(key, True)`` → id, ``(key, False)`` → ``~id``
+        (a zero entry). ``True`` and ``False`` equal 1 and 0 of every numeric
+        type, so these hit for the values 1 and 0 whatever their type: value
+        1 and a zero, as the generic rules say. An item that misses (an
+        unseen string, another number, a list, a nested dict, a bad key or
+        value) goes through the generic rules (:func:`_flatten_feature`), in
+        place, so entries keep the token's order. Zero entries are split off
+        at the end, with NumPy.
+        """
+        if type(X) is not list or not all(type(seq) is list for seq in X):
+            check_sequences(X, "X", allow_empty=True)  # the checks a list of lists passes
+        get_pair = self._pair_ids.get
+        vocab = self.vocabulary_
+        attrs = array("i")
+        extend = attrs.extend
+        tok_ptr = array("q", [0])
+        add_ptr = tok_ptr.append
+        seq_ptr = array("q", [0])
+        slow_pos = []  # entries whose value is not 1, and their values
+        slow_val = []
+
+        def add_slow(items, ids, s, t):
+            """The entries of a token with a miss, in the token's order."""
+            append = attrs.append
+            for (key, value), idx in zip(items, ids):
+                if idx is not None:
+                    append(idx)
+                    continue
+                for name, x in _flatten_feature(key, value, s, t):
+                    if not math.isfinite(x):
+                        _raise_bad_value(X)
+                    idx = vocab.get(name)
+                    if idx is None:
+                        continue
+                    if x == 0.0:
+                        append(~idx)
+                        continue
+                    if x != 1.0:
+                        slow_pos.append(len(attrs))
+                        slow_val.append(x)
+                    append(idx)
+
+        try:
+            for s, seq in enumerate(X):
+                for token in seq:
+                    if type(token) is dict or isinstance(token, Mapping):
+                        try:
+                            ids = list(map(get_pair, token.items()))
+                        except TypeError:  # an unhashable value: a list, a dict
+                            ids = None
+                        if ids is not None and None not in ids:
+                            extend(ids)
+                        else:
+                            items = list(token.items())
+                            add_slow(items, ids or [None] * len(items), s,
+                                     len(tok_ptr) - 1 - seq_ptr[-1])
+                    else:
+                        names = _list_token(token, s, len(tok_ptr) - 1 - seq_ptr[-1])
+                        add_slow(names, [None] * len(names), s,
+                                 len(tok_ptr) - 1 - seq_ptr[-1])
+                    add_ptr(len(attrs))
+                seq_ptr.append(len(tok_ptr) - 1)
+        except (OverflowError, UnicodeDecodeError):
+            _raise_bad_value(X)
+        tok_ptr, tok_attr, tok_val, zero_tok, zero_attr = _kernels.split_zero_entries(
+            np.frombuffer(tok_ptr, dtype=np.int64), _as_array(attrs, np.int32),
+            np.array(slow_pos, dtype=np.int64), np.array(slow_val, dtype=np.float64),
+        )
+        return EncodedCorpus(
+            tok_ptr=tok_ptr,
+            tok_attr=tok_attr,
+            tok_val=tok_val,
+            seq_ptr=np.frombuffer(seq_ptr, dtype=np.int64),
+            n_attributes=self.n_attributes_,
+            zero_tok=zero_tok,
+            zero_attr=zero_attr,
+        )
+
+
+def _pair_ids(str_ids, num_ids):
+    """The memo of :meth:`SequenceVectorizer._encode_known` from fit's caches:
+    ``(key, value) → id`` for str values, ``(key, True) → id`` and
+    ``(key, False) → ~id`` for number keys."""
+    pairs = {}
+    for key, ids in str_ids.items():
+        for value, idx in ids.items():
+            pairs[(key, value)] = idx
+    for key, idx in num_ids.items():
+        pairs[(key, True)] = idx
+        pairs[(key, False)] = ~idx
+    return pairs
 
 
 def _as_array(buffer, dtype):
