@@ -658,11 +658,24 @@ def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_chunks):
     n_tokens, L = scores.shape
     n_seq = seq_ptr.shape[0] - 1
     log_z = np.zeros(n_seq)
-    node = np.zeros((n_tokens, L))
-    edge = np.zeros((n_tokens if with_edges else 0, L, L))
-    run_ranges(n_chunks, n_seq, lambda first, stop: marginals_sequences(
-        scores, trans, seq_ptr, first, stop, log_z, node, edge))
-    return log_z, node, edge
+    if with_edges:
+        node = np.zeros((n_tokens, L))
+        edge = np.zeros((n_tokens, L, L))
+        run_ranges(n_chunks, n_seq, lambda first, stop: marginals_sequences(
+            scores, trans, seq_ptr, first, stop, log_z, node, edge))
+        return log_z, node, edge
+    # node marginals only: the gradient's kernel, one block per sequence range
+    node = scores.copy()
+    n_blocks = min(n_seq, 4 * max(n_chunks, 1))
+    block_ptr = np.linspace(0, n_seq, n_blocks + 1).astype(np.int64)
+    max_len = int(np.max(np.diff(seq_ptr), initial=0))
+    block_sums = np.zeros(n_blocks)
+    block_outer = np.zeros((n_blocks, 4, L, L))
+    block_edge = np.zeros((n_blocks, L, L))
+    run_ranges(n_chunks, n_blocks, lambda first, stop: forward_backward_blocks(
+        node, trans, seq_ptr, np.ones(n_seq), block_ptr, first, stop, max_len,
+        log_z, block_sums, block_outer, block_edge))
+    return log_z, node, np.zeros((0, L, L))
 
 
 @njit(**_NJIT)
@@ -733,44 +746,53 @@ def state_scores_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, n_l
 
 
 @njit(**_NJIT)
-def attribute_index(tok_ptr, tok_attr, n_attributes):
+def attribute_index(tok_ptr, tok_attr, tok_val, n_attributes):
     """The entries by attribute (a counting sort, stable): ``ptr``
-    (n_attributes + 1,) int64 and ``order`` (n_entries,) int64, the entries of
-    attribute ``a`` in token order being ``order[ptr[a]:ptr[a + 1]]``; and
-    ``tok`` (n_entries,) int32, the token of each of them."""
+    (n_attributes + 1,) int64, ``tok`` (n_entries,) int32 and ``val``
+    (n_entries,) float64, the entries of attribute ``a`` being
+    ``ptr[a]:ptr[a + 1]`` in token order, ``tok`` their tokens and ``val``
+    their values; ``val`` is empty when every value is 1."""
     n_entries = tok_attr.shape[0]
     ptr = np.zeros(n_attributes + 1, dtype=np.int64)
+    all_ones = True
     for k in range(n_entries):
         ptr[tok_attr[k] + 1] += 1
+        if tok_val[k] != 1.0:
+            all_ones = False
     for a in range(n_attributes):
         ptr[a + 1] += ptr[a]
     fill = ptr[:-1].copy()
-    order = np.empty(n_entries, dtype=np.int64)
     tok = np.empty(n_entries, dtype=np.int32)
+    val = np.empty(0 if all_ones else n_entries)
     for t in range(tok_ptr.shape[0] - 1):
         for k in range(tok_ptr[t], tok_ptr[t + 1]):
             a = tok_attr[k]
             i = fill[a]
-            order[i] = k
             tok[i] = t
+            if not all_ones:
+                val[i] = tok_val[k]
             fill[a] = i + 1
-    return ptr, order, tok
+    return ptr, tok, val
 
 
 @njit(**_NJIT)
 def forward_backward_blocks(
-    w_attr, trans, tok_ptr, tok_attr, tok_val, seq_ptr, seq_weight, block_ptr,
-    first, stop, max_len, wnode, block_log_z, block_outer, block_edge,
+    scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
+    seq_log_z, block_log_z, block_outer, block_edge,
 ):
-    """Phase 1 of the gradient for blocks ``first..stop-1``.
+    """Phase 1 of the gradient for blocks ``first..stop-1``, in place.
 
-    Block ``b`` holds sequences ``block_ptr[b]..block_ptr[b + 1]-1``. For each
-    of its sequences ``s`` (weight ``v_s``): the rows of its tokens in
-    ``wnode`` (n_tokens, L) get ``v_s`` times the node marginals (zeros when
-    ``v_s`` is 0); ``block_log_z[b]`` gets Σ v_s log Z_s; ``block_outer[b]``
-    (4, L, L) and ``block_edge[b]`` (L, L) the edge sums of
-    :func:`expected_counts_sequence` (zeroed first). ``w_attr`` is the dense
-    (n_attributes, L) state weight matrix; ``max_len`` the longest sequence.
+    ``scores_node`` (n_tokens, L) holds the state scores on entry. Block ``b``
+    holds sequences ``block_ptr[b]..block_ptr[b + 1]-1``. For each of its
+    sequences ``s`` (weight ``v_s``): the rows of its tokens in
+    ``scores_node`` are replaced by ``v_s`` times the node marginals (zeros
+    when ``v_s`` is 0), ``seq_log_z[s]`` gets log Z_s (0 when ``v_s`` is 0);
+    ``block_log_z[b]`` gets Σ v_s log Z_s; ``block_outer[b]`` (4, L, L) and
+    ``block_edge[b]`` (L, L) the weighted edge sums of
+    :func:`expected_counts_sequence` (zeroed first). ``max_len`` is at least
+    the longest sequence. Also what :func:`forward_backward_batch` runs for
+    the node marginals alone (weights 1), so that one compiled kernel serves
+    both.
     """
     L = trans.shape[0]
     tt = transition_terms(trans)
@@ -779,29 +801,36 @@ def forward_backward_blocks(
     for b in range(first, stop):
         outer = block_outer[b]
         edge = block_edge[b]
-        outer[:] = 0.0
-        edge[:] = 0.0
+        for i in range(L):
+            for j in range(L):
+                edge[i, j] = 0.0
+                for r in range(4):
+                    outer[r, i, j] = 0.0
         acc = 0.0
         for s in range(block_ptr[b], block_ptr[b + 1]):
             a = seq_ptr[s]
             e = seq_ptr[s + 1]
             n = e - a
             weight = seq_weight[s]
-            node = wnode[a:e]
+            seq_log_z[s] = 0.0
             if n == 0:
                 continue
+            node = scores_node[a:e]
             if weight == 0.0:
-                node[:] = 0.0
+                for t in range(n):
+                    for j in range(L):
+                        node[t, j] = 0.0
                 continue
-            state_scores_sequence(w_attr, tok_ptr, tok_attr, tok_val, a, e, raw)
-            acc += weight * expected_counts_sequence(
-                raw, tt, n, ws, weight, node, edge, outer
-            )
+            for t in range(n):
+                for j in range(L):
+                    raw[t, j] = node[t, j]
+            log_z = expected_counts_sequence(raw, tt, n, ws, weight, node, edge, outer)
+            seq_log_z[s] = log_z
+            acc += weight * log_z
             if weight != 1.0:
                 for t in range(n):
-                    row = node[t]
                     for j in range(L):
-                        row[j] *= weight
+                        node[t, j] *= weight
         block_log_z[b] = acc
 
 
@@ -859,13 +888,23 @@ def transition_gradient(trans, block_outer, block_edge):
     """Expected transition counts (L, L) from the blocks' edge sums of
     :func:`forward_backward_blocks`, added in block order."""
     L = trans.shape[0]
-    outer = np.zeros((4, L, L))
-    edge = np.zeros((L, L))
-    for b in range(block_outer.shape[0]):
-        outer += block_outer[b]
-        edge += block_edge[b]
-    total = (outer[0] + outer[1]) + (outer[2] + outer[3])
-    return edge + total * transition_terms(trans).exp_trans
+    exp_trans = transition_terms(trans).exp_trans
+    out = np.empty((L, L))
+    for i in range(L):
+        for j in range(L):
+            o0 = 0.0
+            o1 = 0.0
+            o2 = 0.0
+            o3 = 0.0
+            edge = 0.0
+            for b in range(block_outer.shape[0]):
+                o0 += block_outer[b, 0, i, j]
+                o1 += block_outer[b, 1, i, j]
+                o2 += block_outer[b, 2, i, j]
+                o3 += block_outer[b, 3, i, j]
+                edge += block_edge[b, i, j]
+            out[i, j] = edge + ((o0 + o1) + (o2 + o3)) * exp_trans[i, j]
+    return out
 
 
 @njit(**_NJIT)

@@ -183,18 +183,14 @@ class CRFObjective:
         self._block_ptr = block_bounds(seq_ptr, block_tokens)
         n_blocks = len(self._block_ptr) - 1
         self._wnode = np.zeros((corpus.n_tokens, L))
+        self._seq_log_z = np.zeros(corpus.n_sequences)
         self._block_log_z = np.zeros(n_blocks)
         self._block_outer = np.zeros((n_blocks, 4, L, L))
         self._block_edge = np.zeros((n_blocks, L, L))
-        index_ptr, order, self._index_tok = _kernels.attribute_index(
-            corpus.tok_ptr, corpus.tok_attr, corpus.n_attributes
+        index_ptr, self._index_tok, self._index_val = _kernels.attribute_index(
+            corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, corpus.n_attributes
         )
         self._index_ptr = index_ptr
-        values = corpus.tok_val
-        self._index_val = (
-            np.zeros(0) if np.all(values == 1.0) else np.ascontiguousarray(values[order])
-        )
-        del order
         # attribute ranges of about equal numbers of entries, for the threads
         n_ranges = max(1, 8 * self.n_chunks) if self.n_chunks > 1 else 1
         targets = np.linspace(0, index_ptr[-1], n_ranges + 1)
@@ -215,11 +211,19 @@ class CRFObjective:
         trans = layout.transition_matrix(w)
         block_ptr = self._block_ptr
 
+        wnode = self._wnode
+        token_bounds = corpus.seq_ptr[block_ptr]
+
+        def state_scores(first, stop):
+            a, b = token_bounds[first], token_bounds[stop]
+            _kernels.state_scores_sequence(
+                w_attr, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, a, b, wnode[a:b]
+            )
+
         def forward_backward(first, stop):
             _kernels.forward_backward_blocks(
-                w_attr, trans, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val,
-                corpus.seq_ptr, self.seq_weight, block_ptr, first, stop,
-                self._max_len, self._wnode, self._block_log_z, self._block_outer,
+                wnode, trans, corpus.seq_ptr, self.seq_weight, block_ptr, first, stop,
+                self._max_len, self._seq_log_z, self._block_log_z, self._block_outer,
                 self._block_edge,
             )
 
@@ -232,6 +236,7 @@ class CRFObjective:
                 layout.attr_ptr, layout.attr_label, bounds[first], bounds[stop], g_state,
             )
 
+        run_ranges(self.n_chunks, len(block_ptr) - 1, state_scores)
         run_ranges(self.n_chunks, len(block_ptr) - 1, forward_backward)
         run_ranges(self.n_chunks, len(bounds) - 1, gather)
         e_trans = _kernels.transition_gradient(trans, self._block_outer, self._block_edge)

@@ -233,16 +233,20 @@ def test_state_scores_match_dense(corpus):
 
 def test_attribute_index_is_a_stable_sort_by_attribute(corpus):
     encoded = corpus[0]
-    ptr, order, tok = _kernels.attribute_index(
-        encoded.tok_ptr, encoded.tok_attr, encoded.n_attributes
-    )
-    ref = np.argsort(encoded.tok_attr, kind="stable")
-    np.testing.assert_array_equal(order, ref)
-    np.testing.assert_array_equal(
-        ptr, np.r_[0, np.cumsum(np.bincount(encoded.tok_attr, minlength=encoded.n_attributes))]
-    )
-    token_of_entry = np.repeat(np.arange(encoded.n_tokens), np.diff(encoded.tok_ptr))
-    np.testing.assert_array_equal(tok, token_of_entry[ref])
+    tok_ptr, tok_attr = encoded.tok_ptr, encoded.tok_attr
+    ref = np.argsort(tok_attr, kind="stable")
+    token_of_entry = np.repeat(np.arange(encoded.n_tokens), np.diff(tok_ptr))
+    for values in (encoded.tok_val, np.ones(len(tok_attr))):
+        ptr, tok, val = _kernels.attribute_index(tok_ptr, tok_attr, values,
+                                                 encoded.n_attributes)
+        np.testing.assert_array_equal(
+            ptr, np.r_[0, np.cumsum(np.bincount(tok_attr, minlength=encoded.n_attributes))]
+        )
+        np.testing.assert_array_equal(tok, token_of_entry[ref])
+        if np.all(values == 1.0):
+            assert val.shape == (0,)  # all ones: not stored
+        else:
+            np.testing.assert_array_equal(val, values[ref])
 
 
 def test_run_ranges_covers_every_item_once_and_raises():
