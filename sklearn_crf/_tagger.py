@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _inspection, _kernels
 from ._objective import CRFObjective, build_layout
 from ._optimize import minimize_crf
+from ._threads import MIN_TOKENS_PER_THREAD
 from ._threads import n_threads as _n_threads
 from ._validation import check_sequence_weight, encode_labels
 from ._vectorizer import SequenceVectorizer
@@ -347,6 +348,8 @@ class CRFTagger(BaseEstimator):
             self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr,
             corpus.tok_attr, corpus.tok_val, layout.n_labels,
         )
+        if corpus.n_tokens < MIN_TOKENS_PER_THREAD:  # one thread whatever n_jobs
+            return kernel(scores, corpus.seq_ptr, 1), corpus.seq_ptr
         with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
             return kernel(scores, corpus.seq_ptr, n_threads), corpus.seq_ptr
 
