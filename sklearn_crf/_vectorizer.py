@@ -246,8 +246,6 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         """
         if "n_attributes_" not in self.__dict__:
             check_is_fitted(self, "n_attributes_")
-        if "_pair_ids" in self.__dict__:
-            return self._encode_known(X)
         return self._encode(X, fitting=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -335,11 +333,13 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             shape=(corpus.n_tokens, self._n_slots),
         )
 
-    def _encode(self, X, fitting):
+    def _encode(self, X, fitting, generic=False):
         """The one pass over X behind every method: an :class:`EncodedCorpus`.
 
         When ``fitting``, sets the fitted attributes (only after the whole of X
-        is valid); otherwise changes nothing on ``self``.
+        is valid); otherwise changes nothing on ``self``. With a vocabulary
+        (not hashing) the work is done by :meth:`_encode_pairs`, unless
+        ``generic`` (the reference its tests compare with).
 
         Attribute name → id goes through ``vocabulary_`` or, when hashing, the
         hash slot of the name and ``_slot_ids`` (slot → id, the slots seen in
@@ -354,14 +354,16 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         dicts) is not stored with the others but listed in the zero entries;
         when fitting, its attribute joins the vocabulary (as in CRFsuite).
         """
-        check_sequences(X, "X", allow_empty=not fitting)
         hashing = self.n_features if fitting else getattr(self, "_n_slots", None)
+        if not (hashing or generic) and (fitting or "_pair_ids" in self.__dict__):
+            return self._encode_pairs(X, fitting)
+        check_sequences(X, "X", allow_empty=not fitting)
         if fitting:
             vocab, str_ids, num_ids = {}, {}, {}
         elif hashing:
             vocab, str_ids, num_ids = self._slot_ids, {}, {}
         else:
-            vocab, str_ids, num_ids = self.vocabulary_, {}, {}  # see _encode_known
+            vocab, str_ids, num_ids = self.vocabulary_, {}, {}  # see _encode_pairs
         fill_caches = fitting or bool(hashing)
         attrs = array("i")
         vals = array("d")
@@ -472,11 +474,10 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         if fitting and hashing:
             self._str_ids = str_ids
             self._num_ids = num_ids
-        elif fitting:
+        elif fitting:  # the generic rules' reference run (generic=True)
             for name in ("_str_ids", "_num_ids"):
                 self.__dict__.pop(name, None)
             self._pair_ids = _pair_ids(str_ids, num_ids)
-            del str_ids, num_ids
         return EncodedCorpus(
             tok_ptr=np.frombuffer(tok_ptr, dtype=np.int64),
             tok_attr=_as_array(attrs, np.int32),
@@ -499,26 +500,33 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             state["_pair_ids"] = _pair_ids(state.pop("_str_ids"), state.pop("_num_ids", {}))
         super().__setstate__(state)
 
-    def _encode_known(self, X):
-        """:meth:`encode` with a vocabulary: the same corpus as
-        ``_encode(X, fitting=False)``, faster.
+    def _encode_pairs(self, X, fitting):
+        """:meth:`_encode` with a vocabulary: the same corpus and fitted state
+        as the generic rules, faster.
 
         A token dict's ``(key, value)`` items are looked up all at once in
         ``_pair_ids`` (``map`` over ``dict.items()``: no Python code per
-        feature), the memo of fit's pairs: ``(key, str value)`` → attribute
-        id, and for number keys ``(key, True)`` → id, ``(key, False)`` → ``~id``
-        (a zero entry). ``True`` and ``False`` equal 1 and 0 of every numeric
-        type, so these hit for the values 1 and 0 whatever their type: value
-        1 and a zero, as the generic rules say. An item that misses (an
-        unseen string, another number, a list, a nested dict, a bad key or
-        value) goes through the generic rules (:func:`_flatten_feature`), in
-        place, so entries keep the token's order. Zero entries are split off
-        at the end, with NumPy.
+        feature), a memo of the pairs seen in fit: ``(key, str value)`` →
+        attribute id, and for number keys ``(key, True)`` → id,
+        ``(key, False)`` → ``~id`` (a zero entry). ``True`` and ``False``
+        equal 1 and 0 of every numeric type, so these hit for the values 1
+        and 0 whatever their type: value 1 and a zero, as the generic rules
+        say. An item that misses (a new or unseen string, another number, a
+        list, a nested dict, a bad key or value) goes through the generic
+        rules (:func:`_flatten_feature`) in place, so entries keep the
+        token's order and attributes join the vocabulary in order of first
+        appearance; when fitting, its pair joins the memo. Zero entries are
+        split off at the end by one kernel.
         """
         if type(X) is not list or not all(type(seq) is list for seq in X):
-            check_sequences(X, "X", allow_empty=True)  # the checks a list of lists passes
-        get_pair = self._pair_ids.get
-        vocab = self.vocabulary_
+            check_sequences(X, "X", allow_empty=not fitting)
+        elif fitting and not X:
+            check_sequences(X, "X")
+        if fitting:
+            vocab, pairs = {}, {}
+        else:
+            vocab, pairs = self.vocabulary_, self._pair_ids
+        get_pair = pairs.get
         attrs = array("i")
         extend = attrs.extend
         tok_ptr = array("q", [0])
@@ -527,7 +535,13 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         slow_pos = []  # entries whose value is not 1, and their values
         slow_val = []
 
-        def add_slow(items, ids, s, t):
+        def lookup(name):
+            idx = vocab.get(name)
+            if idx is None and fitting:
+                idx = vocab[name] = len(vocab)
+            return idx
+
+        def add_slow(items, ids, s, t, memo=fitting):
             """The entries of a token with a miss, in the token's order."""
             append = attrs.append
             for (key, value), idx in zip(items, ids):
@@ -537,16 +551,23 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                 for name, x in _flatten_feature(key, value, s, t):
                     if not math.isfinite(x):
                         _raise_bad_value(X)
-                    idx = vocab.get(name)
+                    idx = lookup(name)
                     if idx is None:
                         continue
                     if x == 0.0:
                         append(~idx)
-                        continue
-                    if x != 1.0:
-                        slow_pos.append(len(attrs))
-                        slow_val.append(x)
-                    append(idx)
+                    else:
+                        if x != 1.0:
+                            slow_pos.append(len(attrs))
+                            slow_val.append(x)
+                        append(idx)
+                if memo and type(key) is str:
+                    tv = type(value)
+                    if tv is str:
+                        pairs[(key, value)] = vocab[key + ":" + value]
+                    elif tv is bool or tv is int or tv is float:
+                        pairs[(key, True)] = vocab[key]
+                        pairs[(key, False)] = ~vocab[key]
 
         try:
             for s, seq in enumerate(X):
@@ -565,11 +586,20 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                     else:
                         names = _list_token(token, s, len(tok_ptr) - 1 - seq_ptr[-1])
                         add_slow(names, [None] * len(names), s,
-                                 len(tok_ptr) - 1 - seq_ptr[-1])
+                                 len(tok_ptr) - 1 - seq_ptr[-1], memo=False)
                     add_ptr(len(attrs))
                 seq_ptr.append(len(tok_ptr) - 1)
         except (OverflowError, UnicodeDecodeError):
             _raise_bad_value(X)
+        if len(vocab) > np.iinfo(np.int32).max:
+            raise ValueError("more than 2**31 - 1 distinct attributes")
+        if fitting:
+            for name in ("hash_slots_", "_slot_ids", "_n_slots", "_str_ids", "_num_ids"):
+                self.__dict__.pop(name, None)
+            self.n_attributes_ = len(vocab)
+            self.vocabulary_ = vocab
+            self.feature_names_ = list(vocab)
+            self._pair_ids = pairs
         tok_ptr, tok_attr, tok_val, zero_tok, zero_attr = _kernels.split_zero_entries(
             np.frombuffer(tok_ptr, dtype=np.int64), _as_array(attrs, np.int32),
             np.array(slow_pos, dtype=np.int64), np.array(slow_val, dtype=np.float64),
@@ -586,7 +616,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
 
 
 def _pair_ids(str_ids, num_ids):
-    """The memo of :meth:`SequenceVectorizer._encode_known` from fit's caches:
+    """The memo of :meth:`SequenceVectorizer._encode_pairs` from fit's caches:
     ``(key, value) → id`` for str values, ``(key, True) → id`` and
     ``(key, False) → ~id`` for number keys."""
     pairs = {}

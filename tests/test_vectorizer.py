@@ -178,12 +178,22 @@ def test_encode_fast_path_matches_the_generic_rules():
          [["w:a", "q"], {"w": "zz", "n": 1, "f": 0.5, "b": np.False_}], [], [{}]]
     X_new = [[{"w": "unseen", "n": 3, "f": 1, "b": False, "d": {"q": 2.0}, "new": 1.0},
               {"b": 1.0, "w": "a", "l": ("y", "new")}], [["w:b", "zz"], {"n": 0.0}]]
+    fields = ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr")
+    for data in (X, X_new, X + X_new):  # fit: the same corpus and vocabulary order
+        fast, ref = SequenceVectorizer(), SequenceVectorizer()
+        fitted = fast.fit_encode(data)
+        generic = ref._encode(data, fitting=True, generic=True)
+        assert fast.vocabulary_ == ref.vocabulary_
+        assert list(fast.vocabulary_) == list(ref.vocabulary_)
+        assert fast._pair_ids == ref._pair_ids
+        for name in fields:
+            np.testing.assert_array_equal(getattr(fitted, name), getattr(generic, name))
     vec = SequenceVectorizer()
     vec.fit(X)
     for data in (X, X_new):
         fast = vec.encode(data)
-        generic = vec._encode(data, fitting=False)
-        for name in ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr"):
+        generic = vec._encode(data, fitting=False, generic=True)
+        for name in fields:
             np.testing.assert_array_equal(getattr(fast, name), getattr(generic, name))
             assert getattr(fast, name).dtype == getattr(generic, name).dtype
     with pytest.raises(ValueError, match=r"X\[0\]\[1\]\['f'\]"):
