@@ -650,7 +650,9 @@ def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_chunks):
     Returns ``log_z`` (n_sequences,), ``node`` (n_tokens, L) and ``edge``
     (n_tokens, L, L) where ``edge[t, i, j] = p(y[t-1]=i, y[t]=j)`` for every
     token that is not first in its sequence (zeros otherwise); ``edge`` has
-    zero length when ``with_edges`` is false.
+    zero length when ``with_edges`` is false. Without edges the work is done
+    by :func:`forward_backward_blocks` (weights 1), the gradient's kernel,
+    so that a first ``predict_marginals`` after a fit compiles nothing new.
     """
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     trans = np.ascontiguousarray(trans, dtype=np.float64)

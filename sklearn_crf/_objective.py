@@ -145,14 +145,17 @@ class CRFObjective:
     weights. Everything is arrays before the optimizer starts; a call does no
     per-token Python work.
 
-    The gradient is computed in two phases on ``n_chunks`` threads (see
-    :func:`~sklearn_crf._kernels.forward_backward_blocks`): forward-backward
-    over fixed blocks of sequences (``block_tokens`` tokens, default
-    :data:`BLOCK_TOKENS`), then the expected state counts gathered by
-    attribute. The result is bitwise the same for any ``n_chunks``, and the
-    memory does not grow with it: one dense (attributes × labels) weight
-    matrix, the weighted node marginals (tokens × labels), an index of the
-    entries by attribute, and a few (L, L) sums per block.
+    The gradient is computed on ``n_chunks`` threads in passes over fixed
+    blocks of sequences (``block_tokens`` tokens, default
+    :data:`BLOCK_TOKENS`): the state scores of each block's tokens, then
+    forward-backward per block, which replaces them by the weighted node
+    marginals (:func:`~sklearn_crf._kernels.forward_backward_blocks`), then
+    the expected state counts gathered by attribute
+    (:func:`~sklearn_crf._kernels.gather_state_gradient`). The result is
+    bitwise the same for any ``n_chunks``, and the memory does not grow with
+    it: one dense (attributes × labels) weight matrix, one (tokens × labels)
+    buffer, an index of the entries by attribute (4 bytes an entry, 12 when
+    some value is not 1), and a few (L, L) sums per block.
     """
 
     def __init__(self, corpus, layout, labels, seq_weight, *, c2, n_chunks,

@@ -18,6 +18,7 @@ from . import _kernels
 from ._validation import check_sequences
 
 _NUMBER_TYPES = (int, float, np.integer, np.floating, np.bool_)
+_MAX_ATTRIBUTES = 2**31 - 1  # attribute ids are int32
 _CONTAINER_TYPES = (list, tuple, set, frozenset)
 
 
@@ -591,7 +592,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                 seq_ptr.append(len(tok_ptr) - 1)
         except (OverflowError, UnicodeDecodeError):
             _raise_bad_value(X)
-        if len(vocab) > np.iinfo(np.int32).max:
+        if len(vocab) > _MAX_ATTRIBUTES:
             raise ValueError("more than 2**31 - 1 distinct attributes")
         if fitting:
             for name in ("hash_slots_", "_slot_ids", "_n_slots", "_str_ids", "_num_ids"):
