@@ -508,8 +508,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         A token dict's ``(key, value)`` items are looked up all at once in
         ``_pair_ids`` (``map`` over ``dict.items()``: no Python code per
         feature), a memo of the pairs seen in fit: ``(key, str value)`` →
-        attribute id, and for number keys ``(key, True)`` → id,
-        ``(key, False)`` → ``~id`` (a zero entry). ``True`` and ``False``
+        attribute id, and for number keys seen with the value 1 or 0
+        ``(key, True)`` → id, ``(key, False)`` → ``~id`` (a zero entry). ``True`` and ``False``
         equal 1 and 0 of every numeric type, so these hit for the values 1
         and 0 whatever their type: value 1 and a zero, as the generic rules
         say. An item that misses (a new or unseen string, another number, a
@@ -566,9 +566,11 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                     tv = type(value)
                     if tv is str:
                         pairs[(key, value)] = vocab[key + ":" + value]
-                    elif tv is bool or tv is int or tv is float:
-                        pairs[(key, True)] = vocab[key]
-                        pairs[(key, False)] = ~vocab[key]
+                    elif (tv is bool or tv is int or tv is float) and (
+                        value == 1 or value == 0
+                    ):  # the values seen: (key, True) or (key, False)
+                        idx = vocab[key]
+                        pairs[(key, bool(value))] = idx if value else ~idx
 
         try:
             for s, seq in enumerate(X):
