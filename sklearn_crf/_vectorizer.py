@@ -549,6 +549,11 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                 if idx is not None:
                     append(idx)
                     continue
+                if not fitting and type(value) is str and type(key) is str:
+                    idx = vocab.get(key + ":" + value)  # mostly an unseen value
+                    if idx is not None:
+                        append(idx)
+                    continue
                 for name, x in _flatten_feature(key, value, s, t):
                     if not math.isfinite(x):
                         _raise_bad_value(X)
