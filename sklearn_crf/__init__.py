@@ -1,16 +1,18 @@
 """sklearn-crf: linear-chain conditional random fields as scikit-learn estimators.
 
 ``import sklearn_crf`` imports only what fitting a :class:`CRFTagger` needs.
-The submodules :mod:`sklearn_crf.datasets` and :mod:`sklearn_crf.metrics` and
-:class:`SequenceFeaturizer` are imported on first access (PEP 562): they cost
-nothing until used (``sklearn_crf.metrics`` imports :mod:`sklearn.metrics`),
-and ``sklearn_crf.metrics``, ``from sklearn_crf import SequenceFeaturizer``
-and ``import sklearn_crf.datasets`` work as for any attribute or submodule.
+The submodules :mod:`sklearn_crf.datasets`, :mod:`sklearn_crf.metrics` and
+:mod:`sklearn_crf.model_selection` and :class:`SequenceFeaturizer` are
+imported on first access (PEP 562): they cost nothing until used
+(``sklearn_crf.metrics`` imports :mod:`sklearn.metrics`), and
+``sklearn_crf.metrics``, ``from sklearn_crf import SequenceFeaturizer`` and
+``import sklearn_crf.datasets`` work as for any attribute or submodule.
 """
 
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
+from ._compat import CRF
 from ._crfsuite import load_crfsuite, save_crfsuite
 from ._objective import ParameterLayout
 from ._persistence import load_model, save_model
@@ -19,10 +21,11 @@ from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
-    from . import datasets, metrics
+    from . import datasets, metrics, model_selection, scorers
     from ._featurizer import SequenceFeaturizer
 
 __all__ = [
+    "CRF",
     "CRFTagger",
     "InconsistentVersionWarning",
     "ParameterLayout",
@@ -33,8 +36,10 @@ __all__ = [
     "load_crfsuite",
     "load_model",
     "metrics",
+    "model_selection",
     "save_crfsuite",
     "save_model",
+    "scorers",
 ]
 
 #: public names imported on first access: name -> (submodule, attribute of it;
@@ -43,6 +48,8 @@ _LAZY = {
     "SequenceFeaturizer": ("._featurizer", "SequenceFeaturizer"),
     "datasets": (".datasets", None),
     "metrics": (".metrics", None),
+    "model_selection": (".model_selection", None),
+    "scorers": (".scorers", None),
 }
 
 

@@ -539,7 +539,6 @@ def _fitted_tagger(weights, *, params=None, n_iter=0, loss=float("nan"), loss_cu
     crf.vectorizer_ = vectorizer
     crf.layout_ = layout
     crf.coef_ = np.concatenate([coef[:S][so], coef[S:][to]])
-    crf.transition_matrix_ = layout.transition_matrix(crf.coef_)
     crf.n_iter_ = int(n_iter)
     crf.loss_ = float(loss)
     crf.loss_curve_ = (

@@ -55,27 +55,82 @@ class SolverResult:
         The objective (with the L1 term) after each iteration.
     loss : float
         The objective (with the L1 term) at ``w``.
+    validation_scores : ndarray of shape (n_iter,) or None
+        The monitor's score of each iterate (None without a monitor).
+    best_iteration : int or None
+        The iteration (from 1) of the best validation score (None without a
+        monitor, or when no iteration ran).
     """
 
     w: np.ndarray
     n_iter: int
     losses: np.ndarray
     loss: float
+    validation_scores: np.ndarray | None = None
+    best_iteration: int | None = None
+
+
+class ValidationMonitor:
+    """Scores each iterate on a validation set and keeps the best one.
+
+    Called by the solvers with the weights after each iteration (the
+    iterate). ``score(w)`` returns a float, higher is better; the caller (the
+    tagger) supplies it. With ``n_iter_no_change``, the monitor keeps a copy
+    of the best iterate and asks the solver to stop once that many iterations
+    have passed without a better score (a NaN score never is better); without
+    it, the monitor only records the scores.
+
+    Parameters
+    ----------
+    score : callable
+        ``score(w) -> float`` for a weight vector ``w``.
+    n_iter_no_change : int or None
+        Iterations without a better score before stopping; None never stops
+        and keeps no weights.
+    """
+
+    def __init__(self, score, n_iter_no_change=None):
+        self.score = score
+        self.n_iter_no_change = n_iter_no_change
+        self.scores = []
+        self.best_score = -np.inf
+        self.best_iteration = None
+        self.best_w = None
+
+    @property
+    def early_stopping(self):
+        """True when the monitor stops the solver and keeps the best weights."""
+        return self.n_iter_no_change is not None
+
+    def __call__(self, w):
+        """Score the iterate ``w``; True when the solver should stop."""
+        score = float(self.score(w))
+        self.scores.append(score)
+        k = len(self.scores)
+        if self.best_iteration is None or score > self.best_score:
+            self.best_score = score if not np.isnan(score) else -np.inf
+            self.best_iteration = k
+            if self.early_stopping:
+                self.best_w = np.array(w, dtype=np.float64, copy=True)
+        return self.early_stopping and k - self.best_iteration >= self.n_iter_no_change
 
 
 class _Progress:
-    """Loss curve, logging and CRFsuite's two stopping rules (liblbfgs's).
+    """Loss curve, logging, CRFsuite's two stopping rules (liblbfgs's), and
+    the validation monitor.
 
     Stop when ``‖g‖ / max(‖w‖, 1) <= epsilon`` (g the gradient, or with L1 the
     pseudo-gradient; also tested at the starting point, so a fit from an
-    optimum runs no iteration) or when ``(f[k - PERIOD] - f[k]) / max(|f[k]|,
-    1) < tol`` (the delta test).
+    optimum runs no iteration), when ``(f[k - PERIOD] - f[k]) / max(|f[k]|,
+    1) < tol`` (the delta test), or when the :class:`ValidationMonitor` (if
+    any), called with each iterate, says so.
     """
 
-    def __init__(self, tol, verbose, epsilon=0.0):
+    def __init__(self, tol, verbose, epsilon=0.0, monitor=None):
         self.tol = tol
         self.epsilon = epsilon
         self.verbose = verbose
+        self.monitor = monitor
         self.losses = []
         self.met = False
         self.start = time.perf_counter()
@@ -90,10 +145,15 @@ class _Progress:
         """Record one iteration at weights w; True when a stopping rule is met."""
         self.losses.append(float(loss))
         k = len(self.losses)
+        if self.monitor is not None and self.monitor(w):
+            self.met = True
         if self.verbose:
+            extra = ""
+            if self.monitor is not None:
+                extra = f"  validation {self.monitor.scores[-1]:.6g}"
             logger.info(
-                "iter %4d  loss %.6e  |grad| %.3e  %.2fs",
-                k, loss, grad_norm, time.perf_counter() - self.start,
+                "iter %4d  loss %.6e  |grad| %.3e%s  %.2fs",
+                k, loss, grad_norm, extra, time.perf_counter() - self.start,
             )
         if self.at_optimum(grad_norm, w):
             return True
@@ -104,17 +164,22 @@ class _Progress:
         return self.met
 
 
-def minimize_crf(objective, w0, *, c1, solver, max_iter, tol, epsilon=0.0, verbose=0):
+def minimize_crf(
+    objective, w0, *, c1, solver, max_iter, tol, epsilon=0.0, verbose=0, monitor=None
+):
     """Minimize ``objective(w) + c1·‖w‖₁`` from the weights w0.
 
     ``objective(w)`` returns the smooth loss and its gradient (a
     :class:`~sklearn_crf._objective.CRFObjective`). ``solver`` is ``"lbfgs"``
     (L-BFGS-B without L1, OWL-QN with it) or ``"l-bfgs-b"`` (L-BFGS-B, on split
     weights with L1). ``tol`` and ``epsilon`` are the stopping rules of
-    :class:`_Progress`. Returns a :class:`SolverResult`; warns with a
-    ``ConvergenceWarning`` when no stopping rule was met.
+    :class:`_Progress`. ``monitor``, a :class:`ValidationMonitor`, is called
+    with the weights after each iteration; with early stopping it may stop
+    the solver, and the result holds its best iterate. Returns a
+    :class:`SolverResult`; warns with a ``ConvergenceWarning`` when no
+    stopping rule was met.
     """
-    progress = _Progress(tol, verbose, epsilon)
+    progress = _Progress(tol, verbose, epsilon, monitor)
     with threadpool_limits(limits=1, user_api="blas"):
         if c1 > 0 and solver == "lbfgs":
             w, n_iter, message = _owlqn(objective, w0, c1, max_iter, progress)
@@ -122,11 +187,21 @@ def minimize_crf(objective, w0, *, c1, solver, max_iter, tol, epsilon=0.0, verbo
             w, n_iter, message = _lbfgsb(objective, w0, c1, max_iter, progress)
     _check_result(n_iter, max_iter, progress.met, message)
     losses = np.asarray(progress.losses)
-    if len(losses):
+    scores = best = None
+    if monitor is not None:
+        scores = np.asarray(monitor.scores, dtype=np.float64)
+        best = monitor.best_iteration  # None when no iteration ran
+    if best is not None and monitor.early_stopping:
+        w = monitor.best_w
+        loss = float(losses[best - 1])
+    elif len(losses):
         loss = float(losses[-1])
     else:
         loss = objective(w)[0] + c1 * np.abs(w).sum()
-    return SolverResult(w=w, n_iter=n_iter, losses=losses, loss=loss)
+    return SolverResult(
+        w=w, n_iter=n_iter, losses=losses, loss=loss, validation_scores=scores,
+        best_iteration=best,
+    )
 
 
 def _lbfgsb(objective, w0, c1, max_iter, progress):

@@ -51,8 +51,16 @@ _DATE = (1980, 1, 1, 0, 0, 0)  # fixed member dates: the bytes depend on the mod
 
 
 def _json_value(value):
-    """A NumPy scalar as its Python value (for parameters); anything else as is."""
-    return value.item() if isinstance(value, np.generic) else value
+    """A parameter value as JSON can hold it: a NumPy scalar as its Python value,
+    a set (e.g. of allowed label pairs) as a list in a fixed order, a tuple as a
+    list; anything else as is."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (set, frozenset)):
+        return sorted((_json_value(v) for v in value), key=repr)
+    if isinstance(value, tuple):
+        return [_json_value(v) for v in value]
+    return value
 
 
 def save_model(crf, path, *, metadata=None):
@@ -128,6 +136,12 @@ def save_model(crf, path, *, metadata=None):
         "loss": loss if np.isfinite(loss) else None,
         "metadata": metadata,
     }
+    try:
+        json.dumps(doc["params"], allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise TypeError(
+            f"a parameter of this tagger cannot be written to a model file: {err}"
+        ) from None
     try:
         text = json.dumps(doc, ensure_ascii=False, allow_nan=False)
     except TypeError as err:

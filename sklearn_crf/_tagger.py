@@ -6,19 +6,27 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _inspection, _kernels
+from . import _constraints, _decoding, _inspection, _kernels, _online
 from ._objective import CRFObjective, build_layout
-from ._optimize import minimize_crf
+from ._optimize import ValidationMonitor, minimize_crf
 from ._threads import MIN_TOKENS_PER_THREAD
 from ._threads import n_threads as _n_threads
-from ._validation import check_sequence_weight, encode_labels
+from ._validation import check_sequence_weight, check_sequences, encode_labels
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
 logger = logging.getLogger("sklearn_crf")
+
+#: the names of :func:`sklearn_crf.metrics.get_scorer` (``validation_scoring``);
+#: not imported from there, to keep ``import sklearn_crf`` light
+VALIDATION_SCORERS = (
+    "entity_f1", "entity_precision", "entity_recall", "flat_accuracy", "flat_f1",
+    "sequence_accuracy",
+)
 
 
 class CRFTagger(BaseEstimator):
@@ -34,22 +42,48 @@ class CRFTagger(BaseEstimator):
     label transition, with scipy's L-BFGS-B, or OWL-QN when there is an L1
     term (see ``solver``). The forward-backward and
     Viterbi kernels are compiled with numba and run over sequences in parallel.
+    CRFsuite's other training algorithms are solvers too: ``"l2sgd"``
+    (stochastic gradient descent with L2), ``"ap"`` (averaged perceptron),
+    ``"pa"`` (passive-aggressive) and ``"arow"``; each reads only its own
+    parameters, and setting a parameter the chosen solver does not use raises
+    a ValueError in :meth:`fit`.
 
     Parameters
     ----------
     c1 : float, default=0.0
         Coefficient of the L1 penalty. With ``c1 > 0`` many weights are exactly 0.
+        Solvers ``"lbfgs"`` and ``"l-bfgs-b"``.
     c2 : float, default=1.0
-        Coefficient of the (squared) L2 penalty.
-    solver : {"lbfgs", "l-bfgs-b"}, default="lbfgs"
+        Coefficient of the (squared) L2 penalty. Solvers ``"lbfgs"``,
+        ``"l-bfgs-b"`` and ``"l2sgd"`` (which needs ``c2 > 0``).
+    solver : {"lbfgs", "l-bfgs-b", "l2sgd", "ap", "pa", "arow"}, default="lbfgs"
         ``"lbfgs"`` is CRFsuite's ``lbfgs`` algorithm: scipy's L-BFGS-B (no
         bounds) when ``c1 == 0``, OWL-QN, the orthant-wise L-BFGS, when
         ``c1 > 0``. ``"l-bfgs-b"`` always uses scipy's L-BFGS-B; with
         ``c1 > 0`` it splits each weight into non-negative parts ``w = w⁺ - w⁻``
         under bounds, which reaches the same optimum but needs many more
         iterations. Both keep a history of 6 updates.
-    max_iter : int, default=1000
-        Maximum number of solver iterations.
+
+        The others are CRFsuite's online algorithms, run as CRFsuite runs
+        them (same updates, defaults, stopping tests, averaging, and the
+        instance order of CRFsuite's unseeded ``rand()`` shuffle, so the
+        weights match CRFsuite's on Linux): ``"l2sgd"`` minimizes the same
+        objective with ``c1 = 0`` by stochastic gradient descent, with a
+        learning rate calibrated on a sample (``calibration_*``) and the
+        ``period`` / ``delta`` stopping test, and returns the weights of its
+        best epoch; ``"ap"`` is the averaged perceptron; ``"pa"``
+        passive-aggressive (``pa_type``, ``c``, ``error_sensitive``,
+        ``averaging``); ``"arow"`` adaptive regularization of weights
+        (``variance``, ``gamma``). The last three run ``max_iter`` epochs
+        unless ``epsilon`` stops them. These algorithms update the weights
+        after each sequence, so training runs on one thread; ``n_jobs``
+        still applies to prediction.
+    max_iter : int, default=None
+        Maximum number of iterations (epochs for the online solvers;
+        sklearn-crfsuite's ``max_iterations``). None is the solver's default:
+        1000 for ``"lbfgs"`` and ``"l-bfgs-b"`` (CRFsuite's lbfgs has no
+        limit), and CRFsuite's 1000 for ``"l2sgd"`` and 100 for ``"ap"``,
+        ``"pa"`` and ``"arow"``.
     tol : float, default=1e-3
         Stopping rule (CRFsuite's "delta" test): training stops when the loss
         decreased by less than ``tol`` relative to its current value over the
@@ -59,13 +93,58 @@ class CRFTagger(BaseEstimator):
         CRFsuite's default is 1e-5 (about 730 iterations on CoNLL-2002
         Spanish NER); 1e-3 stops there after about 150 iterations with an
         entity F1 within 0.002 of the converged model's; use 1e-5 to train to
-        CRFsuite's precision.
-    epsilon : float, default=1e-5
-        CRFsuite's other stopping rule (its ``epsilon``): training stops when
+        CRFsuite's precision. Solvers ``"lbfgs"`` and ``"l-bfgs-b"``.
+    epsilon : float, default=None
+        CRFsuite's ``epsilon``, a stopping rule whose meaning and default
+        depend on the solver; None is CRFsuite's default of the solver.
+        ``"lbfgs"`` and ``"l-bfgs-b"`` (default 1e-5): training stops when
         ``‖g‖ / max(‖w‖, 1) <= epsilon``, g the gradient of the loss (with
         ``c1 > 0`` its orthant-wise pseudo-gradient). Tested before the first
         iteration too, so a refit that starts at an optimum (a warm start
-        from converged weights) runs no iteration.
+        from converged weights) runs no iteration. ``"ap"``, ``"pa"`` and
+        ``"arow"`` (default 0): training stops after an epoch whose loss (see
+        ``loss_curve_``) divided by the number of sequences is below
+        ``epsilon`` (at most ``epsilon`` for ``"arow"``); with 0, ``"ap"``
+        and ``"pa"`` run ``max_iter`` epochs and ``"arow"`` stops after an
+        epoch without mistakes. ``"l2sgd"`` does not use it (its rule is
+        ``period`` / ``delta``).
+    period : int, default=10
+        ``"l2sgd"``: the stopping test compares the loss with the loss
+        ``period`` epochs earlier. (CRFsuite's lbfgs has the same test; here
+        its ``delta`` is ``tol`` and its period is fixed at 10.)
+    delta : float, default=1e-6
+        ``"l2sgd"``: training stops when the loss improved by less than
+        ``delta`` relative to its current value over the last ``period``
+        epochs.
+    calibration_eta : float, default=0.1
+        ``"l2sgd"``: the first learning rate tried by the calibration.
+    calibration_rate : float, default=2.0
+        ``"l2sgd"``: the calibration multiplies the learning rate by this
+        while the loss decreases, then divides it.
+    calibration_samples : int, default=1000
+        ``"l2sgd"``: the number of sequences the calibration trains on.
+    calibration_candidates : int, default=10
+        ``"l2sgd"``: the number of learning rates that decrease the loss the
+        calibration tries in each direction.
+    calibration_max_trials : int, default=20
+        ``"l2sgd"``: the maximum number of learning rates the calibration
+        tries.
+    pa_type : {0, 1, 2}, default=1
+        ``"pa"``: the update: 0 without slack (``tau = cost / ‖Δ‖²``), 1
+        PA-I (``min(c, cost / ‖Δ‖²)``), 2 PA-II (``cost / (‖Δ‖² + 1 / (2c))``).
+    c : float, default=1.0
+        ``"pa"``: the aggressiveness parameter of types 1 and 2.
+    error_sensitive : bool, default=True
+        ``"pa"``: the cost of a mistake adds the square root of the number of
+        wrong labels (else 1) to the score difference.
+    averaging : bool, default=True
+        ``"pa"``: return the average of the weights over all updates, as the
+        averaged perceptron does (else the last weights).
+    variance : float, default=1.0
+        ``"arow"``: the initial variance of every weight.
+    gamma : float, default=1.0
+        ``"arow"``: the trade-off between the loss and the change of the
+        weights.
     min_freq : float, default=0.0
         CRFsuite's feature frequency cut-off, for every kind of feature: a
         state feature (attribute, label) is kept only when the sum of the
@@ -98,7 +177,38 @@ class CRFTagger(BaseEstimator):
         ``loss_curve_`` holds the last fit's. :func:`~sklearn.base.clone`, and
         so :class:`~sklearn.model_selection.GridSearchCV`, drops the fitted
         weights: warm starts help a hand-written loop over a regularization
-        path, not a search.
+        path, not a search. Solvers ``"lbfgs"`` and ``"l-bfgs-b"`` (CRFsuite's
+        online algorithms always start from zeros).
+    early_stopping : bool, default=False
+        Stop training when the score on a validation set has not improved for
+        ``n_iter_no_change`` iterations, and keep the weights of the
+        iteration with the best score (``best_iteration_``). The validation
+        set is the ``X_val``, ``y_val`` given to :meth:`fit`, or else
+        ``validation_fraction`` of the training sequences, set aside (not
+        trained on). The loss stopping rule (``tol``) and ``max_iter`` still
+        apply.
+    validation_fraction : float, default=0.1
+        With ``early_stopping`` and no ``X_val``: the fraction of the
+        sequences (rounded up, at least one, and at least one sequence left
+        to train on) set aside as the validation set, drawn at random with
+        ``random_state``. Both parts keep the sequences' order; with
+        ``sample_weight``, each part keeps its sequences' weights.
+    n_iter_no_change : int, default=10
+        With ``early_stopping``: the number of iterations without a better
+        validation score after which training stops.
+    validation_scoring : str or None, default=None
+        The validation score, higher is better. ``None`` is minus the
+        validation loss: the negative log-likelihood per token of the
+        validation set (all its labels must occur in training). Or the name
+        of a scorer of :func:`sklearn_crf.metrics.get_scorer`
+        (``"entity_f1"``, ``"entity_precision"``, ``"entity_recall"``,
+        ``"flat_f1"``, ``"flat_accuracy"``, ``"sequence_accuracy"``),
+        computed from the Viterbi labels of the validation set at each
+        iteration. A validation set set aside from X keeps its
+        ``sample_weight`` in either score; ``X_val`` is unweighted.
+    random_state : int, RandomState instance or None, default=None
+        The random draw of the validation set for ``early_stopping`` (see
+        ``validation_fraction``); nothing else is random.
     n_jobs : int, default=None
         Number of threads of the numba kernels. ``None`` uses numba's default
         (all cores, or the ``NUMBA_NUM_THREADS`` environment variable); ``-1``
@@ -108,7 +218,32 @@ class CRFTagger(BaseEstimator):
         (``GridSearchCV(..., n_jobs=k)`` with joblib's default "loky"
         backend), joblib sets ``NUMBA_NUM_THREADS`` in each worker to the
         cores divided by ``k``, so the processes do not oversubscribe the
-        cores.
+        cores. In a task of a Dask worker the count is at most the worker's
+        number of threads.
+    transition_constraints : None, str or collection of (label, label), default=None
+        Label sequences the decoders may produce. ``None``: any. A tagging
+        scheme, ``"IOB1"``, ``"IOB2"``, ``"IOE1"``, ``"IOE2"``, ``"IOBES"``,
+        ``"BILOU"`` or ``"BMES"``: only sequences in which seqeval's strict
+        mode reads every label other than ``"O"`` as part of an entity (e.g.
+        under IOB2 no ``I-PER`` after ``O`` or ``B-LOC``, and none first;
+        under IOBES no sequence ends inside an entity); labels must then be
+        ``"O"`` or ``"<tag>-<type>"`` with the scheme's tags, checked at fit.
+        A collection of ``(from_label, to_label)`` pairs: only these
+        transitions. Forbidden sequences get probability exactly 0 (a -inf
+        score, not a penalty) in :meth:`predict`, :meth:`predict_nbest`,
+        :meth:`predict_marginals`, :meth:`predict_entities`,
+        :meth:`log_probability` and :meth:`log_partition`, which are then
+        conditional on the constraints: ``p(y | x, y allowed)``. Training is
+        not affected. A sequence without any allowed path raises a ValueError
+        naming it.
+    decoder : {"viterbi", "posterior"}, default="viterbi"
+        How :meth:`predict` (and :meth:`predict_entities`) choose labels:
+        ``"viterbi"``, the most probable label sequence; ``"posterior"``, the
+        most probable label of each token (from :meth:`predict_marginals`).
+        Under transition constraints the posterior decoder returns the
+        allowed sequence with the largest sum of token marginals (the
+        maximum expected number of correct labels), which is the tokenwise
+        most probable label when no transition is forbidden.
     verbose : int, default=0
         When positive, log the loss, gradient norm and elapsed time of each
         iteration at INFO level on the ``"sklearn_crf"`` logger (see
@@ -132,11 +267,31 @@ class CRFTagger(BaseEstimator):
         computed from ``coef_`` on each access (``coef_`` is the one source of
         truth: edit it, not this copy).
     n_iter_ : int
-        Number of iterations of the solver (L-BFGS-B or OWL-QN) in the last fit.
+        Number of iterations of the solver in the last fit (L-BFGS-B or
+        OWL-QN; epochs for the online solvers, for ``"l2sgd"`` not counting
+        the calibration's).
     loss_ : float
-        The objective at the fitted weights.
+        The objective at the fitted weights (``"l2sgd"``: the loss of the
+        returned best epoch; ``"ap"``, ``"pa"``, ``"arow"``: the last epoch's
+        loss).
     loss_curve_ : ndarray of shape (n_iter_,)
-        The objective after each iteration.
+        The objective after each iteration. For the online solvers,
+        CRFsuite's per-epoch "Loss": ``"l2sgd"`` the objective at the end of
+        the epoch; ``"ap"`` the sum over sequences of the fraction of wrong
+        labels in the Viterbi path, times the sequence weight; ``"pa"`` and
+        ``"arow"`` the summed (weighted) costs of the mistakes.
+    validation_scores_ : ndarray of shape (n_iter_,) or None
+        The validation score (see ``validation_scoring``) of the weights after
+        each iteration, when there was a validation set (``early_stopping``,
+        or ``X_val`` given to :meth:`fit`); None otherwise.
+    best_iteration_ : int or None
+        The iteration (counted from 1) with the best validation score, the
+        first one among equals; None without a validation set. With
+        ``early_stopping``, ``coef_`` holds that iteration's weights (and
+        ``loss_`` its objective): refitting on the same training sequences
+        with ``max_iter=best_iteration_`` and no validation set gives the same
+        weights, bit for bit (for a fixed ``n_jobs``). Without it, the weights
+        are the last iteration's.
     attributes_ : list of str, length (n_active_attributes,)
         Names of the attributes that have a non-zero weight for at least one
         label, in the order of ``vectorizer_.feature_names_`` (which lists
@@ -193,25 +348,53 @@ class CRFTagger(BaseEstimator):
     [['PER', 'O']]
     >>> crf.score(X, y)
     1.0
+
+    CRFsuite's averaged perceptron instead of L-BFGS:
+
+    >>> ap = CRFTagger(solver="ap", max_iter=5).fit(X, y)
+    >>> ap.predict([[{"w": "Mary"}, {"w": "runs"}]]), ap.n_iter_
+    ([['PER', 'O']], 5)
     """
 
     _parameter_constraints: dict = {
         "c1": [Interval(Real, 0, None, closed="left")],
         "c2": [Interval(Real, 0, None, closed="left")],
-        "solver": [StrOptions({"lbfgs", "l-bfgs-b"})],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions({"lbfgs", "l-bfgs-b", "l2sgd", "ap", "pa", "arow"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="left"), None],
+        "period": [Interval(Integral, 1, None, closed="left")],
+        "delta": [Interval(Real, 0, None, closed="left")],
+        "calibration_eta": [Interval(Real, 0, None, closed="neither")],
+        "calibration_rate": [Interval(Real, 1, None, closed="neither")],
+        "calibration_samples": [Interval(Integral, 1, None, closed="left")],
+        "calibration_candidates": [Interval(Integral, 1, None, closed="left")],
+        "calibration_max_trials": [Interval(Integral, 1, None, closed="left")],
+        "pa_type": [Options(Integral, {0, 1, 2})],
+        "c": [Interval(Real, 0, None, closed="neither")],
+        "error_sensitive": ["boolean"],
+        "averaging": ["boolean"],
+        "variance": [Interval(Real, 0, None, closed="neither")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
         "min_freq": [Interval(Real, 0, None, closed="left")],
         "all_possible_states": ["boolean"],
         "all_possible_transitions": ["boolean"],
         "hashing": [Interval(Integral, 1, np.iinfo(np.int32).max, closed="both"), None],
         "warm_start": ["boolean"],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "validation_scoring": [StrOptions(set(VALIDATION_SCORERS)), None],
+        "random_state": ["random_state"],
         "n_jobs": [
             Interval(Integral, 1, None, closed="left"),
             Interval(Integral, None, -1, closed="right"),
             None,
         ],
+        "transition_constraints": [
+            None, StrOptions(set(_constraints.SCHEMES)), "array-like"
+        ],
+        "decoder": [StrOptions({"viterbi", "posterior"})],
         "verbose": ["verbose"],
     }
 
@@ -221,15 +404,35 @@ class CRFTagger(BaseEstimator):
         c1=0.0,
         c2=1.0,
         solver="lbfgs",
-        max_iter=1000,
+        max_iter=None,
         tol=1e-3,
-        epsilon=1e-5,
+        epsilon=None,
+        period=10,
+        delta=1e-6,
+        calibration_eta=0.1,
+        calibration_rate=2.0,
+        calibration_samples=1000,
+        calibration_candidates=10,
+        calibration_max_trials=20,
+        pa_type=1,
+        c=1.0,
+        error_sensitive=True,
+        averaging=True,
+        variance=1.0,
+        gamma=1.0,
         min_freq=0.0,
         all_possible_states=False,
         all_possible_transitions=False,
         hashing=None,
         warm_start=False,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        validation_scoring=None,
+        random_state=None,
         n_jobs=None,
+        transition_constraints=None,
+        decoder="viterbi",
         verbose=0,
     ):
         self.c1 = c1
@@ -238,34 +441,99 @@ class CRFTagger(BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.epsilon = epsilon
+        self.period = period
+        self.delta = delta
+        self.calibration_eta = calibration_eta
+        self.calibration_rate = calibration_rate
+        self.calibration_samples = calibration_samples
+        self.calibration_candidates = calibration_candidates
+        self.calibration_max_trials = calibration_max_trials
+        self.pa_type = pa_type
+        self.c = c
+        self.error_sensitive = error_sensitive
+        self.averaging = averaging
+        self.variance = variance
+        self.gamma = gamma
         self.min_freq = min_freq
         self.all_possible_states = all_possible_states
         self.all_possible_transitions = all_possible_transitions
         self.hashing = hashing
         self.warm_start = warm_start
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_scoring = validation_scoring
+        self.random_state = random_state
         self.n_jobs = n_jobs
+        self.transition_constraints = transition_constraints
+        self.decoder = decoder
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, X_val=None, y_val=None):
         """Train the CRF.
 
         Parameters
         ----------
         X : list of sequences of dict
-            Each sequence is a list of tokens, each token a dict of features in
-            sklearn-crfsuite's format (see :class:`SequenceVectorizer`).
+            Each sequence is a list of tokens, each token in any form
+            sklearn-crfsuite accepts: a dict of features or a list of
+            attribute names (see :class:`SequenceVectorizer`).
         y : list of sequences of labels
             One label per token. Labels may be str, int or any hashable, all of
             one type.
         sample_weight : array-like of shape (n_sequences,), default=None
-            Weight of each sequence in the likelihood.
+            Weight of each sequence in the likelihood (for ``"ap"``, ``"pa"``
+            and ``"arow"``, in their updates, as CRFsuite's instance weight).
+        X_val : list of sequences of dict, default=None
+            A validation set, in the same form as X: its score is recorded
+            after each iteration in ``validation_scores_`` and, with
+            ``early_stopping``, decides when to stop (then no part of X is
+            set aside). In a :class:`~sklearn.pipeline.Pipeline`, request it
+            with ``set_fit_request(X_val=True, y_val=True)`` under
+            ``sklearn.set_config(enable_metadata_routing=True)``; the
+            Pipeline passes metadata on untransformed, so give it
+            ``transform_input=["X_val"]`` to have the steps before the
+            tagger transform ``X_val`` as they transform ``X``.
+        y_val : list of sequences of labels, default=None
+            The labels of ``X_val``; given together with it.
 
         Returns
         -------
         self : CRFTagger
             The fitted tagger.
+
+        Examples
+        --------
+        >>> from sklearn_crf import CRFTagger
+        >>> X = [[{"w": "John"}, {"w": "runs"}], [{"w": "Mary"}, {"w": "sleeps"}]]
+        >>> y = [["PER", "O"], ["PER", "O"]]
+        >>> X_val, y_val = [[{"w": "Mary"}, {"w": "runs"}]], [["PER", "O"]]
+        >>> crf = CRFTagger(c2=0.01, early_stopping=True, n_iter_no_change=3)
+        >>> crf = crf.fit(X, y, X_val=X_val, y_val=y_val)
+        >>> crf.validation_scores_.shape == (crf.n_iter_,)
+        True
+        >>> crf.best_iteration_ <= crf.n_iter_
+        True
         """
+        _online.check_solver_params(self)  # online solvers: parameters of another solver
+        if X_val is not None and self.solver in _online.ONLINE_SOLVERS:
+            raise ValueError(
+                f"solver={self.solver!r} takes no validation set (X_val, y_val): "
+                "validation scores and early stopping need solver 'lbfgs' or 'l-bfgs-b'"
+            )
+        if (X_val is None) != (y_val is None):
+            raise ValueError(
+                "X_val and y_val must be given together: got only "
+                + ("X_val" if y_val is None else "y_val")
+            )
+        if X_val is None and self.early_stopping:
+            X, y, sample_weight, X_val, y_val, val_weight = _split_validation(
+                X, y, sample_weight, self.validation_fraction, self.random_state
+            )
+        else:
+            val_weight = None
+        _check_constraint_labels(self.transition_constraints, y)
         vectorizer = SequenceVectorizer(n_features=self.hashing)
         corpus = vectorizer.fit_encode(X)
         classes, labels = encode_labels(y, corpus.seq_ptr)
@@ -283,15 +551,28 @@ class CRFTagger(BaseEstimator):
             corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
             len(classes), layout.n_params,
         )
+        if self.solver in _online.ONLINE_SOLVERS:  # online solvers: see _online.py
+            return self._fit_online(vectorizer, classes, layout, corpus, labels, seq_weight)
         with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
+            monitor = None
+            if X_val is not None:
+                score = _validation_score(
+                    self.validation_scoring, vectorizer, classes, layout, X_val,
+                    y_val, val_weight, n_threads,
+                )
+                monitor = ValidationMonitor(
+                    score, self.n_iter_no_change if self.early_stopping else None
+                )
             objective = CRFObjective(
                 corpus, layout, labels, seq_weight, c2=self.c2, n_chunks=n_threads,
             )
             w0 = self._warm_start_weights(vectorizer, classes, layout)
             result = minimize_crf(
                 objective, w0, c1=self.c1, solver=self.solver,
-                max_iter=self.max_iter, tol=self.tol, epsilon=self.epsilon,
-                verbose=self.verbose,
+                max_iter=_online.resolved_max_iter(self.solver, self.max_iter),
+                tol=self.tol,
+                epsilon=_online.resolved_epsilon(self.solver, self.epsilon),
+                verbose=self.verbose, monitor=monitor,
             )
         self.classes_ = classes
         self.vectorizer_ = vectorizer
@@ -300,6 +581,26 @@ class CRFTagger(BaseEstimator):
         self.n_iter_ = result.n_iter
         self.loss_curve_ = result.losses
         self.loss_ = result.loss
+        self.validation_scores_ = result.validation_scores
+        self.best_iteration_ = result.best_iteration
+        self._sklearn_crf_version = __version__
+        return self
+
+    def _fit_online(self, vectorizer, classes, layout, corpus, labels, seq_weight):
+        """Fit with one of CRFsuite's online solvers (:mod:`sklearn_crf._online`)."""
+        coef, result = _online.fit_online(
+            self.solver, corpus, layout, labels, seq_weight,
+            self.get_params(deep=False), verbose=self.verbose,
+        )
+        self.classes_ = classes
+        self.vectorizer_ = vectorizer
+        self.layout_ = layout
+        self.coef_ = coef
+        self.n_iter_ = result.n_iter
+        self.loss_curve_ = result.loss_curve
+        self.loss_ = float(result.loss)
+        self.validation_scores_ = None
+        self.best_iteration_ = None
         self._sklearn_crf_version = __version__
         return self
 
@@ -357,52 +658,353 @@ class CRFTagger(BaseEstimator):
         """Vectorize X and return (state scores, sequence offsets)."""
         return self._infer(X, lambda scores, seq_ptr, n_threads: scores)
 
-    def predict(self, X):
-        """Most likely label sequence of each sequence (Viterbi).
+    def predict(self, X, *, allowed=None):
+        """Most likely label sequence of each sequence.
+
+        Viterbi, or the posterior decoder (see ``decoder``), under
+        ``transition_constraints`` and ``allowed``.
 
         Parameters
         ----------
         X : list of sequences of dict
             Sequences of feature dicts, as in :meth:`fit`.
+        allowed : list, default=None
+            Labels each token may take (forced or partial labels): ``None``,
+            or one entry per sequence, ``None`` (free) or one entry per token:
+            ``None`` (free), a label (forced) or a set, frozenset, list or
+            tuple of labels. The result is the best sequence among those that
+            respect it. An unknown label, a wrong length, or a sequence left
+            without an allowed path raise a ValueError naming the sequence and
+            token.
 
         Returns
         -------
         y : list of lists
             The predicted labels, of the same type as the training labels.
-        """
-        trans = self.transition_matrix_  # from coef_; NotFittedError before fit
-        (codes, _), seq_ptr = self._infer(
-            X, lambda scores, seq_ptr, n_threads: _kernels.viterbi_batch(
-                scores, trans, seq_ptr, n_threads
-            )
-        )
-        labels = self.classes_.tolist()
-        flat = [labels[c] for c in codes.tolist()]
-        return [flat[a:b] for a, b in zip(seq_ptr[:-1].tolist(), seq_ptr[1:].tolist())]
 
-    def predict_marginals(self, X):
-        """Probability of each label at each token (forward-backward).
+        Examples
+        --------
+        >>> from sklearn_crf import CRFTagger
+        >>> X = [[{"w": "John"}, {"w": "Smith"}, {"w": "runs"}],
+        ...      [{"w": "Mary"}, {"w": "sleeps"}], [{"w": "Smith"}, {"w": "runs"}]]
+        >>> y = [["B-PER", "I-PER", "O"], ["B-PER", "O"], ["B-PER", "O"]]
+        >>> crf = CRFTagger(c2=0.01, transition_constraints="IOB2").fit(X, y)
+        >>> crf.predict([[{"w": "Mary"}, {"w": "Smith"}, {"w": "sleeps"}]])
+        [['B-PER', 'I-PER', 'O']]
+        >>> crf.predict([[{"w": "Mary"}, {"w": "Smith"}, {"w": "sleeps"}]],
+        ...             allowed=[[None, {"O", "B-PER"}, None]])
+        [['B-PER', 'B-PER', 'O']]
+        """
+        problem = self._problem(X, allowed)
+        return self._labels(self._decode(problem), problem.seq_ptr)
+
+    def predict_nbest(self, X, n=5, *, allowed=None):
+        """The ``n`` most probable label sequences of each sequence.
+
+        Exact (a list Viterbi): the ``n`` sequences of largest probability,
+        most probable first, each once; fewer when fewer sequences are
+        allowed. Ties are broken by the labels read from the end (the
+        sequence whose last label comes first in ``classes_``, then the one
+        before it, ...), so the first sequence is :meth:`predict`'s with
+        ``decoder="viterbi"``.
 
         Parameters
         ----------
         X : list of sequences of dict
             Sequences of feature dicts, as in :meth:`fit`.
+        n : int, default=5
+            Number of sequences to return per input sequence (at least 1).
+        allowed : list, default=None
+            Labels each token may take, as in :meth:`predict`.
 
         Returns
         -------
-        marginals : list of lists of dict
-            ``marginals[i][t][label]`` is the probability that token ``t`` of
-            sequence ``i`` has that label (sklearn-crfsuite's format).
+        nbest : list of lists of (list, float)
+            ``nbest[i]`` lists up to ``n`` pairs ``(labels, probability)`` for
+            sequence ``i``, by decreasing probability; the probability is
+            ``p(labels | x)``, conditional on ``transition_constraints`` and
+            ``allowed`` when they are set.
+
+        Examples
+        --------
+        >>> from sklearn_crf import CRFTagger
+        >>> X = [[{"w": "John"}, {"w": "Smith"}, {"w": "runs"}],
+        ...      [{"w": "Mary"}, {"w": "sleeps"}], [{"w": "Smith"}, {"w": "runs"}]]
+        >>> y = [["B-PER", "I-PER", "O"], ["B-PER", "O"], ["B-PER", "O"]]
+        >>> crf = CRFTagger(c2=0.01, transition_constraints="IOB2").fit(X, y)
+        >>> for labels, p in crf.predict_nbest([[{"w": "Mary"}, {"w": "runs"}]], n=3)[0]:
+        ...     print(labels, round(p, 3))
+        ['B-PER', 'O'] 0.958
+        ['B-PER', 'I-PER'] 0.037
+        ['O', 'O'] 0.004
         """
-        trans = self.transition_matrix_  # from coef_; NotFittedError before fit
-        (_, node, _), seq_ptr = self._infer(
-            X, lambda scores, seq_ptr, n_threads: _kernels.forward_backward_batch(
-                scores, trans, seq_ptr, False, n_threads
-            )
-        )
+        if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
+            raise ValueError(f"n must be a positive integer, got {n!r}")
+        n = int(n)
+        problem = self._problem(X, allowed)
+        seq_ptr = problem.seq_ptr
+        with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
+            best = _decoding.nbest(problem, n, n_threads)
+            fb = _decoding.forward_backward_log(problem, n_threads)
+        log_p = _decoding.nbest_log_probabilities(problem, fb, best)
+        labels = self.classes_.tolist()
+        flat = [labels[c] for c in best.paths.tolist()]
+        prob = np.exp(log_p).tolist()
+        out = []
+        k = 0
+        for s, (a, b) in enumerate(zip(seq_ptr[:-1].tolist(), seq_ptr[1:].tolist())):
+            m = b - a
+            out.append([
+                (flat[a * n + r * m:a * n + (r + 1) * m], prob[k + r])
+                for r in range(int(best.counts[s]))
+            ])
+            k += int(best.counts[s])
+        return out
+
+    def predict_marginals(self, X, *, allowed=None, output="dict"):
+        """Probability of each label at each token (forward-backward).
+
+        Exact marginals ``p(y_t = label | x)``, conditional on
+        ``transition_constraints`` and ``allowed`` when they are set.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Sequences of feature dicts, as in :meth:`fit`.
+        allowed : list, default=None
+            Labels each token may take, as in :meth:`predict`.
+        output : {"dict", "array"}, default="dict"
+            ``"dict"``: sklearn-crfsuite's format; ``"array"``: one NumPy
+            array per sequence.
+
+        Returns
+        -------
+        marginals : list of lists of dict, or list of ndarray
+            With ``output="dict"``, ``marginals[i][t][label]`` is the
+            probability that token ``t`` of sequence ``i`` has that label
+            (sklearn-crfsuite's format). With ``output="array"``,
+            ``marginals[i]`` has shape (n_tokens_i, n_labels), columns in
+            ``classes_`` order.
+
+        Examples
+        --------
+        >>> from sklearn_crf import CRFTagger
+        >>> X = [[{"w": "John"}, {"w": "Smith"}, {"w": "runs"}],
+        ...      [{"w": "Mary"}, {"w": "sleeps"}], [{"w": "Smith"}, {"w": "runs"}]]
+        >>> y = [["B-PER", "I-PER", "O"], ["B-PER", "O"], ["B-PER", "O"]]
+        >>> crf = CRFTagger(c2=0.01, transition_constraints="IOB2").fit(X, y)
+        >>> crf.classes_.tolist()
+        ['B-PER', 'I-PER', 'O']
+        >>> crf.predict_marginals([[{"w": "Mary"}, {"w": "runs"}]], output="array")[0].round(3)
+        array([[0.996, 0.   , 0.004],
+               [0.001, 0.037, 0.962]])
+        >>> m = crf.predict_marginals([[{"w": "Mary"}, {"w": "runs"}]],
+        ...                           allowed=[["O", None]], output="array")
+        >>> m[0].round(3)
+        array([[0.   , 0.   , 1.   ],
+               [0.047, 0.   , 0.953]])
+        """
+        if output not in ("dict", "array"):
+            raise ValueError(f"output must be 'dict' or 'array', got {output!r}")
+        problem = self._problem(X, allowed)
+        node = self._node_marginals(problem)
+        bounds = zip(problem.seq_ptr[:-1].tolist(), problem.seq_ptr[1:].tolist())
+        if output == "array":
+            return [node[a:b] for a, b in bounds]
         labels = self.classes_.tolist()
         rows = [dict(zip(labels, row)) for row in node.tolist()]
-        return [rows[a:b] for a, b in zip(seq_ptr[:-1].tolist(), seq_ptr[1:].tolist())]
+        return [rows[a:b] for a, b in bounds]
+
+    def log_probability(self, X, y=None, *, allowed=None):
+        """log p(y | x) of given label sequences, or of the predicted ones.
+
+        Computed in normalized log space: finite and accurate for long
+        sequences and large weights.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Sequences of feature dicts, as in :meth:`fit`.
+        y : list of sequences of labels, default=None
+            The label sequences to score; ``None`` scores those of
+            :meth:`predict`.
+        allowed : list, default=None
+            Labels each token may take, as in :meth:`predict`.
+
+        Returns
+        -------
+        log_p : ndarray of shape (n_sequences,)
+            ``log p(y_i | x_i)``, conditional on ``transition_constraints``
+            and ``allowed`` when they are set (-inf for a sequence they
+            forbid).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_crf import CRFTagger
+        >>> X = [[{"w": "John"}, {"w": "Smith"}, {"w": "runs"}],
+        ...      [{"w": "Mary"}, {"w": "sleeps"}], [{"w": "Smith"}, {"w": "runs"}]]
+        >>> y = [["B-PER", "I-PER", "O"], ["B-PER", "O"], ["B-PER", "O"]]
+        >>> crf = CRFTagger(c2=0.01, transition_constraints="IOB2").fit(X, y)
+        >>> np.exp(crf.log_probability(X, y)).round(3)
+        array([0.833, 0.943, 0.956])
+        >>> crf.log_probability([[{"w": "Mary"}, {"w": "runs"}]], [["I-PER", "O"]])
+        array([-inf])
+        """
+        problem = self._problem(X, allowed)
+        seq_ptr = problem.seq_ptr
+        if y is None:
+            codes = self._decode(problem)
+        else:
+            codes = _encode_known_labels(y, self.classes_.tolist(), seq_ptr)
+        with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
+            fb = _decoding.forward_backward_log(problem, n_threads)
+        return _decoding.span_log_probs(
+            problem, fb, seq_ptr[:-1], np.diff(seq_ptr), seq_ptr[:-1], codes
+        )
+
+    def log_partition(self, X, *, allowed=None):
+        """log Z of each sequence: the log-sum-exp of the scores of its label
+        sequences (of the allowed ones under ``transition_constraints`` and
+        ``allowed``).
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Sequences of feature dicts, as in :meth:`fit`.
+        allowed : list, default=None
+            Labels each token may take, as in :meth:`predict`.
+
+        Returns
+        -------
+        log_z : ndarray of shape (n_sequences,)
+            log Z; 0 for an empty sequence.
+
+        Examples
+        --------
+        >>> from sklearn_crf import CRFTagger
+        >>> X = [[{"w": "John"}, {"w": "Smith"}, {"w": "runs"}],
+        ...      [{"w": "Mary"}, {"w": "sleeps"}], [{"w": "Smith"}, {"w": "runs"}]]
+        >>> y = [["B-PER", "I-PER", "O"], ["B-PER", "O"], ["B-PER", "O"]]
+        >>> crf = CRFTagger(c2=0.01, transition_constraints="IOB2").fit(X, y)
+        >>> forced = crf.log_partition(X, allowed=y)  # only y left: log Z = score(y)
+        >>> bool(((crf.log_partition(X) - forced) > 0).all())
+        True
+        """
+        problem = self._problem(X, allowed)
+        with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
+            return _decoding.forward_backward_log(problem, n_threads).log_z
+
+    def predict_entities(self, X, *, allowed=None):
+        """The entities of the predicted labels, with their probabilities.
+
+        The labels are those of :meth:`predict`; they are read into entities
+        with seqeval's strict mode for the scheme of
+        ``transition_constraints`` when it is a scheme name (BMES read as
+        IOBES), and with the default, conlleval, rules otherwise (see
+        :func:`sklearn_crf.metrics.get_entities`). Labels must be strings.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Sequences of feature dicts, as in :meth:`fit`.
+        allowed : list, default=None
+            Labels each token may take, as in :meth:`predict`.
+
+        Returns
+        -------
+        entities : list of lists of tuple
+            ``entities[i]`` lists ``(type, start, end, probability)`` for the
+            entities of sequence ``i`` in order, tokens ``start`` to ``end -
+            1``; ``probability`` is the exact marginal probability that these
+            tokens carry these labels, ``p(y[start:end] = labels | x)``
+            (conditional on the constraints when set), whatever the labels
+            outside the span.
+
+        Examples
+        --------
+        >>> from sklearn_crf import CRFTagger
+        >>> X = [[{"w": "John"}, {"w": "Smith"}, {"w": "runs"}],
+        ...      [{"w": "Mary"}, {"w": "sleeps"}], [{"w": "Smith"}, {"w": "runs"}]]
+        >>> y = [["B-PER", "I-PER", "O"], ["B-PER", "O"], ["B-PER", "O"]]
+        >>> crf = CRFTagger(c2=0.01, transition_constraints="IOB2").fit(X, y)
+        >>> [(t, a, b, round(p, 3)) for t, a, b, p in
+        ...  crf.predict_entities([[{"w": "Mary"}, {"w": "Smith"}, {"w": "runs"}]])[0]]
+        [('PER', 0, 2, 0.838)]
+        """
+        from .metrics import get_entities
+
+        problem = self._problem(X, allowed)
+        if not all(isinstance(label, str) for label in self.classes_.tolist()):
+            raise TypeError(
+                "predict_entities needs string labels such as 'B-PER' and 'O'; "
+                f"this tagger's labels are {self.classes_.tolist()}"
+            )
+        codes = self._decode(problem)
+        seq_ptr = problem.seq_ptr
+        scheme = self.transition_constraints
+        scheme = scheme if isinstance(scheme, str) else None
+        read = {"scheme": "IOBES" if scheme == "BMES" else scheme,
+                "mode": None if scheme is None else "strict"}
+        sequences = self._labels(codes, seq_ptr)
+        spans = []
+        for s, labels in enumerate(sequences):
+            if scheme == "BMES":
+                labels = ["I" + label[1:] if label[:2] == "M-" else label for label in labels]
+            spans.extend((s, *entity) for entity in get_entities(labels, **read))
+        first = np.array([seq_ptr[s] + a for s, _, a, _ in spans], dtype=np.int64)
+        length = np.array([b - a for _, _, a, b in spans], dtype=np.int64)
+        with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
+            fb = _decoding.forward_backward_log(problem, n_threads)
+        prob = np.exp(_decoding.span_log_probs(problem, fb, first, length, first, codes))
+        out = [[] for _ in sequences]
+        for (s, type_, a, b), p in zip(spans, prob.tolist()):
+            out[s].append((type_, a, b, p))
+        return out
+
+    def _problem(self, X, allowed):
+        """Dense scores and transitions of X with ``transition_constraints`` and
+        ``allowed`` applied as -inf (a :class:`~sklearn_crf._decoding.DecodingProblem`);
+        a ValueError names the first sequence left without an allowed path."""
+        scores, seq_ptr = self._state_scores(X)
+        classes = self.classes_.tolist()
+        problem = _decoding.apply_constraints(
+            scores, self.transition_matrix_, seq_ptr,
+            _constraints.build_constraints(self.transition_constraints, classes),
+            _constraints.token_mask(allowed, classes, seq_ptr),
+        )
+        if problem.constrained:
+            _decoding.check_feasible(
+                problem, "transition_constraints and allowed" if allowed is not None
+                else "transition_constraints"
+            )
+        return problem
+
+    def _node_marginals(self, problem):
+        """Node marginals (n_tokens, n_labels) of a decoding problem."""
+        with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
+            _, node, _ = _kernels.forward_backward_batch(
+                problem.scores, problem.trans, problem.seq_ptr, False, n_threads
+            )
+        return node
+
+    def _decode(self, problem):
+        """Label codes (n_tokens,) chosen by ``decoder``."""
+        if self.decoder == "posterior":
+            problem = _decoding.posterior_problem(problem, self._node_marginals(problem))
+        elif self.decoder != "viterbi":
+            raise ValueError(f"decoder must be 'viterbi' or 'posterior', got {self.decoder!r}")
+        with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
+            codes, _ = _kernels.viterbi_batch(
+                problem.scores, problem.trans, problem.seq_ptr, n_threads
+            )
+        return codes
+
+    def _labels(self, codes, seq_ptr):
+        """Label sequences of the codes."""
+        labels = self.classes_.tolist()
+        flat = [labels[c] for c in codes.tolist()]
+        return [flat[a:b] for a, b in zip(seq_ptr[:-1].tolist(), seq_ptr[1:].tolist())]
 
     def score(self, X, y, sample_weight=None):
         """Token accuracy of :meth:`predict` on X against y.
@@ -525,6 +1127,154 @@ class CRFTagger(BaseEstimator):
         state.pop("transition_matrix_", None)  # a stored copy before 0.2: coef_ has it
         _check_fitted_state(state, version)
         super().__setstate__(state)
+
+
+def _split_validation(X, y, sample_weight, fraction, random_state):
+    """Set aside ``ceil(fraction · n)`` random sequences as a validation set.
+
+    Returns ``X, y, sample_weight`` of the training part and ``X_val, y_val,
+    val_weight`` of the validation part, each in the input's order.
+    """
+    check_sequences(X, "X")
+    check_sequences(y, "y")
+    n = len(X)
+    if len(y) != n:
+        raise ValueError(
+            f"X and y have different numbers of sequences: {n} and {len(y)}"
+        )
+    n_val = int(np.ceil(fraction * n))
+    if n_val >= n:
+        raise ValueError(
+            f"early_stopping needs at least 2 sequences to set "
+            f"validation_fraction={fraction} of them aside, got {n}; lower "
+            "validation_fraction or give X_val, y_val to fit"
+        )
+    perm = check_random_state(random_state).permutation(n)
+    val = np.sort(perm[:n_val])
+    train = np.sort(perm[n_val:])
+    if sample_weight is None:
+        weight_train = weight_val = None
+    else:
+        weights = check_sequence_weight(sample_weight, n)
+        weight_train, weight_val = weights[train], weights[val]
+    return (
+        [X[i] for i in train], [y[i] for i in train], weight_train,
+        [X[i] for i in val], [y[i] for i in val], weight_val,
+    )
+
+
+def _validation_score(scoring, vectorizer, classes, layout, X_val, y_val, weight, n_threads):
+    """``score(w)``: the validation score of the weights w (higher is better).
+
+    ``scoring`` None: minus the weighted negative log-likelihood per token of
+    the validation set; otherwise the named scorer of
+    :func:`sklearn_crf.metrics.get_scorer` on its Viterbi labels. Called, like
+    ``score``, inside the fit's thread-count block (``n_threads`` in force).
+    """
+    corpus = vectorizer.encode(X_val)
+    val_classes, codes = encode_labels(y_val, corpus.seq_ptr)
+    if weight is None:
+        weight = np.ones(corpus.n_sequences)
+    weight = check_sequence_weight(weight, corpus.n_sequences)
+    lengths = np.diff(corpus.seq_ptr)
+    if scoring is None:
+        index = {label: i for i, label in enumerate(classes.tolist())}
+        unseen = [label for label in val_classes.tolist() if label not in index]
+        if unseen:
+            raise ValueError(
+                f"y_val has the label {unseen[0]!r}, which does not occur in the "
+                "training labels: the validation loss is undefined; give "
+                "validation_scoring a scorer name such as 'entity_f1'"
+            )
+        remap = np.array([index[label] for label in val_classes.tolist()], np.int32)
+        labels = remap[codes]
+        total = float(weight @ lengths)
+        if not total > 0:
+            raise ValueError(
+                "the validation set has no (weighted) token: the validation loss "
+                "per token is undefined"
+            )
+        objective = CRFObjective(corpus, layout, labels, weight, c2=0.0, n_chunks=n_threads)
+
+        def score(w):
+            return -objective.nll(w)[0] / total
+
+        return score
+
+    from .metrics import get_scorer
+
+    scorer = get_scorer(scoring)
+    iterate = _Iterate(layout, classes, corpus, n_threads)
+    kwargs = {} if np.all(weight == 1.0) else {"sample_weight": weight}
+
+    def score(w):
+        iterate.w = w
+        return scorer(iterate, X_val, y_val, **kwargs)
+
+    return score
+
+
+class _Iterate(BaseEstimator):
+    """A scorer's view of the solver's iterate: ``predict`` gives the Viterbi
+    labels of the (already encoded) validation corpus under the weights ``w``;
+    its argument is not read. Runs in the numba thread count in force."""
+
+    def __init__(self, layout, classes, corpus, n_threads):
+        self.layout = layout
+        self.classes = classes
+        self.corpus = corpus
+        self.n_threads = n_threads
+        self.w = None
+        self._w_attr = None
+
+    def predict(self, X):
+        corpus = self.corpus
+        layout = self.layout
+        self._w_attr = layout.attribute_matrix(self.w, out=self._w_attr)
+        scores = _kernels.state_scores(
+            self._w_attr, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
+        )
+        codes, _ = _kernels.viterbi_batch(
+            scores, layout.transition_matrix(self.w), corpus.seq_ptr, self.n_threads
+        )
+        labels = self.classes.tolist()
+        flat = [labels[c] for c in codes.tolist()]
+        bounds = corpus.seq_ptr.tolist()
+        return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _check_constraint_labels(spec, y):
+    """At fit: a ValueError when a label breaks the naming of the scheme of
+    ``transition_constraints`` or a constraint pair names an unknown label.
+    Malformed ``y`` is left to the checks of fit."""
+    if spec is None:
+        return
+    try:
+        labels = {label for seq in y for label in seq}
+    except TypeError:
+        return
+    _constraints.check_scheme_labels(spec, sorted(labels, key=repr))
+
+
+def _encode_known_labels(y, classes, seq_ptr):
+    """Label codes (n_tokens,) of y; errors name the sequence and token."""
+    n_seq = len(seq_ptr) - 1
+    if isinstance(y, (str, bytes)) or not hasattr(y, "__len__") or len(y) != n_seq:
+        raise ValueError(f"y must be a list of {n_seq} label sequences, one per sequence of X")
+    index = {label: i for i, label in enumerate(classes)}
+    codes = np.empty(int(seq_ptr[-1]), dtype=np.int32)
+    for s, seq in enumerate(y):
+        n = int(seq_ptr[s + 1] - seq_ptr[s])
+        if isinstance(seq, (str, bytes)) or not hasattr(seq, "__len__") or len(seq) != n:
+            raise ValueError(f"y[{s}] must be a sequence of {n} labels, one per token")
+        for t, label in enumerate(seq):
+            try:
+                codes[seq_ptr[s] + t] = index[label]
+            except (KeyError, TypeError):
+                raise ValueError(
+                    f"y[{s}][{t}] is {label!r}, which is not one of the labels {classes}"
+                ) from None
+    return codes
 
 
 def _attribute_map(old, new):

@@ -128,7 +128,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
       recursively.
 
     A token given as a list (or tuple) of strings, ``["word=madrid",
-    "shape=Xx"]``, has those attributes with value 1 each.
+    "shape=Xx"]``, has those attributes with value 1 each. Keys, values and
+    names given as ``bytes`` are decoded as UTF-8.
 
     Attributes with value 0 (whatever the type of the zero: ``False``, ``0``,
     ``0.0``, ``np.False_``, ``np.float64(0)``, at any depth of nested dicts)
@@ -346,9 +347,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         hash slot of the name and ``_slot_ids`` (slot → id, the slots seen in
         fit). Two caches skip building the attribute name of the common
         features: ``_str_ids[key][value]`` for str values and ``_num_ids[key]``
-        for numbers; a miss builds the name. They are filled by fit only (a
-        call that is not fitting reads them; when hashing every call has its
-        own).
+        for numbers; a miss builds the name. Without hashing they are filled by
+        fit only (a call that is not fitting reads them); when hashing every
+        call has its own, so the fitted state grows with the slots only.
 
         The zero rule, the one place where it lives: an entry whose value is 0
         (a number, bool or NumPy scalar equal to 0, at any depth of nested
@@ -419,7 +420,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                             idx = None if ids is None else ids.get(value)
                             if idx is None:
                                 if ids is None and type(key) is not str:
-                                    _flatten_feature(key, value, s, token_index())
+                                    add_entries(_flatten_feature(key, value, s, token_index()))
+                                    continue
                                 idx = lookup(key + ":" + value)
                                 if idx is None:
                                     continue
@@ -433,7 +435,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                             idx = get_num(key)
                             if idx is None:
                                 if type(key) is not str:
-                                    _flatten_feature(key, value, s, token_index())
+                                    add_entries(_flatten_feature(key, value, s, token_index()))
+                                    continue
                                 idx = lookup(key)
                                 if idx is None:
                                     if not math.isfinite(value):
@@ -460,7 +463,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         if len(vocab) > np.iinfo(np.int32).max:
             raise ValueError("more than 2**31 - 1 distinct attributes")
         if fitting and hashing:
-            for name in ("vocabulary_", "feature_names_", "_pair_ids"):
+            # no name caches kept: they would grow with the attributes, not the slots
+            for name in ("vocabulary_", "feature_names_", "_str_ids", "_num_ids", "_pair_ids"):
                 self.__dict__.pop(name, None)
             self.n_attributes_ = len(vocab)
             self.hash_slots_ = np.fromiter(vocab, dtype=np.int64, count=len(vocab))
@@ -472,10 +476,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             self.n_attributes_ = len(vocab)
             self.vocabulary_ = vocab
             self.feature_names_ = list(vocab)
-        if fitting and hashing:
-            self._str_ids = str_ids
-            self._num_ids = num_ids
-        elif fitting:  # the generic rules' reference run (generic=True)
+            # the generic rules' reference run (generic=True): the memo of _encode_pairs
             for name in ("_str_ids", "_num_ids"):
                 self.__dict__.pop(name, None)
             self._pair_ids = _pair_ids(str_ids, num_ids)
@@ -654,12 +655,14 @@ def _decode(value, s, t, name):
 
 def _flatten_feature(key, value, s, t, prefix=""):
     """(name, value) pairs of one feature, CRFsuite's rules; the slow path."""
+    if isinstance(key, bytes):
+        key = _decode(key, s, t, prefix + repr(key))
     if not isinstance(key, str):
         raise TypeError(
             f"X[{s}][{t}] has the feature key {prefix}{key!r} of type "
-            f"{type(key).__name__}; feature keys must be str"
+            f"{type(key).__name__}; feature keys must be str (or UTF-8 bytes)"
         )
-    name = prefix + key
+    name = prefix + str(key)
     if isinstance(value, str):
         return [(name + ":" + value, 1.0)]
     if isinstance(value, bytes):

@@ -17,7 +17,9 @@ Three families of metrics are provided:
   numbers as ``seqeval``'s strict mode.
 
 The ``flat_*`` functions and :func:`sequence_accuracy_score` take the same
-arguments as sklearn-crfsuite's and return the same values.
+arguments as sklearn-crfsuite's and return the same values, with one
+exception: when all sequences have the same length, sklearn-crfsuite's
+``sequence_accuracy_score`` counts correct tokens instead of sequences.
 
 Scorers usable as ``scoring`` in :func:`~sklearn.model_selection.cross_validate`
 and :class:`~sklearn.model_selection.GridSearchCV` are available as module
@@ -628,7 +630,8 @@ _ENTITY_DOC = {
 
 def _entity_doc(function):
     """Fill the ``%(...)s`` parts of ``function``'s docstring from ``_ENTITY_DOC``."""
-    function.__doc__ = function.__doc__ % _ENTITY_DOC
+    if function.__doc__:  # None under python -OO
+        function.__doc__ = function.__doc__ % _ENTITY_DOC
     return function
 
 

@@ -168,3 +168,175 @@ def seeded_crf(seed, n, scale):
         np.fill_diagonal(mask, False)
         trans[mask] = -np.inf
     return scores, trans
+
+
+# --------------------------------------------------------------------------
+# CRFsuite's online algorithms (sklearn_crf._online), with dense feature vectors
+# --------------------------------------------------------------------------
+
+
+def feature_vector(layout, corpus, s, path):
+    """Φ(x_s, path): the dense count of every parameter on a label path of sequence s."""
+    tok_ptr, tok_attr, tok_val = corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
+    seq_ptr = corpus.seq_ptr
+    phi = np.zeros(layout.n_params)
+    start = seq_ptr[s]
+    for t, j in enumerate(path):
+        tok = start + t
+        for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
+            a = tok_attr[k]
+            for p in range(layout.attr_ptr[a], layout.attr_ptr[a + 1]):
+                if layout.attr_label[p] == j:
+                    phi[p] += tok_val[k]
+        if t > 0:
+            hit = np.flatnonzero((layout.trans_from == path[t - 1]) & (layout.trans_to == j))
+            if len(hit):
+                phi[layout.n_state + hit[0]] += 1.0
+    return phi
+
+
+def sequence_scores(w, layout, corpus, s):
+    """(state scores, transition matrix) of sequence s under weights w."""
+    tok_ptr, tok_attr, tok_val = corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
+    seq_ptr = corpus.seq_ptr
+    scores = dense_state_scores(
+        w[: layout.n_state], tok_ptr, tok_attr, tok_val, layout.attr_ptr,
+        layout.attr_label, layout.n_labels,
+    )
+    return scores[seq_ptr[s] : seq_ptr[s + 1]], layout.transition_matrix(w)
+
+
+def expected_features(w, layout, corpus, s):
+    """E[Φ(x_s, Y)] under weights w, by enumerating every label path."""
+    scores, trans = sequence_scores(w, layout, corpus, s)
+    paths, total = path_scores(scores, trans)
+    p = np.exp(total - logsumexp(total))
+    return sum(pk * feature_vector(layout, corpus, s, path) for pk, path in zip(p, paths))
+
+
+def _mistake(w, layout, corpus, labels, s):
+    """(gold path, best path, its score, the gold score, number of wrong labels)."""
+    seq_ptr = corpus.seq_ptr
+    gold = labels[seq_ptr[s] : seq_ptr[s + 1]]
+    scores, trans = sequence_scores(w, layout, corpus, s)
+    best, best_score = best_path(scores, trans)
+    gold_score = scores[np.arange(len(gold)), gold].sum() + trans[gold[:-1], gold[1:]].sum()
+    return gold, best, best_score, gold_score, int((best != gold).sum())
+
+
+def perceptron_epoch(w, ws, c, order, layout, corpus, labels, seq_weight):
+    """Averaged perceptron epoch; returns (w, ws, c, loss)."""
+    loss = 0.0
+    for s in order:
+        gold, best, _, _, d = _mistake(w, layout, corpus, labels, s)
+        if d > 0:
+            delta = feature_vector(layout, corpus, s, gold) - feature_vector(layout, corpus, s, best)
+            w = w + seq_weight[s] * delta
+            ws = ws + c * seq_weight[s] * delta
+            loss += d / len(gold) * seq_weight[s]
+        c += 1
+    return w, ws, c, loss
+
+
+def passive_aggressive_epoch(w, ws, u, order, layout, corpus, labels, seq_weight, pa_type, c, error_sensitive):
+    """Passive-aggressive epoch; returns (w, ws, u, loss)."""
+    loss = 0.0
+    for s in order:
+        gold, best, sv, sc, d = _mistake(w, layout, corpus, labels, s)
+        if d > 0:
+            cost = sv - sc + (np.sqrt(d) if error_sensitive else 1.0)
+            delta = feature_vector(layout, corpus, s, gold) - feature_vector(layout, corpus, s, best)
+            norm2 = delta @ delta
+            tau = {0: cost / norm2, 1: min(c, cost / norm2), 2: cost / (norm2 + 0.5 / c)}[pa_type]
+            w = w + tau * seq_weight[s] * delta
+            ws = ws + tau * seq_weight[s] * u * delta
+            loss += cost * seq_weight[s]
+        u += 1
+    return w, ws, u, loss
+
+
+def arow_epoch(mean, cov, order, layout, corpus, labels, seq_weight, gamma):
+    """AROW epoch; returns (mean, cov, loss)."""
+    loss = 0.0
+    for s in order:
+        gold, best, sv, sc, d = _mistake(mean, layout, corpus, labels, s)
+        if d > 0:
+            cost = sv - sc + d
+            delta = seq_weight[s] * (
+                feature_vector(layout, corpus, s, gold) - feature_vector(layout, corpus, s, best)
+            )
+            alpha = cost / (gamma + (delta**2 * cov).sum())
+            mean = mean + alpha * cov * delta
+            cov = 1.0 / (1.0 / cov + delta**2 / gamma)
+            loss += cost * seq_weight[s]
+    return mean, cov, loss
+
+
+def sgd_epoch(w, order, t, t0, lam, layout, corpus, labels, seq_weight):
+    """SGD epoch with explicit L2 decay; returns (w, t, summed loss without L2)."""
+    seq_ptr = corpus.seq_ptr
+    loss = 0.0
+    for s in order:
+        eta = 1.0 / (lam * (t0 + t))
+        w = (1.0 - eta * lam) * w
+        if seq_ptr[s + 1] > seq_ptr[s]:
+            gold = labels[seq_ptr[s] : seq_ptr[s + 1]]
+            scores, trans = sequence_scores(w, layout, corpus, s)
+            gold_score = scores[np.arange(len(gold)), gold].sum() + trans[gold[:-1], gold[1:]].sum()
+            loss += seq_weight[s] * (log_partition(scores, trans) - gold_score)
+            grad = feature_vector(layout, corpus, s, gold) - expected_features(w, layout, corpus, s)
+            w = w + eta * seq_weight[s] * grad
+        t += 1
+    return w, t, loss
+# decoding under constraints: brute force over the allowed paths only
+# --------------------------------------------------------------------------
+
+
+def allowed_paths(scores, trans, allowed_trans=None, start=None, end=None, token_mask=None):
+    """The label paths that satisfy the constraints (boolean masks, None = free)
+    and their scores under the finite weights ``scores`` and ``trans``."""
+    paths, total = path_scores(scores, trans)
+    keep = np.ones(len(paths), dtype=bool)
+    n = scores.shape[0]
+    if n and token_mask is not None:
+        keep &= token_mask[np.arange(n), paths].all(axis=1)
+    if n and start is not None:
+        keep &= start[paths[:, 0]]
+    if n and end is not None:
+        keep &= end[paths[:, -1]]
+    if n > 1 and allowed_trans is not None:
+        keep &= allowed_trans[paths[:, :-1], paths[:, 1:]].all(axis=1)
+    return paths[keep], total[keep]
+
+
+def ranked_paths(paths, total):
+    """Paths by decreasing score; ties by the labels read from the end."""
+    keys = [(-s, tuple(p[::-1])) for p, s in zip(paths.tolist(), total.tolist())]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return paths[order], total[order]
+
+
+def path_marginals(paths, total, L):
+    """log Z, node marginals (n, L) and path probabilities over the given paths."""
+    log_z = logsumexp(total)
+    p = np.exp(total - log_z)
+    n = paths.shape[1]
+    node = np.zeros((n, L))
+    for t in range(n):
+        np.add.at(node[t], paths[:, t], p)
+    return log_z, node, p
+
+
+def span_probability(paths, total, start, labels):
+    """p(y[start : start + len(labels)] = labels) over the given paths."""
+    p = np.exp(total - logsumexp(total))
+    hit = (paths[:, start:start + len(labels)] == np.asarray(labels)).all(axis=1)
+    return p[hit].sum()
+
+
+def posterior_path(paths, total, L):
+    """The given path with the largest sum of node marginals (random continuous
+    weights: no ties)."""
+    _, node, _ = path_marginals(paths, total, L)
+    gain = node[np.arange(paths.shape[1]), paths].sum(axis=1)
+    return paths[int(np.argmax(gain))]

@@ -13,8 +13,10 @@ import sklearn_crf
 LAZY_MODULES = (
     "sklearn_crf.datasets",
     "sklearn_crf.metrics",
+    "sklearn_crf.model_selection",
     "sklearn_crf._featurizer",
     "sklearn.metrics",
+    "sklearn.model_selection",
 )
 
 #: what scikit-learn and numba import themselves, before the probes start
@@ -52,6 +54,7 @@ def test_lazy_names_load_their_modules_on_access():
         "import json\n"
         "import sklearn_crf\n"
         "sklearn_crf.metrics.entity_f1_score\n"
+        "sklearn_crf.model_selection.cross_val_predict\n"
         "from sklearn_crf import SequenceFeaturizer\n"
         "import sklearn_crf.datasets\n"
         f"print(json.dumps({_new_lazy_modules()}))"
@@ -60,13 +63,15 @@ def test_lazy_names_load_their_modules_on_access():
 
 
 def test_lazy_names_are_the_submodules_objects():
-    from sklearn_crf import SequenceFeaturizer, datasets, metrics
+    from sklearn_crf import SequenceFeaturizer, datasets, metrics, model_selection
     from sklearn_crf._featurizer import SequenceFeaturizer as featurizer_class
     from sklearn_crf.datasets import load_conll2002
 
     assert SequenceFeaturizer is featurizer_class
     assert sklearn_crf.SequenceFeaturizer is featurizer_class
     assert sklearn_crf.metrics is metrics and callable(metrics.entity_f1_score)
+    assert sklearn_crf.model_selection is model_selection
+    assert callable(model_selection.cross_val_predict)
     assert sklearn_crf.datasets is datasets and datasets.load_conll2002 is load_conll2002
 
 

@@ -12,7 +12,9 @@ from sklearn import metrics as skm
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
+from sklearn_crfsuite import metrics as crfsuite_metrics
 
+import sklearn_crf.metrics
 from sklearn_crf.datasets import load_conll2002
 from sklearn_crf.metrics import (
     entity_classification_report,
@@ -622,6 +624,60 @@ def test_sequence_accuracy_score():
     # no sequence, or no weight: 0.0, as sklearn-crfsuite returns for no sequence
     assert sequence_accuracy_score([], []) == 0.0
     assert sequence_accuracy_score(y_true, y_true, sample_weight=[0, 0, 0, 0]) == 0.0
+
+
+def _outcome(call):
+    """What a call gives: its value, or the type of the exception it raises."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        try:
+            return call()
+        except Exception as error:  # noqa: BLE001 - compared with the other side
+            return type(error)
+
+
+def test_same_results_as_sklearn_crfsuite(testa_tags):
+    # every function of sklearn_crfsuite.metrics, called the same way
+    # (positional beta and labels included), gives the same result here
+    y_true = testa_tags[:200]
+    labels = sorted({lab for seq in y_true for lab in seq})
+    y_pred = _perturb(y_true, labels + ["B-NEW"], seed=4, rate=0.2)
+    no_o = [lab for lab in labels if lab != "O"]
+    ours = sklearn_crf.metrics
+    calls = [
+        ("flat_accuracy_score", (), {}),
+        ("flat_precision_score", (), dict(average="micro", labels=no_o)),
+        ("flat_recall_score", (), dict(average="macro", labels=no_o, zero_division=0)),
+        ("flat_f1_score", (), dict(average="weighted", labels=no_o)),
+        ("flat_f1_score", (), dict(average=None)),
+        ("flat_fbeta_score", (0.5,), dict(average="macro", labels=no_o)),
+        ("flat_fbeta_score", (), dict(beta=2, average="micro")),
+        ("flat_classification_report", (no_o,), dict(digits=3)),
+        ("flat_classification_report", (), dict(output_dict=True, zero_division=0)),
+        ("sequence_accuracy_score", (), {}),
+    ]
+    cases = [
+        # sequences of different lengths: see the note on equal lengths below
+        (y_true, y_pred),
+        ([], []),  # no sequence: 0 for sequence accuracy, ValueError for the rest
+        ([["O", "B-PER"], ["O"]], [["O", "O"], ["O"]]),
+        ([[1, 2, 3], [4]], [[1, 2, 4], [4]]),
+    ]
+    for name, args, kwargs in calls:
+        for t, p in cases:
+            theirs, mine = getattr(crfsuite_metrics, name), getattr(ours, name)
+            expected = _outcome(lambda: theirs(t, p, *args, **kwargs))
+            got = _outcome(lambda: mine(t, p, *args, **kwargs))
+            if isinstance(expected, np.ndarray):
+                assert_array_equal(got, expected)
+            else:
+                assert got == expected, (name, args, kwargs, t[:2])
+    assert sequence_accuracy_score([], []) == 0.0
+    # sklearn-crfsuite counts tokens instead of sequences when all sequences
+    # have the same length (its np.array(y) is then 2-D): 3 / 2 here, not 1 / 2
+    y_true, y_pred = [["a", "b"], ["c", "d"]], [["a", "x"], ["c", "d"]]
+    assert crfsuite_metrics.sequence_accuracy_score(y_true, y_pred) == 1.5
+    assert sequence_accuracy_score(y_true, y_pred) == 0.5
 
 
 # ---------------------------------------------------------------------------

@@ -1,11 +1,14 @@
 """CRFTagger in scikit-learn's model selection tools, on a CoNLL-2002 subset."""
 
+import pathlib
+import re
 import warnings
 
 import numpy as np
 import pytest
 import sklearn
 from joblib import parallel_config
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import (
     GridSearchCV,
@@ -14,11 +17,14 @@ from sklearn.model_selection import (
     RandomizedSearchCV,
     cross_validate,
 )
+from sklearn.model_selection import cross_val_predict as sklearn_cross_val_predict
 from sklearn.pipeline import make_pipeline
 
+import sklearn_crf.model_selection
 from sklearn_crf import CRFTagger, SequenceFeaturizer
 from sklearn_crf.datasets import load_conll2002
 from sklearn_crf.metrics import entity_f1_score, flat_accuracy_score, get_scorer
+from sklearn_crf.model_selection import cross_val_predict
 
 from conftest import random_corpus
 
@@ -276,3 +282,183 @@ def test_group_k_fold_by_document(conll):
         CRFTagger(**FAST), {"c1": [0.0, 0.1]}, cv=cv, scoring=get_scorer("entity_f1")
     ).fit(X, y, groups=docs)
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+# --- the README's sample-weight routes, as written ---------------------------
+
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+#: the README's search, made small enough for a test (nothing else is changed)
+README_FASTER = {
+    "n_iter=10": "n_iter=2", "max_iter=100": "max_iter=30", "n_jobs=-1": "n_jobs=1"
+}
+
+
+def _readme_model_selection_code():
+    """The python blocks of README's "Model selection" section, in order."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Model selection\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_readme_sample_weight_routes_work_as_written():
+    search_code, unrouted_code, routed_code = _readme_model_selection_code()
+    for old, new in README_FASTER.items():
+        assert old in search_code
+        search_code = search_code.replace(old, new)
+    train = load_conll2002("train", n_sentences=80)
+    X, y = train.sentences, train.tags
+    ns = {"train": train}
+    exec(search_code, ns)
+
+    # without routing: weighted fits
+    exec(unrouted_code, ns)
+    search, pipe, w = ns["search"], ns["pipe"], ns["w"]
+    assert len(set(w)) > 2
+    params = search.best_params_
+    weighted = clone(pipe).set_params(**params).fit(X, y, crftagger__sample_weight=w)
+    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, weighted[-1].coef_)
+    unweighted = clone(pipe).set_params(**params).fit(X, y)
+    assert not np.array_equal(weighted[-1].coef_, unweighted[-1].coef_)
+
+    # with metadata routing: weighted fits and weighted scores
+    exec(routed_code, ns)
+    search, cv_results = ns["search"], ns["cv_results"]
+    train_idx, test_idx = next(KFold(3).split(X))
+    X_test, y_test = [X[i] for i in test_idx], [y[i] for i in test_idx]
+
+    def fold_0(**params):
+        return clone(pipe).set_params(**params).fit(
+            [X[i] for i in train_idx], [y[i] for i in train_idx],
+            crftagger__sample_weight=w[train_idx],
+        )
+
+    y_hat = fold_0().predict(X_test)
+    weighted_f1 = entity_f1_score(y_test, y_hat, sample_weight=w[test_idx])
+    assert cv_results["test_score"][0] == weighted_f1
+    assert weighted_f1 != entity_f1_score(y_test, y_hat)
+    y_hat = fold_0(**search.cv_results_["params"][0]).predict(X_test)
+    assert search.cv_results_["split0_test_score"][0] == entity_f1_score(
+        y_test, y_hat, sample_weight=w[test_idx]
+    )
+    ref = clone(pipe).set_params(**search.best_params_)
+    ref.fit(X, y, crftagger__sample_weight=w)
+    np.testing.assert_array_equal(search.best_estimator_[-1].coef_, ref[-1].coef_)
+
+
+# --- out-of-fold predictions ---------------------------------------------------
+
+
+def _hand_written_oof(estimator, X, y, splits, method="predict", **fit_params):
+    """Out-of-fold predictions by a plain loop over the folds."""
+    out = [None] * len(X)
+    for train, test in splits:
+        weights = {k: v[train] for k, v in fit_params.items()}
+        model = clone(estimator).fit(
+            [X[i] for i in train], [y[i] for i in train], **weights
+        )
+        for i, p in zip(test, getattr(model, method)([X[i] for i in test])):
+            out[i] = p
+    return out
+
+
+def test_cross_val_predict_equals_a_loop_over_the_folds(conll):
+    _, X, y = conll
+    w = np.random.default_rng(3).uniform(0.2, 3.0, len(X))
+    splits = list(KFold(3).split(X))
+    crf = CRFTagger(**FAST)
+    oof = cross_val_predict(crf, X, y, cv=3)
+    assert oof == _hand_written_oof(crf, X, y, splits)
+    assert [len(p) for p in oof] == [len(t) for t in y]
+    assert oof != y  # out of fold: not the training labels
+    marginals = cross_val_predict(crf, X, y, cv=3, method="predict_marginals")
+    assert marginals == _hand_written_oof(crf, X, y, splits, "predict_marginals")
+    weighted = cross_val_predict(crf, X, y, cv=3, params={"sample_weight": w})
+    assert weighted == _hand_written_oof(crf, X, y, splits, sample_weight=w)
+    assert weighted != oof
+    assert not hasattr(crf, "coef_")  # the estimator itself is never fitted
+
+
+def test_cross_val_predict_group_k_fold_keeps_documents_together(conll):
+    _, X, y = conll
+    docs = load_conll2002("train", n_sentences=N_SENTENCES).documents
+    cv = GroupKFold(n_splits=3)
+    splits = list(cv.split(X, y, groups=docs))
+    for train, test in splits:
+        assert not set(docs[train]) & set(docs[test])
+    oof = cross_val_predict(CRFTagger(**FAST), X, y, groups=docs, cv=cv)
+    assert oof == _hand_written_oof(CRFTagger(**FAST), X, y, splits)
+    assert oof != cross_val_predict(CRFTagger(**FAST), X, y, cv=3)
+    # with metadata routing, groups (and fit parameters) go through params
+    w = np.random.default_rng(4).uniform(0.2, 3.0, len(X))
+    with sklearn.config_context(enable_metadata_routing=True):
+        crf = CRFTagger(**FAST).set_fit_request(sample_weight=True)
+        routed = cross_val_predict(
+            crf, X, y, cv=cv, params={"groups": docs, "sample_weight": w}
+        )
+        with pytest.raises(ValueError, match=r"params=\{'groups': groups\}"):
+            cross_val_predict(crf, X, y, groups=docs, cv=cv)
+    assert routed == _hand_written_oof(CRFTagger(**FAST), X, y, splits, sample_weight=w)
+
+
+def test_cross_val_predict_in_parallel_equals_serial(conll):
+    _, X, y = conll
+    X, y = X[:90], y[:90]
+    serial = cross_val_predict(CRFTagger(**FAST), X, y, cv=3, n_jobs=1)
+    assert cross_val_predict(CRFTagger(**FAST), X, y, cv=3, n_jobs=2) == serial
+    assert cross_val_predict(
+        CRFTagger(**FAST), X, y, cv=3, n_jobs=2, method="predict_marginals"
+    ) == cross_val_predict(CRFTagger(**FAST), X, y, cv=3, method="predict_marginals")
+
+
+def test_cross_val_predict_pipeline_on_raw_tokens(conll):
+    sentences, X, y = conll
+    pipe = make_pipeline(SequenceFeaturizer(), CRFTagger(**FAST))
+    splits = list(KFold(3).split(sentences))
+    oof = cross_val_predict(pipe, sentences, y, cv=3)
+    assert oof == _hand_written_oof(pipe, sentences, y, splits)
+    assert oof == cross_val_predict(CRFTagger(**FAST), X, y, cv=3)
+    marginals = cross_val_predict(pipe, sentences, y, cv=3, method="predict_marginals")
+    assert marginals == cross_val_predict(
+        CRFTagger(**FAST), X, y, cv=3, method="predict_marginals"
+    )
+    w = np.arange(len(y)) % 3
+    weighted = cross_val_predict(
+        pipe, sentences, y, cv=3, params={"crftagger__sample_weight": w}
+    )
+    assert weighted == _hand_written_oof(
+        pipe, sentences, y, splits, crftagger__sample_weight=w
+    )
+
+
+def test_cross_val_predict_readme_call():
+    train = load_conll2002("train", n_sentences=N_SENTENCES)
+    pipe = make_pipeline(SequenceFeaturizer(), CRFTagger(**FAST))
+    # as in README's "Model selection" section
+    oof = sklearn_crf.model_selection.cross_val_predict(
+        pipe, train.sentences, train.tags, groups=train.documents, cv=GroupKFold(3)
+    )
+    splits = list(GroupKFold(3).split(train.sentences, groups=train.documents))
+    assert oof == _hand_written_oof(pipe, train.sentences, train.tags, splits)
+
+
+def test_cross_val_predict_rejects_a_cv_that_is_not_a_partition(conll):
+    _, X, y = conll
+    X, y = X[:6], y[:6]
+    crf = CRFTagger(**FAST)
+    half = ([0, 1, 2], [3, 4, 5])
+    with pytest.raises(ValueError, match="not a partition: sequence 0 is in 0 test"):
+        cross_val_predict(crf, X, y, cv=[half])
+    overlapping = [half, ([0, 1, 2, 3], [4, 5, 0, 1, 2])]
+    with pytest.raises(ValueError, match="sequence 4 is in 2 test folds"):
+        cross_val_predict(crf, X, y, cv=overlapping)
+    with pytest.raises(ValueError, match="test index 6, but there are 6 sequences"):
+        cross_val_predict(crf, X, y, cv=[half, ([3, 4, 5], [0, 1, 2, 6])])
+    with pytest.raises(ValueError, match="method must be one of"):
+        cross_val_predict(crf, X, y, method="predict_proba")
+
+
+def test_sklearn_cross_val_predict_fails_on_label_sequences(conll):
+    # the reason for sklearn_crf.model_selection.cross_val_predict
+    _, X, y = conll
+    with pytest.raises(ValueError, match="inhomogeneous"):
+        sklearn_cross_val_predict(CRFTagger(**FAST), X[:60], y[:60], cv=3)

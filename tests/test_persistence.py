@@ -1,5 +1,6 @@
 """Saving models: save_model / load_model (data only), pickle, joblib and skops.io."""
 
+import copy
 import io
 import json
 import os
@@ -65,6 +66,23 @@ def test_saved_bytes_depend_only_on_the_model(fitted, tmp_path):
     save_model(crf, tmp_path / "a.crf", metadata=[1])
     save_model(load_model(tmp_path / "a.crf"), tmp_path / "b.crf", metadata=[1])
     assert (tmp_path / "a.crf").read_bytes() == (tmp_path / "b.crf").read_bytes()
+
+
+def test_a_set_of_allowed_pairs_is_saved_as_a_list(fitted, tmp_path):
+    crf, X, _ = fitted
+    pairs = {("O", "B-PER"), ("B-PER", "O"), ("O", "O"), ("O", "B-LOC"), ("B-LOC", "O")}
+    constrained = copy.deepcopy(crf).set_params(transition_constraints=pairs)
+    save_model(constrained, tmp_path / "m.crf")
+    back = load_model(tmp_path / "m.crf")
+    assert {tuple(p) for p in back.transition_constraints} == pairs
+    assert back.predict(X) == constrained.predict(X)
+
+
+def test_a_parameter_json_cannot_hold_is_a_clear_error(fitted, tmp_path):
+    crf, _, _ = fitted
+    odd = copy.deepcopy(crf).set_params(random_state=np.random.RandomState(0))
+    with pytest.raises(TypeError, match="a parameter of this tagger cannot be written"):
+        save_model(odd, tmp_path / "m.crf")
 
 
 def test_int_labels_round_trip(tmp_path):

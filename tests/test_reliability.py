@@ -113,7 +113,6 @@ BAD_X = [
      _KEY + r"1 of type int; feature keys must be str"),
     ("key-int-numeric-value", _with_feature(1, 2.0), TypeError, _KEY + r"1 of type int"),
     ("key-None", _with_feature(None, "x"), TypeError, _KEY + r"None of type NoneType"),
-    ("key-bytes", _with_feature(b"k", "x"), TypeError, _KEY + r"b'k' of type bytes"),
     ("key-tuple", _with_feature(("k",), 1.0), TypeError, _KEY + r"\('k',\) of type tuple"),
     ("key-float", _with_feature(1.5, "x"), TypeError, _KEY + r"1.5 of type float"),
     ("key-nested-int", _with_feature("d", {2: "x"}), TypeError, _KEY + r"d:2 of type int"),

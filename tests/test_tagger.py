@@ -149,15 +149,6 @@ def test_hashing_trains_predicts_and_warm_starts(toy_ner):
     np.testing.assert_allclose(warm.coef_, crf.coef_, atol=1e-3)
 
 
-def test_small_inputs_run_on_one_thread():
-    from sklearn_crf._threads import MIN_TOKENS_PER_THREAD, n_threads
-
-    with n_threads(None, 10) as n:
-        assert n == 1
-    with n_threads(2, 10 * MIN_TOKENS_PER_THREAD) as n:
-        assert n == min(2, __import__("numba").config.NUMBA_NUM_THREADS)
-
-
 def test_prediction_reads_the_transitions_from_coef(toy_ner):
     """Issue 10, item 4: coef_ is the one source of truth, transitions included."""
     X, y = toy_ner

@@ -104,6 +104,9 @@ def test_hashing_allocates_only_the_slots_seen():
     assert vec.n_attributes_ == corpus.n_attributes == 3
     assert corpus.tok_attr.max() < 3
     assert len(pickle.dumps(vec)) < 10_000
+    # 1000 distinct attributes: the fitted state grows with the slots, not the names
+    small = SequenceVectorizer(n_features=64).fit([[{"w": f"w{i}"} for i in range(1000)]])
+    assert small.n_attributes_ <= 64 and len(pickle.dumps(small)) < 5_000
 
 
 def test_encode_leaves_the_fitted_vectorizer_unchanged():
@@ -137,7 +140,8 @@ def test_token_forms_of_python_crfsuite():
         {"word=madrid": 1.0, "w2": 0.5, "neg": -2},
         {"s": "x", "n": np.float32(1.5), "i": np.int64(3), "b": np.True_, "z": np.False_},
         {"l": ["p", "q"], "st": {"v"}, "nested": {"k": "v", "m": {"x": 2.0}, "l": ["u"]}},
-        {"bytes": b"x", "npstr": np.str_("y")},
+        {"bytes": b"x", "npstr": np.str_("y"), b"bkey": 1.5, np.str_("skey"): "v",
+         b"bz": 0, "d": {b"k": "w"}},
         [],
         {},
     ]

@@ -1,0 +1,230 @@
+"""Decoding constraints: tagging schemes, allowed transitions, allowed labels per token.
+
+A constraint set is turned into boolean masks over the label codes of a fitted
+tagger (:class:`TransitionConstraints`: allowed transitions, allowed first and
+last labels) and, for ``allowed=`` arguments, a boolean (n_tokens, n_labels)
+mask of the labels each token may take. :mod:`sklearn_crf._decoding` applies
+them as -inf scores.
+
+Scheme rules (a label is ``"O"`` or ``"<tag>-<type>"``, split at the first
+``"-"``; "x" below is one entity type) are those under which every label
+belongs to an entity that seqeval's strict mode reads for the scheme:
+
+* IOB2: ``I-x`` only after ``B-x`` or ``I-x`` (so never first).
+* IOB1: ``B-x`` only after ``B-x`` or ``I-x`` (so never first).
+* IOE2: ``I-x`` only before ``I-x`` or ``E-x`` (so never last).
+* IOE1: ``E-x`` only after ``I-x`` or ``E-x`` and only before ``I-x`` or
+  ``E-x`` (so never first or last).
+* IOBES, BILOU, BMES (begin, inside, end, single tags ``B I E S``, ``B I L U``,
+  ``B M E S``): after a begin or inside tag of type x comes an inside or end
+  tag of type x, and an inside or end tag of type x comes only after a begin
+  or inside tag of type x; so no sequence starts with an inside or end tag,
+  nor ends with a begin or inside tag.
+"""
+
+from collections.abc import Set
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+#: scheme name -> its tags in the roles (begin, inside, end, single); None where
+#: the scheme has no such tag
+SCHEMES = {
+    "IOB1": ("B", "I", None, None),
+    "IOB2": ("B", "I", None, None),
+    "IOE1": (None, "I", "E", None),
+    "IOE2": (None, "I", "E", None),
+    "IOBES": ("B", "I", "E", "S"),
+    "BILOU": ("B", "I", "L", "U"),
+    "BMES": ("B", "M", "E", "S"),
+}
+
+_ROLES = ("begin", "inside", "end", "single")
+
+
+class TransitionConstraints(NamedTuple):
+    """Allowed label transitions and first and last labels, over label codes.
+
+    Attributes
+    ----------
+    transitions : ndarray of bool, shape (n_labels, n_labels)
+        ``transitions[i, j]``: label ``j`` may follow label ``i``.
+    start : ndarray of bool, shape (n_labels,)
+        Labels a sequence may start with.
+    end : ndarray of bool, shape (n_labels,)
+        Labels a sequence may end with.
+    scheme : str or None
+        The scheme name, or None for constraints given as label pairs.
+    """
+
+    transitions: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    scheme: Optional[str]
+
+
+def split_label(label, scheme):
+    """``(role, type)`` of a label in ``scheme``: role "outside" for ``"O"``.
+
+    Raises a ValueError naming the label and the scheme's tags when the label
+    does not follow the scheme's naming.
+    """
+    tags = SCHEMES[scheme]
+    if label == "O":
+        return "outside", None
+    if isinstance(label, str) and "-" in label:
+        tag, type_ = label.split("-", 1)
+        if type_ and tag in tags:
+            return _ROLES[tags.index(tag)], type_
+    expected = ", ".join(f"'{t}-<type>'" for t in tags if t is not None)
+    raise ValueError(
+        f"label {label!r} does not follow the {scheme} scheme of "
+        f"transition_constraints: labels must be 'O' or one of {expected}"
+    )
+
+
+def _scheme_rules(scheme, prev, cur):
+    """Whether ``cur`` may follow ``prev``; (role, type) pairs, None at a boundary."""
+    def is_(token, *roles):
+        return token is not None and token[0] in roles
+
+    def same(a, b):
+        return a is not None and b is not None and a[1] == b[1]
+
+    if scheme == "IOB2":
+        return not is_(cur, "inside") or (is_(prev, "begin", "inside") and same(prev, cur))
+    if scheme == "IOB1":
+        return not is_(cur, "begin") or (is_(prev, "begin", "inside") and same(prev, cur))
+    if scheme == "IOE2":
+        return not is_(prev, "inside") or (is_(cur, "inside", "end") and same(prev, cur))
+    if scheme == "IOE1":
+        if is_(cur, "end") and not (is_(prev, "inside", "end") and same(prev, cur)):
+            return False
+        return not is_(prev, "end") or (is_(cur, "inside", "end") and same(prev, cur))
+    # begin/inside/end/single schemes
+    if is_(prev, "begin", "inside"):
+        return is_(cur, "inside", "end") and same(prev, cur)
+    return not is_(cur, "inside", "end")
+
+
+def check_scheme_labels(spec, labels):
+    """Raise a ValueError when a label breaks the naming of the scheme ``spec``,
+    or when a pair of ``spec`` names a label not in ``labels``."""
+    build_constraints(spec, list(labels))
+
+
+def build_constraints(spec, classes):
+    """:class:`TransitionConstraints` of ``spec`` over ``classes``, or None.
+
+    ``spec`` is None, a scheme name of :data:`SCHEMES`, or a collection of
+    allowed ``(from_label, to_label)`` pairs (first and last labels then free).
+    """
+    if spec is None:
+        return None
+    classes = list(classes)
+    L = len(classes)
+    if isinstance(spec, str):
+        if spec not in SCHEMES:
+            raise ValueError(
+                f"transition_constraints={spec!r} is not a scheme name; use one of "
+                f"{sorted(SCHEMES)}, a collection of (from_label, to_label) pairs, "
+                "or None"
+            )
+        split = [split_label(label, spec) for label in classes]
+        trans = np.array(
+            [[_scheme_rules(spec, a, b) for b in split] for a in split], dtype=bool
+        ).reshape(L, L)
+        start = np.array([_scheme_rules(spec, None, b) for b in split], dtype=bool)
+        end = np.array([_scheme_rules(spec, a, None) for a in split], dtype=bool)
+        return TransitionConstraints(trans, start, end, spec)
+    index = {label: i for i, label in enumerate(classes)}
+    trans = np.zeros((L, L), dtype=bool)
+    try:
+        pairs = list(spec)
+    except TypeError:
+        raise TypeError(
+            "transition_constraints must be None, a scheme name or a collection "
+            f"of (from_label, to_label) pairs, got {type(spec).__name__}"
+        ) from None
+    for k, pair in enumerate(pairs):
+        if isinstance(pair, str) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise ValueError(
+                f"transition_constraints[{k}] is {pair!r}, not a (from_label, "
+                "to_label) pair"
+            )
+        codes = []
+        for label in pair:
+            try:
+                codes.append(index[label])
+            except (KeyError, TypeError):
+                raise ValueError(
+                    f"transition_constraints[{k}] = {tuple(pair)!r} names the label "
+                    f"{label!r}, which is not among the training labels {classes}"
+                ) from None
+        trans[codes[0], codes[1]] = True
+    ones = np.ones(L, dtype=bool)
+    return TransitionConstraints(trans, ones, ones.copy(), None)
+
+
+def _is_label_set(entry):
+    return isinstance(entry, (Set, list, tuple))
+
+
+def token_mask(allowed, classes, seq_ptr):
+    """Boolean (n_tokens, n_labels) mask of the labels each token may take.
+
+    ``allowed`` is None (no restriction: returns None) or one entry per
+    sequence: None (free) or one entry per token: None (free), a label
+    (forced), or a set, frozenset, list or tuple of labels (partial). Raises a
+    ValueError or TypeError naming the sequence and token of a bad entry.
+    """
+    if allowed is None:
+        return None
+    n_seq = len(seq_ptr) - 1
+    if isinstance(allowed, (str, bytes)) or not hasattr(allowed, "__len__"):
+        raise TypeError(
+            "allowed must be None or a list with one entry per sequence, got "
+            f"{type(allowed).__name__}"
+        )
+    if len(allowed) != n_seq:
+        raise ValueError(
+            f"allowed has {len(allowed)} entries but X has {n_seq} sequences"
+        )
+    classes = list(classes)
+    index = {label: i for i, label in enumerate(classes)}
+    mask = np.ones((int(seq_ptr[-1]), len(classes)), dtype=bool)
+
+    def code(label, s, t):
+        try:
+            return index[label]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"allowed[{s}][{t}] names the label {label!r}, which is not one of "
+                f"the labels {classes}"
+            ) from None
+
+    for s, entries in enumerate(allowed):
+        if entries is None:
+            continue
+        n = int(seq_ptr[s + 1] - seq_ptr[s])
+        if isinstance(entries, (str, bytes)) or not hasattr(entries, "__len__"):
+            raise TypeError(
+                f"allowed[{s}] must be None or a list with one entry per token, got "
+                f"{type(entries).__name__}"
+            )
+        if len(entries) != n:
+            raise ValueError(
+                f"allowed[{s}] has {len(entries)} entries but sequence {s} has "
+                f"{n} tokens"
+            )
+        for t, entry in enumerate(entries):
+            if entry is None:
+                continue
+            row = mask[seq_ptr[s] + t]
+            row[:] = False
+            if _is_label_set(entry):
+                for label in entry:
+                    row[code(label, s, t)] = True
+            else:
+                row[code(entry, s, t)] = True
+    return mask

@@ -1,0 +1,1004 @@
+"""CRFsuite's online training algorithms: l2sgd, averaged perceptron, passive-aggressive, AROW.
+
+Each algorithm follows CRFsuite's source (``lib/crf/src/train_l2sgd.c``,
+``train_averaged_perceptron.c``, ``train_passive_aggressive.c``,
+``train_arow.c`` and the encoder ``crf1d_encode.c``): the same updates, the
+same defaults, the same stopping tests, the same averaging and the same
+instance order. CRFsuite shuffles the instances at each epoch with the C
+library's ``rand()``, which it never seeds; :func:`shuffle_crfsuite` replays
+glibc's ``rand()`` from its initial seed 1, so a fit visits the sequences in
+the order CRFsuite does in a fresh process on Linux. Ties in Viterbi go to the
+first label in CRFsuite's order (the order of first appearance in the training
+labels), so the drivers renumber the labels that way internally.
+
+The algorithms are sequential: each instance is decoded with the weights left
+by the previous one, so an epoch runs on one thread (as in CRFsuite). The
+kernels work on one sequence at a time over the parameter vector in
+:class:`~sklearn_crf._objective.ParameterLayout` order and touch only the
+parameters of that sequence's attributes (sparse updates; l2sgd keeps the L2
+decay as one lazy scale factor, as CRFsuite does).
+
+Ragged data is CSR-style as in :mod:`sklearn_crf._kernels`: ``tok_ptr``,
+``tok_attr``, ``tok_val`` (tokens → attributes), ``seq_ptr`` (sequences →
+tokens), ``attr_ptr`` / ``attr_label`` (attributes → state parameters), and
+``trans_index`` (L, L): the parameter index of each transition, -1 where it
+has none.
+"""
+
+import inspect
+import logging
+import math
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+from sklearn.exceptions import ConvergenceWarning
+
+logger = logging.getLogger("sklearn_crf")
+
+#: the numba options of :mod:`sklearn_crf._kernels` without its FMA contraction:
+#: CRFsuite's binaries round a * b and then + c, and the online algorithms
+#: follow discrete decisions (Viterbi paths) where one rounding can flip a tie
+_NJIT = dict(cache=True, nogil=True, error_model="numpy")
+
+#: CRFsuite's FLOAT_MAX (DBL_MAX), the starting point of its Viterbi maxima
+_FLOAT_MAX = 1.7976931348623157e308
+
+#: the online solvers, and the default epoch limits (lbfgs: CRFsuite sets no limit)
+ONLINE_SOLVERS = ("l2sgd", "ap", "pa", "arow")
+DEFAULT_MAX_ITER = {
+    "lbfgs": 1000, "l-bfgs-b": 1000, "l2sgd": 1000, "ap": 100, "pa": 100, "arow": 100,
+}
+
+#: which CRFTagger parameters each solver reads (besides those of every solver)
+#: the early-stopping parameters (a validation set checked after each
+#: iteration): L-BFGS and OWL-QN only
+_EARLY_STOPPING = {
+    "early_stopping", "validation_fraction", "n_iter_no_change",
+    "validation_scoring", "random_state",
+}
+SOLVER_PARAMS = {
+    "lbfgs": {"c1", "c2", "tol", "epsilon", "warm_start", *_EARLY_STOPPING},
+    "l-bfgs-b": {"c1", "c2", "tol", "epsilon", "warm_start", *_EARLY_STOPPING},
+    "l2sgd": {
+        "c2", "period", "delta", "calibration_eta", "calibration_rate",
+        "calibration_samples", "calibration_candidates", "calibration_max_trials",
+    },
+    "ap": {"epsilon"},
+    "pa": {"epsilon", "pa_type", "c", "error_sensitive", "averaging"},
+    "arow": {"epsilon", "variance", "gamma"},
+}
+#: parameters some solver reads and others ignore
+SOLVER_SPECIFIC = set().union(*SOLVER_PARAMS.values())
+
+
+def resolved_max_iter(solver, max_iter):
+    """``max_iter``, or CRFsuite's default of the solver when it is None."""
+    return DEFAULT_MAX_ITER[solver] if max_iter is None else max_iter
+
+
+#: CRFsuite's default ``epsilon`` of each solver that reads one: the
+#: gradient-norm test of L-BFGS, the mean-loss test of the online algorithms
+DEFAULT_EPSILON = {"lbfgs": 1e-5, "l-bfgs-b": 1e-5, "ap": 0.0, "pa": 0.0, "arow": 0.0}
+
+
+def resolved_epsilon(solver, epsilon):
+    """``epsilon``, or CRFsuite's default of the solver when it is None."""
+    return DEFAULT_EPSILON[solver] if epsilon is None else epsilon
+
+
+def check_solver_params(estimator):
+    """ValueError when a parameter the chosen solver ignores has a non-default value.
+
+    The defaults are those of the estimator's signature; never silently
+    ignore a setting.
+    """
+    params = estimator.get_params(deep=False)
+    signature = inspect.signature(type(estimator).__init__).parameters
+    solver = params["solver"]
+    ignored = sorted(
+        name for name in SOLVER_SPECIFIC - SOLVER_PARAMS[solver]
+        if name in params and not _same(params[name], signature[name].default)
+    )
+    if ignored:
+        detail = "; ".join(
+            f"{name}={params[name]!r} is a parameter of solver "
+            + " / ".join(repr(s) for s, names in SOLVER_PARAMS.items() if name in names)
+            for name in ignored
+        )
+        raise ValueError(
+            f"solver={solver!r} does not use {', '.join(ignored)} ({detail}); leave "
+            "them at their defaults or choose a solver that uses them"
+        )
+    if solver == "l2sgd" and params["c2"] <= 0:
+        raise ValueError(
+            "solver='l2sgd' needs c2 > 0 (its learning rate is 1 / (lambda * (t0 + t)) "
+            f"with lambda = 2 * c2 / n_sequences), got c2={params['c2']!r}"
+        )
+
+
+def _same(a, b):
+    """Equal values, and a bool only equals a bool."""
+    return a == b and isinstance(a, bool) == isinstance(b, bool)
+
+
+def fit_online(solver, corpus, layout, labels, seq_weight, params, verbose=0):
+    """Run online solver ``solver`` on an
+    :class:`~sklearn_crf._vectorizer.EncodedCorpus` with the estimator
+    parameters ``params``.
+
+    Returns ``(w, result)``: the weights in layout order and an
+    :class:`OnlineResult`.
+    """
+    max_iter = resolved_max_iter(solver, params["max_iter"])
+    epsilon = float(resolved_epsilon(solver, params["epsilon"])) if solver != "l2sgd" else 0.0
+    args = (corpus, layout, labels, seq_weight)
+    if solver == "ap":
+        return fit_averaged_perceptron(*args, max_iter=max_iter, epsilon=epsilon, verbose=verbose)
+    if solver == "pa":
+        return fit_passive_aggressive(
+            *args, max_iter=max_iter, epsilon=epsilon, pa_type=params["pa_type"],
+            c=params["c"], error_sensitive=params["error_sensitive"],
+            averaging=params["averaging"], verbose=verbose,
+        )
+    if solver == "arow":
+        return fit_arow(
+            *args, max_iter=max_iter, epsilon=epsilon, variance=params["variance"],
+            gamma=params["gamma"], verbose=verbose,
+        )
+    if solver == "l2sgd":
+        return fit_l2sgd(
+            *args, c2=params["c2"], max_iter=max_iter, period=params["period"],
+            delta=params["delta"], calibration_eta=params["calibration_eta"],
+            calibration_rate=params["calibration_rate"],
+            calibration_samples=params["calibration_samples"],
+            calibration_candidates=params["calibration_candidates"],
+            calibration_max_trials=params["calibration_max_trials"], verbose=verbose,
+        )
+    raise ValueError(f"unknown online solver {solver!r}")
+
+
+@dataclass(frozen=True)
+class OnlineResult:
+    """What an online solver returns besides the weights.
+
+    Attributes
+    ----------
+    n_iter : int
+        Epochs run (for l2sgd, not counting the calibration trials).
+    loss_curve : ndarray of shape (n_iter,)
+        CRFsuite's per-epoch "Loss": l2sgd the regularized negative
+        log-likelihood ``Σ_s w_s·(log Z_s - score_s) + c2·‖w‖²`` at the end of the
+        epoch; ap the weighted fraction of mislabelled tokens summed over
+        sequences; pa and arow the summed hinge costs of the mistakes.
+    loss : float
+        For l2sgd, the loss of the returned (best) epoch; else the last epoch's.
+    converged : bool
+        Whether the stopping test ended training before ``max_iter`` epochs.
+    eta : float
+        l2sgd: the calibrated initial learning rate (NaN for the other solvers).
+    """
+
+    n_iter: int
+    loss_curve: np.ndarray
+    loss: float
+    converged: bool
+    eta: float = float("nan")
+
+
+# --------------------------------------------------------------------------
+# glibc rand(): CRFsuite's instance order
+# --------------------------------------------------------------------------
+
+
+@njit(**_NJIT)
+def glibc_rand_state(seed):
+    """State of glibc's ``rand()`` after ``srand(seed)`` (TYPE_3 additive generator).
+
+    Entries 0..30 are the table, 31 and 32 the front and rear positions.
+    """
+    state = np.zeros(33, dtype=np.int64)
+    if seed == 0:
+        seed = 1
+    state[0] = seed
+    for i in range(1, 31):
+        word = state[i - 1]
+        hi = word // 127773
+        lo = word % 127773
+        word = 16807 * lo - 2836 * hi
+        if word < 0:
+            word += 2147483647
+        state[i] = word
+    state[31] = 3
+    state[32] = 0
+    for _ in range(310):
+        glibc_rand(state)
+    return state
+
+
+@njit(**_NJIT)
+def glibc_rand(state):
+    """Next ``rand()`` of glibc from ``state`` (updated in place), in [0, 2**31)."""
+    f = state[31]
+    r = state[32]
+    state[f] = (state[f] + state[r]) & 0xFFFFFFFF
+    out = state[f] >> 1
+    state[31] = (f + 1) % 31
+    state[32] = (r + 1) % 31
+    return out
+
+
+@njit(**_NJIT)
+def shuffle_crfsuite(perm, rng):
+    """CRFsuite's ``dataset_shuffle``: swap each position with ``rand() % n``."""
+    n = perm.shape[0]
+    for i in range(n):
+        j = glibc_rand(rng) % n
+        tmp = perm[j]
+        perm[j] = perm[i]
+        perm[i] = tmp
+
+
+# --------------------------------------------------------------------------
+# per-sequence kernels
+# --------------------------------------------------------------------------
+
+
+@njit(**_NJIT)
+def sequence_state_scores(
+    w, scale, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, stop, out
+):
+    """State scores of tokens ``start:stop`` under weights ``scale * w`` into
+    ``out[:stop - start]``."""
+    L = out.shape[1]
+    for t in range(stop - start):
+        for j in range(L):
+            out[t, j] = 0.0
+        tok = start + t
+        for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
+            a = tok_attr[k]
+            v = tok_val[k] * scale if scale != 1.0 else tok_val[k]
+            for p in range(attr_ptr[a], attr_ptr[a + 1]):
+                out[t, attr_label[p]] += w[p] * v
+
+
+@njit(**_NJIT)
+def transition_scores(w, scale, trans_index, out):
+    """Dense (L, L) transition scores ``scale * w`` (0 where there is no parameter)."""
+    L = out.shape[0]
+    for i in range(L):
+        for j in range(L):
+            q = trans_index[i, j]
+            if q < 0:
+                out[i, j] = 0.0
+            elif scale != 1.0:
+                out[i, j] = w[q] * scale
+            else:
+                out[i, j] = w[q]
+
+
+@njit(**_NJIT)
+def viterbi_first_max(scores, trans, n, cur, back, path):
+    """CRFsuite's Viterbi: fills ``path[:n]``, returns the best score.
+
+    Ties go to the lowest label index (strict ``<`` comparisons from -DBL_MAX,
+    as in ``crf1dc_viterbi``). ``cur`` is (n, L) scratch, ``back`` (n, L).
+    """
+    L = scores.shape[1]
+    if n == 0:
+        return 0.0
+    for j in range(L):
+        cur[0, j] = scores[0, j]
+    for t in range(1, n):
+        for j in range(L):
+            best = -_FLOAT_MAX
+            arg = -1
+            for i in range(L):
+                s = cur[t - 1, i] + trans[i, j]
+                if best < s:
+                    best = s
+                    arg = i
+            if arg >= 0:
+                back[t, j] = arg
+            cur[t, j] = best + scores[t, j]
+    best = -_FLOAT_MAX
+    path[n - 1] = 0
+    for i in range(L):
+        if best < cur[n - 1, i]:
+            best = cur[n - 1, i]
+            path[n - 1] = i
+    for t in range(n - 2, -1, -1):
+        path[t] = back[t + 1, path[t + 1]]
+    return best
+
+
+@njit(**_NJIT)
+def path_score(scores, trans, path, n):
+    """Score of a label path (``crf1dc_score``): state scores plus transitions."""
+    if n == 0:
+        return 0.0
+    i = path[0]
+    ret = scores[0, i]
+    for t in range(1, n):
+        j = path[t]
+        ret += trans[i, j]
+        ret += scores[t, j]
+        i = j
+    return ret
+
+
+@njit(**_NJIT)
+def forward_backward_scaled_sequence(
+    scores, trans, n, exp_state, exp_trans, alpha, beta, scale, node, edge_sum
+):
+    """CRFsuite's scaled forward-backward for one sequence; returns log Z.
+
+    Fills the node marginals ``node[:n]`` and the edge marginals summed over
+    positions ``edge_sum`` (L, L), as ``crf1dc_marginals`` does. Unlike
+    CRFsuite, the state scores of each position and the transition scores are
+    shifted by their maximum before ``exp`` (the same results, no overflow).
+    """
+    L = scores.shape[1]
+    for i in range(L):
+        for j in range(L):
+            edge_sum[i, j] = 0.0
+    if n == 0:
+        return 0.0
+    shift = 0.0
+    mt = trans[0, 0]
+    for i in range(L):
+        for j in range(L):
+            if trans[i, j] > mt:
+                mt = trans[i, j]
+    for i in range(L):
+        for j in range(L):
+            exp_trans[i, j] = math.exp(trans[i, j] - mt)
+    shift += (n - 1) * mt
+    for t in range(n):
+        m = scores[t, 0]
+        for j in range(1, L):
+            if scores[t, j] > m:
+                m = scores[t, j]
+        for j in range(L):
+            exp_state[t, j] = math.exp(scores[t, j] - m)
+        shift += m
+    # forward
+    s = 0.0
+    for j in range(L):
+        alpha[0, j] = exp_state[0, j]
+        s += alpha[0, j]
+    scale[0] = 1.0 / s if s != 0.0 else 1.0
+    for j in range(L):
+        alpha[0, j] *= scale[0]
+    for t in range(1, n):
+        for j in range(L):
+            alpha[t, j] = 0.0
+        for i in range(L):
+            a = alpha[t - 1, i]
+            for j in range(L):
+                alpha[t, j] += a * exp_trans[i, j]
+        s = 0.0
+        for j in range(L):
+            alpha[t, j] *= exp_state[t, j]
+            s += alpha[t, j]
+        scale[t] = 1.0 / s if s != 0.0 else 1.0
+        for j in range(L):
+            alpha[t, j] *= scale[t]
+    log_z = 0.0
+    for t in range(n):
+        log_z -= math.log(scale[t])
+    # backward
+    for j in range(L):
+        beta[n - 1, j] = scale[n - 1]
+    row = np.empty(L)
+    for t in range(n - 2, -1, -1):
+        for j in range(L):
+            row[j] = beta[t + 1, j] * exp_state[t + 1, j]
+        for i in range(L):
+            d = 0.0
+            for j in range(L):
+                d += exp_trans[i, j] * row[j]
+            beta[t, i] = d * scale[t]
+    # marginals
+    for t in range(n):
+        inv = 1.0 / scale[t]
+        for j in range(L):
+            node[t, j] = alpha[t, j] * beta[t, j] * inv
+    for t in range(n - 1):
+        for j in range(L):
+            row[j] = beta[t + 1, j] * exp_state[t + 1, j]
+        for i in range(L):
+            a = alpha[t, i]
+            for j in range(L):
+                edge_sum[i, j] += a * exp_trans[i, j] * row[j]
+    return log_z + shift
+
+
+@njit(**_NJIT)
+def add_path_features(
+    vec, coef, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index,
+    actives, n_active,
+):
+    """``vec[k] += coef * f_k(x, path)`` for every feature on a label path.
+
+    CRFsuite's ``features_on_path`` order: each token's state features in the
+    order of its attributes, then the transition into it. When ``actives`` is
+    not empty, each touched index is appended to it from ``n_active`` on
+    (duplicates included); returns the new count.
+    """
+    record = actives.shape[0] > 0
+    prev = -1
+    for t in range(n):
+        tok = start + t
+        j = path[t]
+        for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
+            a = tok_attr[k]
+            for p in range(attr_ptr[a], attr_ptr[a + 1]):
+                if attr_label[p] == j:
+                    vec[p] += coef * tok_val[k]
+                    if record:
+                        actives[n_active] = p
+                        n_active += 1
+        if prev >= 0:
+            q = trans_index[prev, j]
+            if q >= 0:
+                vec[q] += coef
+                if record:
+                    actives[n_active] = q
+                    n_active += 1
+        prev = j
+    return n_active
+
+
+@njit(**_NJIT)
+def add_path(vec, coef, path, start, n, arrays, actives, n_active):
+    """:func:`add_path_features` with ``arrays`` (:meth:`_Problem.arrays`)."""
+    _, _, tok_ptr, tok_attr, tok_val, _, attr_ptr, attr_label, trans_index = arrays
+    return add_path_features(
+        vec, coef, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index,
+        actives, n_active,
+    )
+
+
+@njit(**_NJIT)
+def unique_actives(actives, n_active, used):
+    """Drop repeated indices from ``actives[:n_active]``, keeping first
+    occurrences; returns the count."""
+    m = 0
+    for i in range(n_active):
+        k = actives[i]
+        if not used[k]:
+            actives[m] = k
+            m += 1
+            used[k] = True
+    for i in range(m):
+        used[actives[i]] = False
+    return m
+
+
+@njit(**_NJIT)
+def n_mismatches(labels, start, path, n):
+    d = 0
+    for t in range(n):
+        if labels[start + t] != path[t]:
+            d += 1
+    return d
+
+
+# --------------------------------------------------------------------------
+# epochs
+# --------------------------------------------------------------------------
+
+
+@njit(**_NJIT)
+def perceptron_epoch(w, ws, c, order, arrays, buffers):
+    """One epoch of CRFsuite's averaged perceptron over ``order``; returns (loss, c).
+
+    On a mistake: ``w += weight·(F(x, y) - F(x, ŷ))`` and ``ws += c·weight·(...)``
+    where ``c`` counts the instances seen (from 1); the averaged weights are
+    ``w - ws / c``. ``arrays`` is :meth:`_Problem.arrays`, ``buffers``
+    :meth:`_Problem.viterbi_buffers`.
+    """
+    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
+        arrays
+    )
+    trans_scratch, scores, cur, back, path = buffers
+    empty = np.empty(0, dtype=np.int64)
+    loss = 0.0
+    for s in order:
+        start = seq_ptr[s]
+        n = seq_ptr[s + 1] - start
+        if n > 0:
+            transition_scores(w, 1.0, trans_index, trans_scratch)
+            sequence_state_scores(
+                w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores
+            )
+            viterbi_first_max(scores, trans_scratch, n, cur, back, path)
+            d = n_mismatches(labels, start, path, n)
+            if d > 0:
+                wt = seq_weight[s]
+                gold = labels[start : start + n]
+                add_path(w, wt, gold, start, n, arrays, empty, 0)
+                add_path(ws, c * wt, gold, start, n, arrays, empty, 0)
+                add_path(w, -wt, path, start, n, arrays, empty, 0)
+                add_path(ws, -c * wt, path, start, n, arrays, empty, 0)
+                loss += d / n * wt
+        c += 1
+    return loss, c
+
+
+@njit(**_NJIT)
+def _margin_delta(arrays, start, n, path, coef, margin):
+    """Sparse ``delta = coef·(F(x, y) - F(x, ŷ))`` in ``margin = (delta, actives,
+    used)``: returns the number of distinct indices in ``actives``."""
+    labels = arrays[0]
+    delta, actives, used = margin
+    gold = labels[start : start + n]
+    m = add_path(delta, coef, gold, start, n, arrays, actives, 0)
+    m = add_path(delta, -coef, path, start, n, arrays, actives, m)
+    return unique_actives(actives, m, used)
+
+
+@njit(**_NJIT)
+def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, arrays, buffers, margin):
+    """One epoch of CRFsuite's passive-aggressive training; returns (summed cost, u).
+
+    On a mistake with ``d`` wrong labels: cost = score(ŷ) - score(y) + (√d if
+    ``error_sensitive`` else 1); ``tau`` = cost/‖Δ‖² (type 0), min(c,
+    cost/‖Δ‖²) (type 1), cost/(‖Δ‖² + 1/(2c)) (type 2); ``w += tau·weight·Δ``,
+    ``ws += tau·weight·u·Δ``. ``margin`` is :meth:`_Problem.margin_buffers`.
+    """
+    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
+        arrays
+    )
+    trans_scratch, scores, cur, back, path = buffers
+    delta, actives, _ = margin
+    loss = 0.0
+    for s in order:
+        start = seq_ptr[s]
+        n = seq_ptr[s + 1] - start
+        if n > 0:
+            transition_scores(w, 1.0, trans_index, trans_scratch)
+            sequence_state_scores(
+                w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores
+            )
+            sv = viterbi_first_max(scores, trans_scratch, n, cur, back, path)
+            d = n_mismatches(labels, start, path, n)
+            if d > 0:
+                sc = path_score(scores, trans_scratch, labels[start : start + n], n)
+                if error_sensitive:
+                    cost = sv - sc + math.sqrt(d)
+                else:
+                    cost = sv - sc + 1.0
+                m = _margin_delta(arrays, start, n, path, 1.0, margin)
+                norm2 = 0.0
+                for i in range(m):
+                    norm2 += delta[actives[i]] * delta[actives[i]]
+                if pa_type == 1:
+                    tau = min(c, cost / norm2) if norm2 > 0 else c
+                elif pa_type == 2:
+                    tau = cost / (norm2 + 0.5 / c)
+                else:
+                    tau = cost / norm2 if norm2 > 0 else 0.0
+                tau *= seq_weight[s]
+                tauu = tau * u
+                for i in range(m):
+                    k = actives[i]
+                    w[k] += tau * delta[k]
+                    ws[k] += tauu * delta[k]
+                    delta[k] = 0.0
+                loss += cost * seq_weight[s]
+        u += 1
+    return loss, u
+
+
+@njit(**_NJIT)
+def arow_epoch(mean, cov, order, gamma, arrays, buffers, margin):
+    """One epoch of CRFsuite's AROW; returns the summed cost.
+
+    On a mistake with ``d`` wrong labels: Δ = weight·(F(x, y) - F(x, ŷ)), cost =
+    score(ŷ) - score(y) + d, α = cost / (gamma + Σ Δ_k² cov_k),
+    ``mean_k += α·cov_k·Δ_k``, ``cov_k = 1 / (1/cov_k + Δ_k²/gamma)``.
+    """
+    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
+        arrays
+    )
+    trans_scratch, scores, cur, back, path = buffers
+    delta, actives, _ = margin
+    loss = 0.0
+    for s in order:
+        start = seq_ptr[s]
+        n = seq_ptr[s + 1] - start
+        if n > 0:
+            transition_scores(mean, 1.0, trans_index, trans_scratch)
+            sequence_state_scores(
+                mean, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n,
+                scores,
+            )
+            sv = viterbi_first_max(scores, trans_scratch, n, cur, back, path)
+            d = n_mismatches(labels, start, path, n)
+            if d > 0:
+                sc = path_score(scores, trans_scratch, labels[start : start + n], n)
+                cost = sv - sc + d
+                wt = seq_weight[s]
+                m = _margin_delta(arrays, start, n, path, wt, margin)
+                frac = gamma
+                for i in range(m):
+                    k = actives[i]
+                    frac += delta[k] * delta[k] * cov[k]
+                alpha = cost / frac
+                for i in range(m):
+                    k = actives[i]
+                    prod = delta[k] * delta[k]
+                    mean[k] += alpha * cov[k] * delta[k]
+                    cov[k] = 1.0 / ((1.0 / cov[k]) + prod / gamma)
+                    delta[k] = 0.0
+                loss += cost * wt
+    return loss
+
+
+@njit(**_NJIT)
+def l2sgd_epoch(w, order, t, t0, lam, arrays, buffers):
+    """One epoch of CRFsuite's SGD over ``order``; returns (summed loss, last loss, t, eta).
+
+    Before instance number ``t`` (counted over all epochs): ``eta = 1 / (lam·(t0 +
+    t))``, the L2 decay ``decay *= 1 - eta·lam`` and the gradient step
+    ``w += (eta / decay)·weight·(F(x, y) - E[F])`` on the stored weights, whose
+    true value is ``decay·w``; at the end ``w`` is multiplied by ``decay``. The
+    losses are the weighted negative log-likelihoods before each step, without
+    the L2 term. ``buffers`` is ``_SGD.buffers``.
+    """
+    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
+        arrays
+    )
+    trans_scratch, scores, exp_state, exp_trans, alpha, beta, scale, node, edge_sum = buffers
+    decay = 1.0
+    sum_loss = 0.0
+    loss = 0.0
+    eta = 0.0
+    L = trans_index.shape[0]
+    no_actives = np.empty(0, dtype=np.int64)
+    for s in order:
+        start = seq_ptr[s]
+        n = seq_ptr[s + 1] - start
+        eta = 1.0 / (lam * (t0 + t))
+        decay *= 1.0 - eta * lam
+        gain = eta / decay
+        if n > 0:
+            transition_scores(w, decay, trans_index, trans_scratch)
+            sequence_state_scores(
+                w, decay, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores
+            )
+            log_z = forward_backward_scaled_sequence(
+                scores, trans_scratch, n, exp_state, exp_trans, alpha, beta, scale, node, edge_sum
+            )
+            gold = labels[start : start + n]
+            wt = seq_weight[s]
+            g = gain * wt
+            add_path(w, g, gold, start, n, arrays, no_actives, 0)
+            for tt in range(n):
+                tok = start + tt
+                for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
+                    a = tok_attr[k]
+                    v = tok_val[k]
+                    for p in range(attr_ptr[a], attr_ptr[a + 1]):
+                        w[p] += node[tt, attr_label[p]] * v * -g
+            for i in range(L):
+                for j in range(L):
+                    q = trans_index[i, j]
+                    if q >= 0:
+                        w[q] += edge_sum[i, j] * -g
+            loss = (-path_score(scores, trans_scratch, gold, n) + log_z) * wt
+        else:
+            loss = 0.0
+        sum_loss += loss
+        t += 1.0
+    for k in range(w.shape[0]):
+        w[k] *= decay
+    return sum_loss, loss, t, eta
+
+
+# --------------------------------------------------------------------------
+# drivers
+# --------------------------------------------------------------------------
+
+
+class _Problem:
+    """The corpus in CRFsuite's label order and the scratch buffers of one fit."""
+
+    def __init__(self, corpus, layout, labels, seq_weight):
+        tok_ptr, tok_attr, tok_val = corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
+        seq_ptr = corpus.seq_ptr
+        L = layout.n_labels
+        # CRFsuite numbers labels in order of first appearance; Viterbi ties go
+        # to the lowest number, so work in that numbering
+        labels = np.asarray(labels)
+        seen, first = np.unique(labels, return_index=True)
+        rank = np.arange(L, dtype=np.int32)  # labels never seen keep the last numbers
+        order = seen[np.argsort(first, kind="stable")]
+        unseen = np.setdiff1d(np.arange(L), order)
+        rank[np.concatenate([order, unseen]).astype(np.int64)] = np.arange(L, dtype=np.int32)
+        self.rank = rank  # internal number of each label
+        self.tok_ptr = np.ascontiguousarray(tok_ptr, dtype=np.int64)
+        self.tok_attr = np.ascontiguousarray(tok_attr, dtype=np.int64)
+        self.tok_val = np.ascontiguousarray(tok_val, dtype=np.float64)
+        self.seq_ptr = np.ascontiguousarray(seq_ptr, dtype=np.int64)
+        self.labels = rank[labels].astype(np.int64)
+        self.seq_weight = np.ascontiguousarray(seq_weight, dtype=np.float64)
+        self.attr_ptr = np.ascontiguousarray(layout.attr_ptr, dtype=np.int64)
+        self.attr_label = rank[layout.attr_label].astype(np.int64)
+        n_state = len(layout.attr_label)
+        self.trans_index = np.full((L, L), -1, dtype=np.int64)
+        self.trans_index[rank[layout.trans_from], rank[layout.trans_to]] = n_state + np.arange(
+            len(layout.trans_from)
+        )
+        self.n_params = n_state + len(layout.trans_from)
+        self.n_seq = len(seq_ptr) - 1
+        lengths = np.diff(self.seq_ptr)
+        T = max(int(lengths.max()) if len(lengths) else 0, 1)
+        self.trans_scratch = np.zeros((L, L))
+        self.scores = np.zeros((T, L))
+        self.cur = np.zeros((T, L))
+        self.back = np.zeros((T, L), dtype=np.int64)
+        self.path = np.zeros(T, dtype=np.int64)
+
+    def margin_buffers(self):
+        """delta, actives and used buffers of passive-aggressive and AROW."""
+        per_seq = self.tok_ptr[self.seq_ptr[1:]] - self.tok_ptr[self.seq_ptr[:-1]]
+        # a state feature per attribute entry (at most one label matches) and a
+        # transition per token, for both paths
+        cap = 2 * int((per_seq + np.diff(self.seq_ptr)).max(initial=0)) + 1
+        return (
+            np.zeros(self.n_params),
+            np.zeros(cap, dtype=np.int64),
+            np.zeros(self.n_params, dtype=np.bool_),
+        )
+
+    def arrays(self):
+        return (self.labels, self.seq_weight, self.tok_ptr, self.tok_attr, self.tok_val,
+                self.seq_ptr, self.attr_ptr, self.attr_label, self.trans_index)
+
+    def viterbi_buffers(self):
+        return (self.trans_scratch, self.scores, self.cur, self.back, self.path)
+
+
+def _log_epoch(verbose, name, epoch, loss, start, extra=""):
+    if verbose:
+        logger.info("%s epoch %4d  loss %.6e%s  %.2fs", name, epoch, loss, extra,
+                    time.perf_counter() - start)
+
+
+def fit_averaged_perceptron(
+    corpus, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, verbose=0
+):
+    """CRFsuite's averaged perceptron (``ap``).
+
+    Each epoch visits the sequences in a new shuffled order; a sequence whose
+    Viterbi path has ``d`` wrong labels moves the weights towards its gold
+    features and away from the predicted ones. Returns the averaged weights
+    (layout order) and an :class:`OnlineResult`; training stops when the
+    epoch's loss divided by the number of sequences is below ``epsilon``.
+    """
+    p = _Problem(corpus, layout, labels, seq_weight)
+    w = np.zeros(p.n_params)
+    ws = np.zeros(p.n_params)
+    perm = np.arange(p.n_seq, dtype=np.int64)
+    rng = glibc_rand_state(1)
+    c = 1
+    losses = []
+    converged = False
+    start = time.perf_counter()
+    for epoch in range(max_iter):
+        shuffle_crfsuite(perm, rng)
+        loss, c = perceptron_epoch(w, ws, c, perm, p.arrays(), p.viterbi_buffers())
+        losses.append(loss)
+        _log_epoch(verbose, "ap", epoch + 1, loss, start)
+        if loss / p.n_seq < epsilon:
+            converged = True
+            break
+    wa = w - ws / c
+    return wa, OnlineResult(len(losses), np.array(losses), losses[-1] if losses else 0.0, converged)
+
+
+def fit_passive_aggressive(
+    corpus, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, pa_type=1, c=1.0,
+    error_sensitive=True, averaging=True, verbose=0,
+):
+    """CRFsuite's passive-aggressive training (``pa``), types 0, 1 and 2.
+
+    Returns the weights (averaged as in the perceptron when ``averaging``) in
+    layout order and an :class:`OnlineResult`; training stops when the epoch's
+    summed cost divided by the number of sequences is below ``epsilon``.
+    """
+    p = _Problem(corpus, layout, labels, seq_weight)
+    w = np.zeros(p.n_params)
+    ws = np.zeros(p.n_params)
+    margin = p.margin_buffers()
+    perm = np.arange(p.n_seq, dtype=np.int64)
+    rng = glibc_rand_state(1)
+    u = 1
+    losses = []
+    converged = False
+    start = time.perf_counter()
+    for epoch in range(max_iter):
+        shuffle_crfsuite(perm, rng)
+        loss, u = passive_aggressive_epoch(
+            w, ws, u, perm, int(pa_type), float(c), bool(error_sensitive),
+            p.arrays(), p.viterbi_buffers(), margin,
+        )
+        losses.append(loss)
+        _log_epoch(verbose, "pa", epoch + 1, loss, start)
+        if loss / p.n_seq < epsilon:
+            converged = True
+            break
+    wa = w - ws / u if averaging else w.copy()
+    return wa, OnlineResult(len(losses), np.array(losses), losses[-1] if losses else 0.0, converged)
+
+
+def fit_arow(
+    corpus, layout, labels, seq_weight, *, max_iter=100, epsilon=0.0, variance=1.0, gamma=1.0,
+    verbose=0,
+):
+    """CRFsuite's AROW (adaptive regularization of weights, ``arow``).
+
+    Keeps a mean weight and a diagonal variance per feature (starting at
+    ``variance``); ``gamma`` trades off the two. Returns the mean weights in
+    layout order and an :class:`OnlineResult`; training stops when the
+    epoch's summed cost divided by the number of sequences is at most
+    ``epsilon`` (``<=``, as in CRFsuite: with the default 0 it stops after
+    an epoch without mistakes).
+    """
+    p = _Problem(corpus, layout, labels, seq_weight)
+    mean = np.zeros(p.n_params)
+    cov = np.full(p.n_params, float(variance))
+    margin = p.margin_buffers()
+    perm = np.arange(p.n_seq, dtype=np.int64)
+    rng = glibc_rand_state(1)
+    losses = []
+    converged = False
+    start = time.perf_counter()
+    for epoch in range(max_iter):
+        shuffle_crfsuite(perm, rng)
+        loss = arow_epoch(
+            mean, cov, perm, float(gamma), p.arrays(), p.viterbi_buffers(), margin
+        )
+        losses.append(loss)
+        _log_epoch(verbose, "arow", epoch + 1, loss, start)
+        if loss / p.n_seq <= epsilon:
+            converged = True
+            break
+    last = losses[-1] if losses else 0.0
+    return mean, OnlineResult(len(losses), np.array(losses), last, converged)
+
+
+class _SGD:
+    """The l2sgd epoch runner over one problem (CRFsuite's ``l2sgd`` function)."""
+
+    def __init__(self, p):
+        self.p = p
+        L = p.trans_index.shape[0]
+        T = p.scores.shape[0]
+        self.buffers = (
+            p.trans_scratch, p.scores, np.zeros((T, L)), np.zeros((L, L)), np.zeros((T, L)),
+            np.zeros((T, L)), np.zeros(T), np.zeros((T, L)), np.zeros((L, L)),
+        )
+
+    def epoch(self, w, order, t, t0, lam):
+        return l2sgd_epoch(w, order, t, t0, lam, self.p.arrays(), self.buffers)
+
+
+def fit_l2sgd(
+    corpus, layout, labels, seq_weight, *, c2=1.0, max_iter=1000, period=10, delta=1e-6,
+    calibration_eta=0.1, calibration_rate=2.0, calibration_samples=1000,
+    calibration_candidates=10, calibration_max_trials=20, verbose=0,
+):
+    """CRFsuite's stochastic gradient descent with L2 regularization (``l2sgd``).
+
+    Minimizes ``Σ_s w_s·(-log p(y_s|x_s)) + c2·‖w‖²`` one sequence at a time
+    with the learning rate ``eta_t = 1 / (lambda·(t0 + t))``, ``lambda = 2·c2 /
+    n_sequences``. ``t0`` comes from CRFsuite's calibration: on the first
+    ``calibration_samples`` sequences of a shuffled order, one epoch per
+    candidate ``eta`` (starting at ``calibration_eta``, multiplied by
+    ``calibration_rate`` while the loss decreases, then divided from
+    ``calibration_eta / calibration_rate`` on), keeping the ``eta`` of the
+    lowest loss; ``calibration_candidates`` successful trials each way, at
+    most ``calibration_max_trials`` trials. Training stops when the loss
+    improved by less than ``delta`` (relative) over the last ``period``
+    epochs, and returns the weights of the epoch with the lowest loss.
+    """
+    p = _Problem(corpus, layout, labels, seq_weight)
+    N = p.n_seq
+    lam = 2.0 * c2 / N
+    sgd = _SGD(p)
+    perm = np.arange(N, dtype=np.int64)
+    rng = glibc_rand_state(1)
+    start = time.perf_counter()
+    w = np.zeros(p.n_params)
+
+    # ---- calibration (l2sgd_calibration)
+    S = min(N, calibration_samples)
+    shuffle_crfsuite(perm, rng)
+    sample = perm[:S].copy()
+    # the initial loss at w = 0, log Z - score = T·log L per sequence
+    # (unweighted, as in CRFsuite)
+    init_loss = float(np.diff(p.seq_ptr)[sample].sum()) * math.log(layout.n_labels)
+    num = calibration_candidates
+    dec = False
+    trials = 1
+    eta = calibration_eta
+    best_eta = calibration_eta
+    best_loss = np.inf
+    while num > 0 or not dec:
+        w[:] = 0.0
+        loss, last, _, _ = sgd.epoch(w, sample, 0.0, 1.0 / (lam * eta), lam)
+        if not np.isfinite(last):
+            loss = last
+        else:
+            loss += 0.5 * lam * float(w @ w) * S
+        ok = bool(np.isfinite(loss) and loss < init_loss)
+        if ok:
+            num -= 1
+        if verbose:
+            logger.info("l2sgd calibration trial %d: eta %g, loss %.6e%s", trials, eta, loss,
+                        "" if ok else " (worse)")
+        if np.isfinite(loss) and loss < best_loss:
+            best_loss = loss
+            best_eta = eta
+        if not dec:
+            if ok and num > 0:
+                eta *= calibration_rate
+            else:
+                dec = True
+                num = calibration_candidates
+                eta = calibration_eta / calibration_rate
+        else:
+            eta /= calibration_rate
+        trials += 1
+        if calibration_max_trials <= trials:
+            break
+    eta = best_eta
+    t0 = 1.0 / (lam * eta)
+    if verbose:
+        logger.info("l2sgd calibrated eta %g", eta)
+
+    # ---- training (l2sgd with calibration off)
+    w[:] = 0.0
+    best_w = w.copy()
+    best_sum_loss = np.inf
+    pf = np.zeros(period)
+    losses = []
+    t = 0.0
+    converged = False
+    for epoch in range(1, max_iter + 1):
+        shuffle_crfsuite(perm, rng)
+        sum_loss, last, t, eta_now = sgd.epoch(w, perm, t, t0, lam)
+        if not np.isfinite(last):
+            raise FloatingPointError(
+                f"l2sgd: the loss overflowed in epoch {epoch} (learning rate {eta_now:g}); "
+                "CRFsuite stops with an error here too"
+            )
+        sum_loss += 0.5 * lam * float(w @ w) * N
+        losses.append(sum_loss)
+        if sum_loss < best_sum_loss:
+            best_sum_loss = sum_loss
+            best_w[:] = w
+        if period < epoch:
+            improvement = (pf[(epoch - 1) % period] - sum_loss) / sum_loss
+        else:
+            improvement = delta
+        pf[(epoch - 1) % period] = sum_loss
+        _log_epoch(verbose, "l2sgd", epoch, sum_loss, start, f"  eta {eta_now:.3e}")
+        if improvement < delta:
+            converged = True
+            break
+    if not converged:
+        warnings.warn(
+            f"l2sgd stopped after max_iter={max_iter} epochs before the loss improved "
+            f"by less than delta={delta} over period={period} epochs",
+            ConvergenceWarning,
+            stacklevel=6,  # the caller of CRFTagger.fit
+        )
+    return best_w, OnlineResult(len(losses), np.array(losses), float(best_sum_loss), converged, eta)
+
