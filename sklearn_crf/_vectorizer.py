@@ -490,6 +490,22 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             zero_attr=_as_array(zero_attr, np.int32),
         )
 
+    def __getstate__(self):
+        # the memo's tuple keys as per-key dicts (what skops and JSON can store);
+        # __setstate__ rebuilds it
+        state = super().__getstate__()
+        pairs = state.pop("_pair_ids", None)
+        if pairs is not None:
+            str_ids, num_ids = {}, {}
+            for (key, value), idx in pairs.items():
+                if type(value) is str:
+                    str_ids.setdefault(key, {})[value] = idx
+                else:
+                    num_ids[key] = idx if idx >= 0 else ~idx
+            state["_str_ids"] = str_ids
+            state["_num_ids"] = num_ids
+        return state
+
     def __setstate__(self, state):
         if "_hash_slots" in state and "hash_slots_" not in state:
             # before 0.x.y a hashing vectorizer had every slot as a column
@@ -498,7 +514,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             state["_slot_ids"] = {slot: slot for slot in range(n)}
             state["_n_slots"] = n
         if "vocabulary_" in state and "_pair_ids" not in state and "_str_ids" in state:
-            # before 0.x.y encode read the fit's per-key caches
+            # see __getstate__ (and before 0.x.y, encode read these per-key caches)
+            state = dict(state)
             state["_pair_ids"] = _pair_ids(state.pop("_str_ids"), state.pop("_num_ids", {}))
         super().__setstate__(state)
 
