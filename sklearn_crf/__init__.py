@@ -22,7 +22,9 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
     from . import datasets, metrics, model_selection, scorers
+    from ._conll import read_conll, write_conll
     from ._featurizer import SequenceFeaturizer
+    from ._templates import TemplateFeaturizer
 
 __all__ = [
     "CRF",
@@ -31,21 +33,27 @@ __all__ = [
     "ParameterLayout",
     "SequenceFeaturizer",
     "SequenceVectorizer",
+    "TemplateFeaturizer",
     "__version__",
     "datasets",
     "load_crfsuite",
     "load_model",
     "metrics",
     "model_selection",
+    "read_conll",
     "save_crfsuite",
     "save_model",
     "scorers",
+    "write_conll",
 ]
 
 #: public names imported on first access: name -> (submodule, attribute of it;
 #: None for the submodule itself)
 _LAZY = {
     "SequenceFeaturizer": ("._featurizer", "SequenceFeaturizer"),
+    "TemplateFeaturizer": ("._templates", "TemplateFeaturizer"),
+    "read_conll": ("._conll", "read_conll"),
+    "write_conll": ("._conll", "write_conll"),
     "datasets": (".datasets", None),
     "metrics": (".metrics", None),
     "model_selection": (".model_selection", None),

@@ -228,3 +228,46 @@ def token_mask(allowed, classes, seq_ptr):
             else:
                 row[code(entry, s, t)] = True
     return mask
+
+
+def check_allowed_labels(constraints, labels, seq_ptr, classes=None):
+    """Raise a ValueError naming the first sequence and token where the label
+    codes ``labels`` (n_tokens,) break the :class:`TransitionConstraints`:
+    a first label not allowed to start, a transition not allowed, a last
+    label not allowed to end. ``classes`` names the codes in the message."""
+    labels = np.asarray(labels, dtype=np.int64)
+    seq_ptr = np.asarray(seq_ptr, dtype=np.int64)
+    n_tok = len(labels)
+    if n_tok == 0:
+        return
+    lengths = np.diff(seq_ptr)
+    first = np.zeros(n_tok, dtype=bool)
+    last = np.zeros(n_tok, dtype=bool)
+    first[seq_ptr[:-1][lengths > 0]] = True
+    last[seq_ptr[1:][lengths > 0] - 1] = True
+    bad_start = first & ~constraints.start[labels]
+    bad_end = last & ~constraints.end[labels]
+    bad_trans = np.zeros(n_tok, dtype=bool)
+    inner = np.flatnonzero(~first)
+    bad_trans[inner] = ~constraints.transitions[labels[inner - 1], labels[inner]]
+    bad = np.flatnonzero(bad_start | bad_end | bad_trans)
+    if not len(bad):
+        return
+    k = int(bad[0])
+    s = int(np.searchsorted(seq_ptr, k, side="right") - 1)
+    t = k - int(seq_ptr[s])
+
+    def name(code):
+        return repr(classes[code]) if classes is not None else f"label code {code}"
+
+    if bad_start[k]:
+        why = f"a sequence may not start with {name(labels[k])}"
+    elif bad_trans[k]:
+        why = f"{name(labels[k])} may not follow {name(labels[k - 1])}"
+    else:
+        why = f"a sequence may not end with {name(labels[k])}"
+    raise ValueError(
+        f"y[{s}][{t}]: the training labels break transition_constraints ({why}); "
+        "constrain_training=True needs training label sequences that the "
+        "constraints allow"
+    )

@@ -495,3 +495,142 @@ def posterior_problem(problem, node):
     if problem.allowed_trans is not None:
         trans[~problem.allowed_trans] = -np.inf
     return DecodingProblem(scores, trans, problem.seq_ptr, problem.allowed_trans, True)
+
+
+# --------------------------------------------------------------------------
+# constrained training: sparse state scores, expected counts under the
+# constraints, and their scatter onto the parameter vector
+# --------------------------------------------------------------------------
+
+
+class AttributeOccurrences(NamedTuple):
+    """The token-attribute matrix of a corpus by attribute (CSC): where each
+    attribute occurs, so that per-parameter sums need no atomic scatter.
+
+    Attributes
+    ----------
+    occ_ptr : ndarray of int64, shape (n_attributes + 1,)
+        Offsets: the occurrences of attribute ``a`` are
+        ``occ_ptr[a] : occ_ptr[a + 1]``.
+    occ_tok : ndarray of int64, shape (n_nonzeros,)
+        Token index of each occurrence, increasing within an attribute.
+    occ_val : ndarray of float64, shape (n_nonzeros,)
+        The attribute's value at that token.
+    """
+
+    occ_ptr: np.ndarray
+    occ_tok: np.ndarray
+    occ_val: np.ndarray
+
+
+def attribute_occurrences(tok_ptr, tok_attr, tok_val, n_attributes):
+    """:class:`AttributeOccurrences` of a CSR token-attribute matrix."""
+    tok_ptr = np.asarray(tok_ptr, dtype=np.int64)
+    order = np.argsort(tok_attr, kind="stable")
+    tokens = np.repeat(np.arange(len(tok_ptr) - 1, dtype=np.int64), np.diff(tok_ptr))
+    occ_ptr = np.zeros(n_attributes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tok_attr, minlength=n_attributes), out=occ_ptr[1:])
+    return AttributeOccurrences(
+        occ_ptr, tokens[order], np.ascontiguousarray(tok_val[order], dtype=np.float64)
+    )
+
+
+@njit(parallel=True, **_NJIT)
+def sparse_state_scores(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, n_labels):
+    """State scores (n_tokens, n_labels) straight from the parameter vector
+    ``w`` (state weights first, CSR ``attr_ptr`` / ``attr_label``): each token
+    attribute adds its value times the weight of each (attribute, label)
+    parameter it has; labels without a parameter get nothing."""
+    n_tok = tok_ptr.shape[0] - 1
+    out = np.zeros((n_tok, n_labels))
+    for t in prange(n_tok):
+        for k in range(tok_ptr[t], tok_ptr[t + 1]):
+            a = tok_attr[k]
+            v = tok_val[k]
+            for p in range(attr_ptr[a], attr_ptr[a + 1]):
+                out[t, attr_label[p]] += v * w[p]
+    return out
+
+
+@njit(parallel=True, **_NJIT)
+def masked_expected_counts(scores, trans, seq_ptr, seq_weight, n_chunks):
+    """log Z and the weighted node and edge marginals under -inf constraints.
+
+    ``scores`` and ``trans`` carry the constraints as -inf (see
+    :func:`apply_constraints`), so the normalized log-space forward-backward
+    (:func:`forward_backward_log_sequence`) sums over the allowed paths only.
+    Returns ``(log_z, node, edge)``: ``log_z`` (n_sequences,) as in
+    :class:`LogForwardBackward`; ``node[t, j] = v_s p(y_t = j | x, allowed)``
+    (n_tokens, L); ``edge[i, j] = Σ_s v_s Σ_t p(y_{t-1} = i, y_t = j | x,
+    allowed)`` (L, L), where ``v_s = seq_weight[s]``. Each edge probability
+    is ``exp(log_alpha[t-1, i] + trans[i, j] + scores[t, j] + log_beta[t, j] -
+    log_c[t])``, a sum of O(1) terms. A sequence without an allowed path has
+    log Z -inf and zero marginals. The sequences are split into ``n_chunks``
+    chunks summed in chunk order: the result depends on ``n_chunks``, not on
+    thread scheduling.
+    """
+    L = scores.shape[1]
+    n_seq = seq_ptr.shape[0] - 1
+    log_z = np.zeros(n_seq)
+    node = np.zeros((scores.shape[0], L))
+    edge_chunks = np.zeros((n_chunks, L, L))
+    max_len = max(_max_len(seq_ptr), 1)
+    bounds = _chunk_bounds(seq_ptr, n_chunks)
+    for c in prange(n_chunks):
+        la = np.empty((max_len, L))
+        lb = np.empty((max_len, L))
+        log_c = np.empty(max_len)
+        right = np.empty(L)
+        edge = edge_chunks[c]
+        for s in range(bounds[c], bounds[c + 1]):
+            a = seq_ptr[s]
+            b = seq_ptr[s + 1]
+            n = b - a
+            if n == 0:
+                continue
+            lz = forward_backward_log_sequence(scores[a:b], trans, n, la, lb, log_c)
+            log_z[s] = lz
+            if lz == -np.inf:
+                continue
+            v = seq_weight[s]
+            for t in range(n):
+                for j in range(L):
+                    node[a + t, j] = v * np.exp(la[t, j] + lb[t, j])
+            for t in range(1, n):
+                for j in range(L):
+                    right[j] = scores[a + t, j] + lb[t, j] - log_c[t]
+                for i in range(L):
+                    left = la[t - 1, i]
+                    if left == -np.inf:
+                        continue
+                    for j in range(L):
+                        x = left + trans[i, j] + right[j]
+                        if x > -np.inf:
+                            edge[i, j] += v * np.exp(x)
+    total = np.zeros((L, L))
+    for c in range(n_chunks):
+        total += edge_chunks[c]
+    return log_z, node, total
+
+
+@njit(parallel=True, **_NJIT)
+def scatter_state_counts(node, attr_ptr, attr_label, occ_ptr, occ_tok, occ_val):
+    """Per state parameter ``p`` of attribute ``a`` and label ``y``:
+    ``Σ_{occurrences (t, v) of a} v · node[t, y]`` (n_state,). With ``node``
+    the (weighted) marginals these are the expected feature counts; with a
+    weighted one-hot of the gold labels, the observed counts. Parallel over
+    attributes (see :class:`AttributeOccurrences`), each parameter written by
+    one thread in a fixed order."""
+    n_attr = attr_ptr.shape[0] - 1
+    out = np.zeros(attr_ptr[n_attr])
+    for a in prange(n_attr):
+        p0 = attr_ptr[a]
+        p1 = attr_ptr[a + 1]
+        if p0 == p1:
+            continue
+        for k in range(occ_ptr[a], occ_ptr[a + 1]):
+            t = occ_tok[k]
+            v = occ_val[k]
+            for p in range(p0, p1):
+                out[p] += v * node[t, attr_label[p]]
+    return out

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _kernels
+from . import _constraints, _decoding, _kernels
 from ._parallel import run_ranges
 
 
@@ -249,6 +249,101 @@ class CRFObjective:
         grad = np.concatenate([g_state, e_trans[layout.trans_from, layout.trans_to]])
         grad -= self.observed
         return log_z - w @ self.observed, grad
+
+    def __call__(self, w):
+        """The NLL plus the L2 term and its gradient in w."""
+        loss, grad = self.nll(w)
+        if self.c2 > 0:
+            loss += self.c2 * (w @ w)
+            grad += 2.0 * self.c2 * w
+        return loss, grad
+
+
+class ConstrainedCRFObjective:
+    """f(w) = Σ_s v_s (log Z'_s - score_s) + c2·‖w‖² under transition constraints.
+
+    The objective of ``CRFTagger(constrain_training=True)``: as
+    :class:`CRFObjective`, but the partition function ``Z'_s`` sums only over
+    the label sequences that ``masks`` (a
+    :class:`~sklearn_crf._constraints.TransitionConstraints`: allowed
+    transitions, first and last labels) allows, so the likelihood is
+    ``p(y | x, y allowed)`` and the model spends no probability mass on
+    forbidden sequences. The gradient is the expected feature counts under
+    that conditional distribution minus the observed counts; transition
+    weights of forbidden pairs get no expected count and so only feel the
+    regularization. Every training label sequence must be allowed (a
+    ValueError naming the sequence and token otherwise).
+
+    State scores are computed from the sparse parameter layout, the
+    marginals by the exact masked log-space forward-backward of
+    :mod:`sklearn_crf._decoding`, and the expected counts gathered per
+    parameter (:func:`~sklearn_crf._decoding.scatter_state_counts`).
+    """
+
+    def __init__(self, corpus, layout, labels, seq_weight, *, c2, masks, n_chunks):
+        self.corpus = corpus
+        self.layout = layout
+        self.masks = masks
+        self.seq_weight = np.ascontiguousarray(seq_weight, dtype=np.float64)
+        self.c2 = float(c2)
+        self.n_chunks = int(n_chunks)
+        labels = np.asarray(labels, dtype=np.int32)
+        seq_ptr = np.asarray(corpus.seq_ptr, dtype=np.int64)
+        self.seq_ptr = seq_ptr
+        _constraints.check_allowed_labels(masks, labels, seq_ptr)
+        self.occurrences = _decoding.attribute_occurrences(
+            corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, corpus.n_attributes
+        )
+        L = layout.n_labels
+        lengths = np.diff(seq_ptr)
+        tok_weight = np.repeat(self.seq_weight, lengths)
+        gold = np.zeros((len(labels), L))
+        gold[np.arange(len(labels)), labels] = tok_weight
+        obs_state = self._scatter(gold)
+        obs_trans = np.zeros((L, L))
+        has_prev = np.ones(len(labels), dtype=bool)
+        has_prev[seq_ptr[:-1][lengths > 0]] = False
+        idx = np.flatnonzero(has_prev)
+        np.add.at(obs_trans, (labels[idx - 1], labels[idx]), tok_weight[idx])
+        self.observed = np.concatenate(
+            [obs_state, obs_trans[layout.trans_from, layout.trans_to]]
+        )
+
+    def _scatter(self, node):
+        layout, occ = self.layout, self.occurrences
+        return _decoding.scatter_state_counts(
+            node, layout.attr_ptr, layout.attr_label, occ.occ_ptr, occ.occ_tok,
+            occ.occ_val,
+        )
+
+    @property
+    def n_params(self):
+        """Length of the weight vector w."""
+        return self.layout.n_params
+
+    def nll(self, w):
+        """Unregularized weighted constrained negative log-likelihood and its
+        gradient in w."""
+        dec = _decoding
+        layout = self.layout
+        corpus = self.corpus
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        scores = dec.sparse_state_scores(
+            w, layout.attr_ptr, layout.attr_label, corpus.tok_ptr, corpus.tok_attr,
+            corpus.tok_val, layout.n_labels,
+        )
+        problem = dec.apply_constraints(
+            scores, layout.transition_matrix(w), self.seq_ptr, self.masks
+        )
+        log_z, node, edge = dec.masked_expected_counts(
+            problem.scores, problem.trans, problem.seq_ptr, self.seq_weight,
+            self.n_chunks,
+        )
+        grad = np.concatenate(
+            [self._scatter(node), edge[layout.trans_from, layout.trans_to]]
+        )
+        grad -= self.observed
+        return float(self.seq_weight @ log_z) - w @ self.observed, grad
 
     def __call__(self, w):
         """The NLL plus the L2 term and its gradient in w."""

@@ -60,8 +60,12 @@ _EARLY_STOPPING = {
     "validation_scoring", "random_state",
 }
 SOLVER_PARAMS = {
-    "lbfgs": {"c1", "c2", "tol", "epsilon", "warm_start", *_EARLY_STOPPING},
-    "l-bfgs-b": {"c1", "c2", "tol", "epsilon", "warm_start", *_EARLY_STOPPING},
+    "lbfgs": {
+        "c1", "c2", "tol", "epsilon", "warm_start", "constrain_training", *_EARLY_STOPPING,
+    },
+    "l-bfgs-b": {
+        "c1", "c2", "tol", "epsilon", "warm_start", "constrain_training", *_EARLY_STOPPING,
+    },
     "l2sgd": {
         "c2", "period", "delta", "calibration_eta", "calibration_rate",
         "calibration_samples", "calibration_candidates", "calibration_max_trials",

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _constraints, _decoding, _inspection, _kernels, _online
-from ._objective import CRFObjective, build_layout
+from ._objective import ConstrainedCRFObjective, CRFObjective, build_layout
 from ._optimize import ValidationMonitor, minimize_crf
 from ._threads import MIN_TOKENS_PER_THREAD
 from ._threads import n_threads as _n_threads
@@ -234,8 +234,20 @@ class CRFTagger(BaseEstimator):
         :meth:`predict_marginals`, :meth:`predict_entities`,
         :meth:`log_probability` and :meth:`log_partition`, which are then
         conditional on the constraints: ``p(y | x, y allowed)``. Training is
-        not affected. A sequence without any allowed path raises a ValueError
-        naming it.
+        not affected unless ``constrain_training`` is set. A sequence without
+        any allowed path raises a ValueError naming it.
+    constrain_training : bool, default=False
+        Train under ``transition_constraints`` too. The likelihood of each
+        training sequence is then ``p(y | x, y allowed)``: the partition
+        function sums only over the label sequences the constraints allow
+        (their transitions and their first and last label rules), so the
+        model spends no probability mass on forbidden sequences, and the
+        gradient is the expected feature counts over the allowed sequences
+        only (transition weights of forbidden pairs then only feel the
+        regularization). The training label sequences must themselves be
+        allowed: a ValueError names the first sequence and token that is not.
+        Without ``transition_constraints`` it changes nothing. Solvers
+        ``"lbfgs"`` and ``"l-bfgs-b"``.
     decoder : {"viterbi", "posterior"}, default="viterbi"
         How :meth:`predict` (and :meth:`predict_entities`) choose labels:
         ``"viterbi"``, the most probable label sequence; ``"posterior"``, the
@@ -354,6 +366,20 @@ class CRFTagger(BaseEstimator):
     >>> ap = CRFTagger(solver="ap", max_iter=5).fit(X, y)
     >>> ap.predict([[{"w": "Mary"}, {"w": "runs"}]]), ap.n_iter_
     ([['PER', 'O']], 5)
+
+    IOB2 constraints at decode time and, with ``constrain_training``, in
+    training too (the likelihood is then ``p(y | x, y allowed)``):
+
+    >>> import numpy as np
+    >>> X = [[{"w": "John"}, {"w": "Smith"}, {"w": "runs"}],
+    ...      [{"w": "Mary"}, {"w": "sleeps"}], [{"w": "Smith"}, {"w": "runs"}]]
+    >>> y = [["B-PER", "I-PER", "O"], ["B-PER", "O"], ["B-PER", "O"]]
+    >>> iob2 = CRFTagger(c2=0.01, transition_constraints="IOB2",
+    ...                  constrain_training=True).fit(X, y)
+    >>> iob2.predict([[{"w": "Mary"}, {"w": "Smith"}, {"w": "sleeps"}]])
+    [['B-PER', 'I-PER', 'O']]
+    >>> np.exp(iob2.log_probability(X, y)).round(3)
+    array([0.934, 0.949, 0.937])
     """
 
     _parameter_constraints: dict = {
@@ -394,6 +420,7 @@ class CRFTagger(BaseEstimator):
         "transition_constraints": [
             None, StrOptions(set(_constraints.SCHEMES)), "array-like"
         ],
+        "constrain_training": ["boolean"],
         "decoder": [StrOptions({"viterbi", "posterior"})],
         "verbose": ["verbose"],
     }
@@ -432,6 +459,7 @@ class CRFTagger(BaseEstimator):
         random_state=None,
         n_jobs=None,
         transition_constraints=None,
+        constrain_training=False,
         decoder="viterbi",
         verbose=0,
     ):
@@ -466,6 +494,7 @@ class CRFTagger(BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.transition_constraints = transition_constraints
+        self.constrain_training = constrain_training
         self.decoder = decoder
         self.verbose = verbose
 
@@ -546,6 +575,14 @@ class CRFTagger(BaseEstimator):
             all_possible_states=self.all_possible_states,
             all_possible_transitions=self.all_possible_transitions,
         )
+        masks = None
+        if self.constrain_training and self.transition_constraints is not None:
+            masks = _constraints.build_constraints(
+                self.transition_constraints, classes.tolist()
+            )
+            _constraints.check_allowed_labels(
+                masks, labels, corpus.seq_ptr, classes.tolist()
+            )
         logger.debug(
             "%d sequences, %d tokens, %d attributes, %d labels, %d parameters",
             corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
@@ -563,9 +600,15 @@ class CRFTagger(BaseEstimator):
                 monitor = ValidationMonitor(
                     score, self.n_iter_no_change if self.early_stopping else None
                 )
-            objective = CRFObjective(
-                corpus, layout, labels, seq_weight, c2=self.c2, n_chunks=n_threads,
-            )
+            if masks is None:
+                objective = CRFObjective(
+                    corpus, layout, labels, seq_weight, c2=self.c2, n_chunks=n_threads,
+                )
+            else:
+                objective = ConstrainedCRFObjective(
+                    corpus, layout, labels, seq_weight, c2=self.c2, masks=masks,
+                    n_chunks=n_threads,
+                )
             w0 = self._warm_start_weights(vectorizer, classes, layout)
             result = minimize_crf(
                 objective, w0, c1=self.c1, solver=self.solver,

@@ -15,6 +15,8 @@ LAZY_MODULES = (
     "sklearn_crf.metrics",
     "sklearn_crf.model_selection",
     "sklearn_crf._featurizer",
+    "sklearn_crf._conll",
+    "sklearn_crf._templates",
     "sklearn.metrics",
     "sklearn.model_selection",
 )
@@ -56,6 +58,7 @@ def test_lazy_names_load_their_modules_on_access():
         "sklearn_crf.metrics.entity_f1_score\n"
         "sklearn_crf.model_selection.cross_val_predict\n"
         "from sklearn_crf import SequenceFeaturizer\n"
+        "from sklearn_crf import read_conll, TemplateFeaturizer\n"
         "import sklearn_crf.datasets\n"
         f"print(json.dumps({_new_lazy_modules()}))"
     )

@@ -1,6 +1,5 @@
 """CRFTagger in scikit-learn's model selection tools, on a CoNLL-2002 subset."""
 
-import pathlib
 import re
 import warnings
 
@@ -26,7 +25,7 @@ from sklearn_crf.datasets import load_conll2002
 from sklearn_crf.metrics import entity_f1_score, flat_accuracy_score, get_scorer
 from sklearn_crf.model_selection import cross_val_predict
 
-from conftest import random_corpus
+from conftest import readme_python_blocks, random_corpus
 
 N_SENTENCES = 150
 # few iterations: these tests are about the plumbing, not the optimum
@@ -286,22 +285,14 @@ def test_group_k_fold_by_document(conll):
 
 # --- the README's sample-weight routes, as written ---------------------------
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 #: the README's search, made small enough for a test (nothing else is changed)
 README_FASTER = {
     "n_iter=10": "n_iter=2", "max_iter=100": "max_iter=30", "n_jobs=-1": "n_jobs=1"
 }
 
 
-def _readme_model_selection_code():
-    """The python blocks of README's "Model selection" section, in order."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("\n## Model selection\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
-
-
 def test_readme_sample_weight_routes_work_as_written():
-    search_code, unrouted_code, routed_code = _readme_model_selection_code()
+    search_code, unrouted_code, routed_code = readme_python_blocks("Model selection")[:3]
     for old, new in README_FASTER.items():
         assert old in search_code
         search_code = search_code.replace(old, new)

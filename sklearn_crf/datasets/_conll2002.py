@@ -8,10 +8,11 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import Bunch
 
+from .._conll import _iter_blocks
+
 _DATA_PACKAGE = "sklearn_crf.datasets"
 _SUBSETS = ("train", "testa", "testb")
 _LANGUAGES = ("esp",)
-_DOCSTART = "-DOCSTART-"
 
 
 def _data_file(name):
@@ -53,38 +54,31 @@ def _parse_conll(lines, source, n_sentences=None):
         Labels of each sentence, aligned with ``sentences``.
     """
     sentences, tags = [], []
-    tokens, labels = [], []
-    for line_number, line in enumerate(lines, start=1):
+    for block in _iter_blocks(lines, _split_on_space):
         if n_sentences is not None and len(sentences) >= n_sentences:
             break
-        line = line.rstrip("\r\n")
-        if not line.strip():
-            if tokens:
-                sentences.append(tokens)
-                tags.append(labels)
-                tokens, labels = [], []
+        if block.docstart:  # document separators are not tokens
             continue
-        if line.startswith(_DOCSTART):
-            # Document separators are not tokens; they also end a sentence.
-            if tokens:
-                sentences.append(tokens)
-                tags.append(labels)
-                tokens, labels = [], []
-            continue
-        fields = line.split(" ")
-        if len(fields) < 2 or not fields[0] or not fields[-1]:
-            raise ValueError(
-                f"Malformed line {line_number} in {source}: expected "
-                f"'TOKEN LABEL' separated by a single space, got {line!r}."
-            )
-        # The token is the first column and the label the last one; any
-        # column in between (e.g. a part-of-speech tag) is ignored.
-        tokens.append(fields[0])
-        labels.append(fields[-1])
-    if tokens and (n_sentences is None or len(sentences) < n_sentences):
+        tokens, labels = [], []
+        for line_number, fields in zip(block.line_numbers, block.rows):
+            if len(fields) < 2 or not fields[0] or not fields[-1]:
+                raise ValueError(
+                    f"Malformed line {line_number} in {source}: expected "
+                    f"'TOKEN LABEL' separated by a single space, got "
+                    f"{' '.join(fields)!r}."
+                )
+            # The token is the first column and the label the last one; any
+            # column in between (e.g. a part-of-speech tag) is ignored.
+            tokens.append(fields[0])
+            labels.append(fields[-1])
         sentences.append(tokens)
         tags.append(labels)
     return sentences, tags
+
+
+def _split_on_space(line):
+    """The columns of a line of the bundled files (single-space separated)."""
+    return line.split(" ")
 
 
 def load_conll2002(

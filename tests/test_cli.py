@@ -1,0 +1,470 @@
+"""Tests for the ``sklearn-crf`` command line (sklearn_crf._cli), called in-process through main()."""
+
+import importlib
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sklearn_crf import CRFTagger, SequenceFeaturizer, TemplateFeaturizer, read_conll, write_conll
+from sklearn_crf._cli import main
+from sklearn_crf.datasets import load_conll2002
+from sklearn_crf.metrics import entity_classification_report, flat_accuracy_score
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+TRAIN_PARAMS = ["--c1", "0.05", "--c2", "0.01", "--max-iter", "15", "--n-jobs", "1"]
+API_PARAMS = dict(c1=0.05, c2=0.01, max_iter=15, n_jobs=1)
+TEMPLATES = "# CRF++ template\nU00:%x[-1,0]\nU01:%x[0,0]\nU02:%x[1,0]\nU03:%x[0,1]\nU04:%x[0,1]/%x[1,1]\n\nB\n"
+
+
+def run(argv, capsys, stdin=None, monkeypatch=None):
+    """(status, stdout, stderr) of main(argv)."""
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8"))
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def shape(word):
+    """A stand-in for a part-of-speech column: the bundled data has none."""
+    return "Cap" if word[:1].isupper() else "Num" if word[:1].isdigit() else "low"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """Small CoNLL files: 2 columns (token, label) and 3 columns (token, shape, label)."""
+    tmp = tmp_path_factory.mktemp("cli")
+    train = load_conll2002("train", n_sentences=300)
+    test = load_conll2002("testa", n_sentences=80)
+    paths = {"dir": tmp}
+    for name, data in (("train", train), ("test", test)):
+        paths[name] = tmp / f"{name}.conll"
+        write_conll(paths[name], data.sentences, data.tags)
+        paths[name + "3"] = tmp / f"{name}3.conll"
+        sentences = [[(w, shape(w)) for w in s] for s in data.sentences]
+        write_conll(paths[name + "3"], sentences, data.tags)
+    paths["template"] = tmp / "template.txt"
+    paths["template"].write_text(TEMPLATES, encoding="utf-8")
+    return paths, train, test
+
+
+@pytest.fixture(scope="module")
+def model(corpus):
+    """A model trained by the command line on the 2-column training file."""
+    paths, _, _ = corpus
+    path = paths["dir"] / "model.skcrf"
+    assert main(["train", str(paths["train"]), "-m", str(path), "-q", *TRAIN_PARAMS]) == 0
+    return path
+
+
+@pytest.fixture(scope="module")
+def api_predictions(corpus):
+    """The same training through the Python API: predictions on the test file."""
+    _, train, test = corpus
+    featurizer = SequenceFeaturizer()
+    crf = CRFTagger(**API_PARAMS).fit(featurizer.transform(train.sentences), train.tags)
+    return crf.predict(featurizer.transform(test.sentences)), crf, featurizer
+
+
+def test_data_writes_the_bundled_data(tmp_path, capsys):
+    out = tmp_path / "testb.conll"
+    status, stdout, _ = run(["data", "testb", "-o", out, "--n-sentences", "50"], capsys)
+    assert status == 0 and stdout == ""
+    data, bundled = read_conll(out), load_conll2002("testb", n_sentences=50)
+    assert [[t for (t,) in s] for s in data.sentences] == bundled.sentences
+    assert data.tags == bundled.tags
+
+
+def test_train_then_tag_equals_the_python_api(corpus, model, api_predictions, capsys):
+    paths, _, test = corpus
+    status, stdout, stderr = run(["tag", "-m", model, paths["test"]], capsys)
+    assert status == 0, stderr
+    tagged = read_conll(io.StringIO(stdout))
+    assert tagged.n_columns == 3  # token, gold label, predicted label
+    assert [[t[1] for t in s] for s in tagged.sentences] == test.tags
+    assert tagged.tags == api_predictions[0]
+
+    from sklearn_crf import load_model
+
+    crf = load_model(model)
+    featurizer = api_predictions[2]
+    assert crf.predict(featurizer.transform(test.sentences)) == api_predictions[0]
+    np.testing.assert_array_equal(crf.coef_, api_predictions[1].coef_)
+
+
+def test_tag_stdin_without_gold_and_marginals(corpus, model, api_predictions, capsys, monkeypatch, tmp_path):
+    paths, _, test = corpus
+    unlabeled = io.StringIO()
+    write_conll(unlabeled, test.sentences)
+    out = tmp_path / "tagged.conll"
+    status, stdout, stderr = run(
+        ["tag", "-m", model, "--marginals", "-o", out], capsys, stdin=unlabeled.getvalue(), monkeypatch=monkeypatch
+    )
+    assert status == 0 and stdout == "", stderr
+    tagged = read_conll(out, label_column=None)
+    assert tagged.n_columns == 3  # token, predicted label, its probability
+    assert [[t[1] for t in s] for s in tagged.sentences] == api_predictions[0]
+    crf, featurizer = api_predictions[1], api_predictions[2]
+    marginals = crf.predict_marginals(featurizer.transform(test.sentences))
+    for sentence, probabilities in zip(tagged.sentences, marginals):
+        for (_, label, p), expected in zip(sentence, probabilities):
+            assert float(p) == pytest.approx(expected[label], abs=5e-7)
+
+
+def test_eval_equals_entity_classification_report(corpus, model, api_predictions, capsys, tmp_path):
+    paths, _, test = corpus
+    y_pred = api_predictions[0]
+    expected = entity_classification_report(test.tags, y_pred, output_dict=True, zero_division=0)
+
+    status, stdout, _ = run(["eval", "-m", model, paths["test"], "--format", "json"], capsys)
+    assert status == 0
+    report = json.loads(stdout)
+    assert report["precision"] == expected["micro avg"]["precision"]
+    assert report["recall"] == expected["micro avg"]["recall"]
+    assert report["f1"] == expected["micro avg"]["f1-score"]
+    assert report["phrases"] == expected["micro avg"]["support"]
+    assert report["accuracy"] == flat_accuracy_score(test.tags, y_pred)
+    assert report["tokens"] == sum(map(len, test.tags))
+    types = [k for k in expected if not k.endswith(" avg")]
+    assert list(report["types"]) == types
+    for t in types:
+        assert report["types"][t]["precision"] == expected[t]["precision"]
+        assert report["types"][t]["recall"] == expected[t]["recall"]
+        assert report["types"][t]["f1"] == expected[t]["f1-score"]
+        assert report["types"][t]["support"] == expected[t]["support"]
+    assert report["correct"] == round(report["precision"] * report["found"])
+
+    # conlleval's text report, from the tag output's gold and predicted columns
+    tagged = tmp_path / "tagged.conll"
+    assert run(["tag", "-m", model, paths["test"], "-o", tagged], capsys)[0] == 0
+    status, text, _ = run(["eval", tagged], capsys)
+    assert status == 0
+    lines = text.splitlines()
+    assert lines[0] == (
+        f"processed {report['tokens']} tokens with {report['phrases']} phrases; "
+        f"found: {report['found']} phrases; correct: {report['correct']}."
+    )
+    micro = expected["micro avg"]
+    assert lines[1] == (
+        f"accuracy: {100 * report['accuracy']:6.2f}%; precision: {100 * micro['precision']:6.2f}%; "
+        f"recall: {100 * micro['recall']:6.2f}%; FB1: {100 * micro['f1-score']:6.2f}"
+    )
+    assert len(lines) == 2 + len(types)
+    for line, t in zip(lines[2:], types):
+        match = re.fullmatch(
+            r" *(\S+): precision: +([\d.]+)%; recall: +([\d.]+)%; FB1: +([\d.]+)  (\d+)", line
+        )
+        assert match and match.group(1) == t
+        assert [float(match.group(k)) for k in (2, 3, 4)] == [
+            round(100 * expected[t][m], 2) for m in ("precision", "recall", "f1-score")
+        ]
+        assert int(match.group(5)) == report["types"][t]["found"]
+
+
+def test_extra_columns_as_features(corpus, capsys):
+    paths, train, test = corpus
+    path = paths["dir"] / "pos.skcrf"
+    status, _, stderr = run(
+        ["train", paths["train3"], "-m", path, "--columns", "shape", "-q", *TRAIN_PARAMS], capsys
+    )
+    assert status == 0, stderr
+    status, stdout, _ = run(["tag", "-m", path, paths["test3"]], capsys)
+    assert status == 0
+    featurizer = SequenceFeaturizer(columns=("shape",))
+    X_train = featurizer.transform([[(w, shape(w)) for w in s] for s in train.sentences])
+    crf = CRFTagger(**API_PARAMS).fit(X_train, train.tags)
+    assert any(a.startswith("-1:shape:") for a in crf.attributes_)
+    X_test = featurizer.transform([[(w, shape(w)) for w in s] for s in test.sentences])
+    assert read_conll(io.StringIO(stdout)).tags == crf.predict(X_test)
+
+
+def test_crfpp_templates(corpus, capsys):
+    paths, train, test = corpus
+    path = paths["dir"] / "template.skcrf"
+    status, _, stderr = run(
+        ["train", paths["train3"], "-m", path, "--template", paths["template"], "-q", *TRAIN_PARAMS], capsys
+    )
+    assert status == 0, stderr
+    status, stdout, _ = run(["tag", "-m", path, paths["test3"]], capsys)
+    assert status == 0
+    featurizer = TemplateFeaturizer(templates=TEMPLATES)
+    X_train = featurizer.transform([[(w, shape(w)) for w in s] for s in train.sentences])
+    crf = CRFTagger(**API_PARAMS).fit(X_train, train.tags)
+    X_test = featurizer.transform([[(w, shape(w)) for w in s] for s in test.sentences])
+    assert read_conll(io.StringIO(stdout)).tags == crf.predict(X_test)
+    status, stdout, _ = run(["dump", path, "--format", "json", "--top", "3"], capsys)
+    assert all(row["attribute"].startswith("U0") for row in json.loads(stdout)["state_features"]["positive"])
+
+
+def test_train_logs_progress_on_stderr(corpus, capsys, tmp_path):
+    paths, _, _ = corpus
+    status, stdout, stderr = run(
+        ["train", paths["train"], "-m", tmp_path / "m.skcrf", "--max-iter", "3", "--n-jobs", "1"], capsys
+    )
+    assert status == 0 and stdout == ""
+    assert "sklearn-crf train: read " in stderr
+    assert "saved the model to" in stderr
+    assert "max_iter" in stderr or "iterations" in stderr
+
+
+def test_dump(model, capsys):
+    from sklearn_crf import load_model
+
+    crf = load_model(model)
+    status, stdout, _ = run(["dump", model, "--format", "json", "--top", "5"], capsys)
+    assert status == 0
+    dumped = json.loads(stdout)
+    transitions = sorted(crf.transition_features_.items(), key=lambda kv: -kv[1])
+    assert [(r["from"], r["to"], r["weight"]) for r in dumped["transitions"]["positive"]] == [
+        (a, b, w) for (a, b), w in transitions[:5]
+    ]
+    states = sorted(crf.state_features_.items(), key=lambda kv: kv[1])
+    assert [(r["attribute"], r["label"], r["weight"]) for r in dumped["state_features"]["negative"]] == [
+        (a, b, w) for (a, b), w in states[:5]
+    ]
+    status, text, _ = run(["dump", model, "--top", "2"], capsys)
+    assert status == 0
+    assert text.splitlines()[0] == "Top 2 transitions (largest weights):"
+    (a, b), w = transitions[0]
+    assert re.fullmatch(rf"  {re.escape(a)} +-> {re.escape(b)} +{w:.6f}", text.splitlines()[1])
+
+
+def test_convert_to_crfsuite_and_back(corpus, model, api_predictions, capsys, tmp_path):
+    import pycrfsuite
+
+    paths, _, test = corpus
+    crfsuite_path, back = tmp_path / "model.crfsuite", tmp_path / "back.skcrf"
+    assert run(["convert", model, crfsuite_path, "-q"], capsys)[0] == 0
+    assert crfsuite_path.read_bytes()[:4] == b"lCRF"
+    tagger = pycrfsuite.Tagger()
+    tagger.open(str(crfsuite_path))
+    X_test = api_predictions[2].transform(test.sentences)
+    assert [tagger.tag(x) for x in X_test] == api_predictions[0]
+
+    assert run(["convert", crfsuite_path, back, "-q"], capsys)[0] == 0
+    from sklearn_crf import load_model
+
+    assert load_model(back).predict(X_test) == api_predictions[0]
+    # a converted CRFsuite model has no featurizer settings: tag says so
+    status, _, stderr = run(["tag", "-m", back, paths["test"]], capsys)
+    assert status == 1 and "no featurizer settings" in stderr
+
+
+@pytest.fixture(scope="module")
+def truncated_crfsuite(model, tmp_path_factory):
+    """The first 200 bytes of the model converted to a CRFsuite file."""
+    path = tmp_path_factory.mktemp("crfsuite") / "full.crfsuite"
+    assert main(["convert", str(model), str(path), "-q"]) == 0
+    return path.read_bytes()[:200]
+
+
+@pytest.mark.parametrize(
+    "argv, status, message",
+    [
+        ([], 2, "the following arguments are required: COMMAND"),
+        (["fly"], 2, "invalid choice: 'fly'"),
+        (["train", "{train}"], 2, "the following arguments are required: -m/--model"),
+        (["train", "{train}", "-m", "{tmp}/m", "--c1", "-1"], 2, "argument --c1: expected a finite number >= 0"),
+        (["train", "{train}", "-m", "{tmp}/m", "--max-iter", "0"], 2, "argument --max-iter: expected a positive integer"),
+        (["train", "{train}", "-m", "{tmp}/m", "--label-column", "0"], 2, "0 is the token column"),
+        (["train", "{tmp}/missing.conll", "-m", "{tmp}/m"], 1, "missing.conll: cannot read the file"),
+        (["train", "{ragged}", "-m", "{tmp}/m"], 1, "ragged.conll, line 3: 3 columns, expected 2 as on line 1"),
+        (["train", "{bad_utf8}", "-m", "{tmp}/m"], 1, "bad_utf8.conll, line 2: not valid utf-8 text"),
+        (["train", "{train3}", "-m", "{tmp}/m", "--columns", "a", "b"], 1, "--columns names 2 column(s), but"),
+        (["train", "{train}", "{train3}", "-m", "{tmp}/m"], 1, "train3.conll: 3 columns, but"),
+        (["train", "{train3}", "-m", "{tmp}/m", "--template", "{bad_template}"], 1, "bad_template.txt: template line 1: 'B01:%x[0,0]' is a bigram"),
+        (["train", "{train}", "-m", "{tmp}/m", "--template", "{tmp}/none.txt"], 1, "none.txt: cannot read the template file"),
+        (["train", "{train3}", "-m", "{tmp}/m", "--template", "{bad_template}", "--columns", "pos"], 1,
+         "with --template, the templates read the columns"),
+        (["tag", "-m", "{tmp}/none.skcrf", "{test}"], 1, "none.skcrf: no such model file"),
+        (["tag", "-m", "{not_a_model}", "{test}"], 1, "not_a_model"),
+        (["tag", "-m", "{model}", "{test3_with_extra}"], 1, "4 columns, but the model was trained on 1 token column(s)"),
+        (["eval", "-m", "{model}", "{unlabeled}"], 1, "no gold label column"),
+        (["eval", "{unlabeled}"], 1, "the last two columns must be the gold and the predicted labels"),
+        (["dump", "{tmp}/none.skcrf"], 1, "none.skcrf: no such model file"),
+        (["convert", "{tmp}/none.crfsuite", "{tmp}/out"], 1, "none.crfsuite: no such file"),
+        (["convert", "{truncated_crfsuite}", "{tmp}/out"], 1, "truncated.crfsuite"),
+        (["data", "dev"], 2, "argument subset: invalid choice: 'dev'"),
+    ],
+)
+def test_errors_are_one_line_without_traceback(corpus, model, truncated_crfsuite, capsys, tmp_path,
+                                               argv, status, message):
+    paths = dict(corpus[0])
+    (tmp_path / "ragged.conll").write_text("a O\nb O\nc N O\n", encoding="utf-8")
+    (tmp_path / "bad_utf8.conll").write_bytes(b"a O\n\xff O\n")
+    (tmp_path / "bad_template.txt").write_text("B01:%x[0,0]\n", encoding="utf-8")
+    (tmp_path / "not_a_model").write_bytes(b"not a model file at all")
+    (tmp_path / "unlabeled.conll").write_text("a\nb\n", encoding="utf-8")
+    (tmp_path / "test3_with_extra.conll").write_text("a N X O\n", encoding="utf-8")
+    (tmp_path / "truncated.crfsuite").write_bytes(truncated_crfsuite)
+    names = {
+        "tmp": tmp_path, "model": model, "train": paths["train"], "train3": paths["train3"],
+        "test": paths["test"],
+        **{k: tmp_path / f"{k}.conll" for k in ("ragged", "bad_utf8", "unlabeled", "test3_with_extra")},
+        "bad_template": tmp_path / "bad_template.txt", "not_a_model": tmp_path / "not_a_model",
+        "truncated_crfsuite": tmp_path / "truncated.crfsuite",
+    }
+    capsys.readouterr()
+    code, stdout, stderr = run([a.format(**names) for a in argv], capsys)
+    assert code == status
+    lines = stderr.splitlines()
+    # progress lines may come first; the error is the last line, and the only one
+    assert lines[-1].startswith("sklearn-crf: error: ")
+    assert sum(line.startswith("sklearn-crf: error") for line in lines) == 1
+    assert message in lines[-1]
+    assert "Traceback" not in stderr
+
+
+def test_python_dash_m_help_in_a_subprocess():
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-m", "sklearn_crf", "--help"], capture_output=True, text=True, cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": ""},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: sklearn-crf")
+    for command in ("train", "tag", "eval", "dump", "convert", "data"):
+        assert command in result.stdout
+
+
+def test_console_script_points_to_main():
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    section = pyproject.split("[project.scripts]", 1)[1].split("\n[", 1)[0]
+    target = re.search(r'^sklearn-crf\s*=\s*"([\w.]+):(\w+)"', section, re.MULTILINE)
+    assert target is not None
+    module, name = target.groups()
+    assert getattr(importlib.import_module(module), name) is main
+
+
+def test_train_featurizer_defaults_are_sequence_featurizer_defaults():
+    from sklearn_crf._cli import _featurizer_settings, _make_featurizer, build_parser
+
+    args = build_parser().parse_args(["train", "x.conll", "-m", "m"])
+    featurizer = _make_featurizer(_featurizer_settings(args, n_token_columns=1))
+    assert featurizer.get_params() == SequenceFeaturizer().get_params()
+
+
+def test_skipped_column_and_tab_separator(corpus, capsys, tmp_path):
+    paths, train, _ = corpus
+    tabbed = tmp_path / "train.tsv"
+    write_conll(tabbed, [[(w, shape(w)) for w in s] for s in train.sentences[:50]],
+                train.tags[:50], sep="\t")
+    path = tmp_path / "skip.skcrf"
+    argv = ["train", tabbed, "--sep", "tab", "-m", path, "--columns", "-", "-q", "--max-iter", "3"]
+    status, _, stderr = run(argv, capsys)
+    assert status == 0, stderr
+    status, stdout, _ = run(["dump", path, "--format", "json", "--top", "100000"], capsys)
+    attributes = {row["attribute"] for row in json.loads(stdout)["state_features"]["positive"]}
+    assert attributes and not any("shape" in a for a in attributes)
+    status, stdout, _ = run(["tag", "-m", path, tabbed], capsys)
+    assert status == 0 and stdout.splitlines()[0].count("\t") == 3
+
+
+def test_readme_commands_parse():
+    from sklearn_crf._cli import build_parser
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Command line", 1)[1].split("\n## ", 1)[0]
+    commands = [line[len("$ sklearn-crf "):].split("|")[0].split() for line in section.splitlines()
+                if line.startswith("$ sklearn-crf ")]
+    assert {c[0] for c in commands} >= {"data", "train", "tag", "eval", "dump"}
+    for argv in commands:
+        build_parser().parse_args(argv)
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"featurizer": {"kind": "sequence", "params": {"window": 10**9}}, "n_token_columns": 1,
+          "label_column": -1, "sep": None}, "window=1000000000"),
+        ({"featurizer": {"kind": "sequence", "params": {}}, "label_column": -1}, "n_token_columns=None"),
+        ({"featurizer": {"kind": "sequence", "params": {"no_such": 1}}, "n_token_columns": 1,
+          "label_column": -1, "sep": None}, "no_such"),
+        ({"featurizer": {"kind": "sequence", "params": {"lower": "yes"}}, "n_token_columns": 1,
+          "label_column": -1, "sep": None}, "lower"),
+        ({"featurizer": {"kind": "templates", "templates": ["U00:%x[99,0]"]}, "n_token_columns": 1,
+          "label_column": -1, "sep": None}, "template line 1"),
+        ({"featurizer": {"kind": "python"}, "n_token_columns": 1, "label_column": -1, "sep": None},
+         "kind='python'"),
+        ({"featurizer": {"kind": "sequence", "params": {}}, "n_token_columns": 1, "label_column": 0,
+          "sep": None}, "label_column=0"),
+        ({"featurizer": {"kind": "sequence", "params": {}}, "n_token_columns": 1, "label_column": -1,
+          "sep": 5}, "sep=5"),
+    ],
+)
+def test_untrusted_featurizer_settings_in_a_model_file(corpus, model, capsys, tmp_path, settings, message):
+    from sklearn_crf import load_model, save_model
+
+    path = tmp_path / "crafted.skcrf"
+    save_model(load_model(model), path, metadata={"sklearn_crf_cli": settings})
+    status, _, stderr = run(["tag", "-m", path, corpus[0]["test"], "-q"], capsys)
+    assert status == 1
+    assert stderr.count("\n") == 1 and stderr.startswith(f"sklearn-crf: error: {path}: ")
+    assert message in stderr
+
+
+def test_tag_nbest_and_constraints(corpus, model, api_predictions, capsys):
+    paths, _, test = corpus
+    crf, featurizer = api_predictions[1], api_predictions[2]
+    X_test = featurizer.transform(test.sentences[:20])
+    status, stdout, stderr = run(["tag", "-m", model, paths["test"], "--constraints", "IOB2"], capsys)
+    assert status == 0, stderr
+    constrained = CRFTagger(**API_PARAMS, transition_constraints="IOB2")
+    constrained.fit(featurizer.transform(corpus[1].sentences), corpus[1].tags)
+    assert read_conll(io.StringIO(stdout)).tags == constrained.predict(featurizer.transform(test.sentences))
+
+    status, stdout, stderr = run(["tag", "-m", model, paths["test"], "--nbest", "3"], capsys)
+    assert status == 0, stderr
+    blocks = stdout.split("# ")[1:]
+    expected = crf.predict_nbest(X_test, n=3)
+    k = 0
+    for s, paths_s in enumerate(expected):
+        for rank, (labels, probability) in enumerate(paths_s):
+            header, *rows = blocks[k].rstrip("\n").split("\n")
+            assert header == f"{rank} {probability:.6f}"
+            assert [row.split()[-1] for row in rows] == labels
+            assert [row.split()[0] for row in rows] == test.sentences[s]
+            k += 1
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--nbest", "0"], "argument --nbest: expected a positive integer"),
+        (["--nbest", "2", "--marginals"], "--nbest and --marginals cannot be combined"),
+        (["--constraints", "XYZ"], "argument --constraints: invalid choice: 'XYZ'"),
+    ],
+)
+def test_tag_decoding_option_errors(corpus, model, capsys, extra, message):
+    status, _, stderr = run(["tag", "-m", model, corpus[0]["test"], "-q", *extra], capsys)
+    assert status in (1, 2)
+    assert stderr.count("\n") == 1 and stderr.startswith("sklearn-crf: error: ") and message in stderr
+
+
+def test_tag_allowed_column(corpus, model, api_predictions, capsys, tmp_path):
+    _, _, test = corpus
+    crf, featurizer = api_predictions[1], api_predictions[2]
+    sentences = test.sentences[:30]
+    cells = [["B-PER" if t == 0 else "B-LOC|O" if t == 1 else "*" for t in range(len(s))]
+             for s in sentences]
+    path = tmp_path / "forced.conll"
+    write_conll(path, [list(zip(s, c)) for s, c in zip(sentences, cells)])
+    status, stdout, stderr = run(["tag", "-m", model, path, "--allowed-column", "1"], capsys)
+    assert status == 0, stderr
+    allowed = [[None if c == "*" else set(c.split("|")) if "|" in c else c for c in s] for s in cells]
+    expected = crf.predict(featurizer.transform(sentences), allowed=allowed)
+    tagged = read_conll(io.StringIO(stdout))
+    assert tagged.tags == expected
+    assert all(labels[0] == "B-PER" for labels in tagged.tags)
+    assert [[t[1] for t in s] for s in tagged.sentences] == cells  # the column is kept
+
+    (tmp_path / "unknown.conll").write_text("Madrid NOPE\n", encoding="utf-8")
+    status, _, stderr = run(["tag", "-m", model, tmp_path / "unknown.conll", "--allowed-column", "1"], capsys)
+    assert status == 1 and stderr.count("\n") == 1 and "NOPE" in stderr
