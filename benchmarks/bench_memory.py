@@ -17,6 +17,12 @@ tell how much memory the Python corpus takes and how much the estimator adds::
     python benchmarks/bench_memory.py --quick            # smoke test, a few seconds
     python benchmarks/bench_memory.py --json memory.json
 
+Training memory must not depend on the thread count; compare the peaks of::
+
+    python benchmarks/bench_memory.py --n-jobs 1
+    python benchmarks/bench_memory.py --n-jobs 2
+    NUMBA_NUM_THREADS=32 python benchmarks/bench_memory.py --n-jobs 32   # as on 32 cores
+
 Run it on an otherwise idle machine: the wall times (not the memory) suffer
 from other jobs.
 """
@@ -198,6 +204,7 @@ def main(argv=None):
         "stages": [],
     }
     print(report["command"])
+    print(f"n_jobs {args.n_jobs}; NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS')}")
     print(f"load average {report['machine']['load_average']}, {os.cpu_count()} CPUs")
     if report["machine"]["load_average"][0] > 0.5:
         print("warning: other jobs are running; wall times will suffer", flush=True)

@@ -8,8 +8,12 @@ one machine, the libraries alternating in every repetition. Measures:
 
   fit100   fit wall time at 100 iterations and entity-level F1, sklearn-crf also
            with one thread (n_jobs=1)
+  e2e      raw tokens in, fitted model out: the tutorial's Python word2features +
+           CRF.fit against make_pipeline(SequenceFeaturizer(), CRFTagger()).fit
   default  fit wall time, iterations and F1 with each library's default stopping
-           (sklearn-crfsuite: its convergence test, ~730 iterations, ~4 min a fit)
+           (sklearn-crfsuite: its convergence test, delta 1e-5, ~730 iterations,
+           ~4 min a fit; sklearn-crf: tol=1e-3), and sklearn-crf at tol=1e-5 too,
+           the same stopping rule as sklearn-crfsuite's
   predict  predict wall time on esp.testb (feature dicts in, labels out), throughput
   rss      peak RSS of a fresh process that loads, featurizes, fits (100 it.), predicts
   startup  import + first fit on a tiny corpus in a fresh process (numba cache cold
@@ -43,8 +47,8 @@ import _workloads as wl  # noqa: E402  (standard library only)
 # Before numpy & co. are imported: one BLAS thread, here and in the children.
 wl.limit_blas_threads(os.environ)
 
-MEASURES = ("fit100", "predict", "labels", "default", "rss", "startup")
-IN_PROCESS = {"fit100", "predict", "labels", "default"}
+MEASURES = ("fit100", "e2e", "predict", "labels", "default", "rss", "startup")
+IN_PROCESS = {"fit100", "e2e", "predict", "labels", "default"}
 
 
 @dataclass
@@ -64,6 +68,7 @@ class Contender:
     lib: str
     n_jobs: int | None
     name: str
+    tol: float | None = None
 
 
 def parse_args(argv=None):
@@ -184,7 +189,8 @@ def run_fits(cfg, players, X, y, X_test, evaluate, max_iter):
     for r in range(cfg.repeats):
         for c in wl.alternate(players, r):
             models.pop(c.key, None)  # free the previous model first
-            estimator = wl.make_estimator(c.lib, max_iter=max_iter, n_jobs=c.n_jobs)
+            estimator = wl.make_estimator(c.lib, max_iter=max_iter, n_jobs=c.n_jobs,
+                                          tol=c.tol)
             seconds, capped = wl.timed(wl.fit_estimator, c.lib, estimator, X, y)
             record = {"fit_s": seconds, "n_iter": wl.n_iterations(c.lib, estimator)}
             if capped is not None:
@@ -235,14 +241,41 @@ def measure_fit100(cfg, data, state):
 
 def measure_default(cfg, data, state):
     say(f"== default: fit with each library's default stopping on {len(data.X_train)} "
-        "sentences (sklearn-crfsuite: no max_iterations; sklearn-crf: max_iter=1000, "
-        "tol=1e-3) ==")
-    runs, _ = run_fits(cfg, contenders(), data.X_train, data.y_train, data.X_test,
+        "sentences (sklearn-crfsuite: no max_iterations, CRFsuite's delta test at 1e-5; "
+        "sklearn-crf: max_iter=1000, tol=1e-3), and sklearn-crf at tol=1e-5: the same "
+        "stopping rule as sklearn-crfsuite's ==")
+    import numba
+
+    players = contenders() + [Contender(
+        "ours_tol", "ours", None,
+        f"sklearn-crf tol=1e-5 ({numba.get_num_threads()} threads)", tol=1e-5)]
+    runs, _ = run_fits(cfg, players, data.X_train, data.y_train, data.X_test,
                        ner_evaluation(data.y_test), max_iter=None)
     summary = summarize(runs)
-    print_medians(summary, [("fit_s", "s"), ("n_iter", "it"), ("entity_f1", "f1")])
+    print_medians(summary, [("fit_s", "s"), ("n_iter", "it"), ("entity_f1", "f1")],
+                  ours=("ours", "ours_tol"))
     if any(rec.get("hit_max_iter") for rec in runs["ours"]):
         say("  note: sklearn-crf stopped at max_iter=1000 (ConvergenceWarning)")
+    return {"runs": runs, "summary": summary}
+
+
+def measure_e2e(cfg, data, state):
+    say(f"== e2e: raw tokens in, fitted model out ({cfg.max_iter} iterations): "
+        "sklearn-crfsuite = the tutorial's Python word2features + CRF.fit; sklearn-crf = "
+        "make_pipeline(SequenceFeaturizer(), CRFTagger()).fit; the same features ==")
+    players = contenders()
+    runs = {c.key: [] for c in players}
+    for r in range(cfg.repeats):
+        for c in wl.alternate(players, r):
+            estimator = wl.make_estimator(c.lib, max_iter=cfg.max_iter)
+            seconds, model = wl.timed(wl.fit_from_tokens, c.lib, estimator,
+                                      data.train_sentences, data.y_train)
+            runs[c.key].append({"e2e_s": seconds})
+            del model, estimator
+            say(f"  rep {r + 1}/{cfg.repeats}  {c.name:<34} featurize + fit "
+                f"{fmt(seconds, 's'):>9}")
+    summary = summarize(runs)
+    print_medians(summary, [("e2e_s", "s")])
     return {"runs": runs, "summary": summary}
 
 
@@ -329,7 +362,7 @@ def measure_rss(cfg, data, state):
 
 def measure_startup(cfg, data, state):
     say("== startup: a fresh process imports the library and fits (100 iterations max) "
-        f"then predicts a {len(wl.tiny_corpus()[0])}-sentence corpus; wall time from the "
+        f"then predicts and predict_marginals on a {len(wl.tiny_corpus()[0])}-sentence corpus; wall time from the "
         "parent around the process and inside the child; sklearn-crf with a cold numba "
         "cache (fresh NUMBA_CACHE_DIR) and then warm (the same dir, populated by the "
         "cold run) ==")
@@ -355,12 +388,14 @@ def measure_startup(cfg, data, state):
                         f"{fmt(wall, 's'):>8}  in child: import {fmt(record['import_s'], 's')}"
                         f" + first fit {fmt(record['first_fit_s'], 's')} = "
                         f"{fmt(record['import_fit_s'], 's')}; first predict "
-                        f"{fmt(record['first_predict_s'], 's')}")
+                        f"{fmt(record['first_predict_s'], 's')}, predict_marginals "
+                        f"{fmt(record['first_marginals_s'], 's')}; CPU "
+                        f"{fmt(record['cpu_s'], 's')}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     summary = summarize(runs)
-    print_medians(summary, [("parent_wall_s", "s"), ("import_fit_s", "s")],
-                  ours=("ours_cold", "ours_warm"))
+    print_medians(summary, [("parent_wall_s", "s"), ("import_fit_predict_s", "s"),
+                            ("cpu_s", "s")], ours=("ours_cold", "ours_warm"))
     return {"runs": runs, "summary": summary}
 
 
@@ -385,6 +420,7 @@ def ensure_warm(state, info):
 
 MEASURE_FUNCS = {
     "fit100": measure_fit100,
+    "e2e": measure_e2e,
     "default": measure_default,
     "predict": measure_predict,
     "rss": measure_rss,
@@ -414,17 +450,28 @@ def table_rows(results, cfg, n_threads):
     add(f"fit, {it} iterations, ours with n_jobs=1 (s)", "fit100", "fit_s", "s",
         ours="ours_1thread")
     add(f"entity F1 on esp.testb, {it} iterations", "fit100", "entity_f1", "f1")
-    add(f"fit, default stopping, ours on {threads} (s)", "default", "fit_s", "s")
-    add("iterations, default stopping", "default", "n_iter", "it")
-    add("entity F1 on esp.testb, default stopping", "default", "entity_f1", "f1")
+    add(f"featurize + fit from raw tokens, {it} iterations, ours on {threads} (s)",
+        "e2e", "e2e_s", "s")
+    add(f"fit, each library's default stopping (theirs delta 1e-5, ours tol 1e-3), "
+        f"ours on {threads} (s)", "default", "fit_s", "s")
+    add("iterations, each library's default stopping", "default", "n_iter", "it")
+    add("entity F1 on esp.testb, each library's default stopping", "default",
+        "entity_f1", "f1")
+    add(f"fit, both stopping at delta 1e-5 (ours tol=1e-5), ours on {threads} (s)",
+        "default", "fit_s", "s", ours="ours_tol")
+    add("iterations, both at delta 1e-5", "default", "n_iter", "it", ours="ours_tol")
+    add("entity F1 on esp.testb, both at delta 1e-5", "default", "entity_f1", "f1",
+        ours="ours_tol")
     add(f"predict esp.testb (s), ours on {threads}", "predict", "predict_s", "s")
     add("predict throughput (tokens/s, higher is better)", "predict", "tokens_per_s", "tps")
     add(f"peak RSS: load + featurize + fit {it} it. + predict", "rss", "peak_rss_mb", "mb")
     for cache in ("cold", "warm"):
-        add(f"import + first fit, {cache} numba cache: process wall (s)", "startup",
-            "parent_wall_s", "s", ours=f"ours_{cache}")
-        add(f"import + first fit, {cache} numba cache: in child (s)", "startup",
-            "import_fit_s", "s", ours=f"ours_{cache}")
+        add(f"import + first fit + predict + predict_marginals, {cache} numba cache: "
+            "process wall (s)", "startup", "parent_wall_s", "s", ours=f"ours_{cache}")
+        add(f"import + first fit + predict + predict_marginals, {cache} numba cache: "
+            "in child (s)", "startup", "import_fit_predict_s", "s", ours=f"ours_{cache}")
+        add(f"the same, CPU time of the child (s), {cache} numba cache", "startup",
+            "cpu_s", "s", ours=f"ours_{cache}")
     n_labels = results.get("labels", {}).get("n_labels")
     add(f"{n_labels}-label task: fit, {it} iterations, ours on {threads} (s)", "labels",
         "fit_s", "s")

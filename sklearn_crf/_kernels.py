@@ -10,11 +10,18 @@ passed CSR-style:
   ``attr_label`` (int32 label of each state parameter). The state parameter of the
   ``j``-th label of attribute ``a`` has index ``attr_ptr[a] + j``.
 
-The hot kernels take the state weights as a dense (n_attributes, L) matrix
-``w_attr`` (zero where a pair has no parameter): gathering and scattering a whole
-contiguous row per attribute vectorizes and has no data-dependent branches,
-which makes it several times faster than walking the sparse label lists, while
-the optimizer still sees only the parameters of seen pairs.
+Training takes the state weights as a dense (n_attributes, L) matrix
+``w_attr`` (zero where a pair has no parameter): gathering a whole contiguous
+row per attribute vectorizes and has no data-dependent branches. Prediction
+walks the sparse label lists from the parameter vector instead
+(:func:`state_scores_sparse`), so that a call costs the same whatever the size
+of the model.
+
+No kernel is compiled with ``parallel=True`` (parallel kernels take several
+times longer to compile); they release the GIL, and the batch functions run
+them over ranges of sequences or blocks on Python threads
+(:func:`~sklearn_crf._parallel.run_ranges`), each range writing only its own
+outputs, so results do not depend on the thread count.
 
 The forward-backward pass uses per-position scaling (Rabiner's scheme, as in
 CRFsuite and Wapiti): one ``exp`` per state score instead of one per label pair.
@@ -23,7 +30,9 @@ sequence is recomputed in log space, so the results stay finite and exact.
 
 The kernels, by job (each has a brute-force twin in ``tests/_naive.py``):
 
-* state scores: :func:`state_scores` (all tokens), :func:`state_scores_sequence`;
+* state scores: :func:`state_scores` (all tokens, dense weights),
+  :func:`state_scores_sequence`, :func:`state_scores_sparse` (from the
+  parameter vector);
 * one sequence, scaled: :func:`forward_scaled`, :func:`backward_scaled`,
   :func:`node_marginals_scaled`, :func:`edge_marginals_scaled` (per position),
   :func:`edge_outer_sum_scaled` (summed over positions, for the gradient),
@@ -34,9 +43,14 @@ The kernels, by job (each has a brute-force twin in ``tests/_naive.py``):
 * one sequence, put together (scaled, log space where scaling declines):
   :func:`marginals_sequence`, :func:`expected_counts_sequence`;
   :func:`viterbi_sequence`;
-* batches, parallel over chunks of sequences: :func:`forward_backward_batch`,
-  :func:`viterbi_batch`, :func:`nll_gradient`; and the counts of the training
-  data, :func:`observed_counts`, :func:`pair_frequencies`.
+* batches, on threads over ranges of sequences: :func:`forward_backward_batch`
+  (:func:`marginals_sequences`), :func:`viterbi_batch`
+  (:func:`viterbi_sequences`);
+* the gradient, in two phases over fixed blocks of sequences (see
+  :func:`forward_backward_blocks`): :func:`forward_backward_blocks`,
+  :func:`attribute_index` and :func:`gather_state_gradient`,
+  :func:`transition_gradient`; and the counts of the training data,
+  :func:`observed_counts`, :func:`pair_frequencies`.
 
 The solvers' vector kernels (OWL-QN) live with the solvers in ``_optimize.py``.
 """
@@ -44,8 +58,10 @@ The solvers' vector kernels (OWL-QN) live with the solvers in ``_optimize.py``.
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import intrinsic
+
+from ._parallel import run_ranges
 
 #: "contract" lets LLVM fuse a * b + c into one FMA instruction (one rounding
 #: instead of two); no other fast-math flag, so sums are never reassociated and
@@ -131,14 +147,14 @@ def state_scores_sequence(w_attr, tok_ptr, tok_attr, tok_val, start, stop, out):
                 row[j] += v * w[j]
 
 
-@njit(parallel=True, **_NJIT)
+@njit(**_NJIT)
 def state_scores(w_attr, tok_ptr, tok_attr, tok_val):
-    """State scores of every token, shape (n_tokens, L)."""
+    """State scores of every token, shape (n_tokens, L), from the dense
+    (n_attributes, L) state weights (see :func:`state_scores_sparse`, which
+    does not need them)."""
     n_tokens = tok_ptr.shape[0] - 1
-    L = w_attr.shape[1]
-    out = np.empty((n_tokens, L))
-    for t in prange(n_tokens):
-        state_scores_sequence(w_attr, tok_ptr, tok_attr, tok_val, t, t + 1, out[t:t + 1])
+    out = np.empty((n_tokens, w_attr.shape[1]))
+    state_scores_sequence(w_attr, tok_ptr, tok_attr, tok_val, 0, n_tokens, out)
     return out
 
 
@@ -609,144 +625,336 @@ def _max_len(seq_ptr):
 
 
 @njit(**_NJIT)
-def chunk_bounds(seq_ptr, n_chunks):
-    """Split sequences into ``n_chunks`` contiguous chunks of about equal tokens."""
-    n_seq = seq_ptr.shape[0] - 1
-    bounds = np.empty(n_chunks + 1, dtype=np.int64)
-    bounds[0] = 0
-    total = seq_ptr[n_seq] - seq_ptr[0]
-    s = 0
-    for c in range(1, n_chunks):
-        target = seq_ptr[0] + (total * c) // n_chunks
-        while s < n_seq and seq_ptr[s] < target:
-            s += 1
-        bounds[c] = s
-    bounds[n_chunks] = n_seq
-    return bounds
+def marginals_sequences(scores, trans, seq_ptr, first, stop, log_z, node, edge):
+    """log Z (``log_z[s]``), node marginals and, unless ``edge`` has zero
+    length, edge marginals of sequences ``first..stop-1`` (rows of ``node``
+    and ``edge`` as in :func:`forward_backward_batch`)."""
+    L = scores.shape[1]
+    tt = transition_terms(trans)
+    ws = scaled_workspace(_max_len(seq_ptr[first:stop + 1]), L)
+    with_edges = edge.shape[0] > 0
+    for s in range(first, stop):
+        a = seq_ptr[s]
+        b = seq_ptr[s + 1]
+        if b == a:
+            continue
+        log_z[s] = marginals_sequence(
+            scores[a:b], tt, b - a, ws, node[a:b], edge[a:b] if with_edges else edge
+        )
 
 
-@njit(parallel=True, **_NJIT)
 def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_chunks):
-    """log Z, node and edge marginals of every sequence from dense state scores.
+    """log Z, node and edge marginals of every sequence from dense state scores,
+    on ``n_chunks`` threads (:func:`~sklearn_crf._parallel.run_ranges`).
 
     Returns ``log_z`` (n_sequences,), ``node`` (n_tokens, L) and ``edge``
     (n_tokens, L, L) where ``edge[t, i, j] = p(y[t-1]=i, y[t]=j)`` for every
     token that is not first in its sequence (zeros otherwise); ``edge`` has
-    zero length when ``with_edges`` is false.
+    zero length when ``with_edges`` is false. Without edges the work is done
+    by :func:`forward_backward_blocks` (weights 1), the gradient's kernel,
+    so that a first ``predict_marginals`` after a fit compiles nothing new.
     """
-    L = scores.shape[1]
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    trans = np.ascontiguousarray(trans, dtype=np.float64)
+    seq_ptr = np.ascontiguousarray(seq_ptr, dtype=np.int64)
+    n_tokens, L = scores.shape
     n_seq = seq_ptr.shape[0] - 1
-    n_tokens = scores.shape[0]
     log_z = np.zeros(n_seq)
-    node = np.zeros((n_tokens, L))
-    edge = np.zeros((n_tokens if with_edges else 0, L, L))
-    max_len = _max_len(seq_ptr)
-    bounds = chunk_bounds(seq_ptr, n_chunks)
-    for c in prange(n_chunks):
-        # built in each chunk: numba's parallel lowering cannot capture a namedtuple
-        tt = transition_terms(trans)
-        ws = scaled_workspace(max_len, L)
-        for s in range(bounds[c], bounds[c + 1]):
-            a = seq_ptr[s]
-            b = seq_ptr[s + 1]
-            n = b - a
-            if n == 0:
-                continue
-            log_z[s] = marginals_sequence(
-                scores[a:b], tt, n, ws, node[a:b], edge[a:b] if with_edges else edge
-            )
-    return log_z, node, edge
+    if with_edges:
+        node = np.zeros((n_tokens, L))
+        edge = np.zeros((n_tokens, L, L))
+        run_ranges(n_chunks, n_seq, lambda first, stop: marginals_sequences(
+            scores, trans, seq_ptr, first, stop, log_z, node, edge))
+        return log_z, node, edge
+    # node marginals only: the gradient's kernel, one block per sequence range
+    node = scores.copy()
+    n_blocks = min(n_seq, 4 * max(n_chunks, 1))
+    block_ptr = np.linspace(0, n_seq, n_blocks + 1).astype(np.int64)
+    max_len = int(np.max(np.diff(seq_ptr), initial=0))
+    block_sums = np.zeros(n_blocks)
+    block_outer = np.zeros((n_blocks, 4, L, L))
+    block_edge = np.zeros((n_blocks, L, L))
+    run_ranges(n_chunks, n_blocks, lambda first, stop: forward_backward_blocks(
+        node, trans, seq_ptr, np.ones(n_seq), block_ptr, first, stop, max_len,
+        log_z, block_sums, block_outer, block_edge))
+    return log_z, node, np.zeros((0, L, L))
 
 
-@njit(parallel=True, **_NJIT)
-def viterbi_batch(scores, trans, seq_ptr, n_chunks):
-    """Best label path of every sequence: int32 labels (n_tokens,) and path scores."""
+@njit(**_NJIT)
+def viterbi_sequences(scores, trans, seq_ptr, first, stop, labels, best):
+    """Best label paths (``labels``, int32 per token) and their scores
+    (``best[s]``) of sequences ``first..stop-1``."""
     L = scores.shape[1]
-    n_seq = seq_ptr.shape[0] - 1
+    back = np.empty((_max_len(seq_ptr[first:stop + 1]), L), dtype=np.int32)
+    for s in range(first, stop):
+        a = seq_ptr[s]
+        b = seq_ptr[s + 1]
+        best[s] = viterbi_sequence(scores[a:b], trans, b - a, back, labels[a:b])
+
+
+def viterbi_batch(scores, trans, seq_ptr, n_chunks):
+    """Best label path of every sequence: int32 labels (n_tokens,) and path
+    scores, on ``n_chunks`` threads."""
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    trans = np.ascontiguousarray(trans, dtype=np.float64)
+    seq_ptr = np.ascontiguousarray(seq_ptr, dtype=np.int64)
     labels = np.zeros(scores.shape[0], dtype=np.int32)
-    best = np.zeros(n_seq)
-    max_len = _max_len(seq_ptr)
-    bounds = chunk_bounds(seq_ptr, n_chunks)
-    for c in prange(n_chunks):
-        back = np.empty((max_len, L), dtype=np.int32)
-        for s in range(bounds[c], bounds[c + 1]):
-            a = seq_ptr[s]
-            b = seq_ptr[s + 1]
-            best[s] = viterbi_sequence(scores[a:b], trans, b - a, back, labels[a:b])
+    best = np.zeros(seq_ptr.shape[0] - 1)
+    run_ranges(n_chunks, len(best), lambda first, stop: viterbi_sequences(
+        scores, trans, seq_ptr, first, stop, labels, best))
     return labels, best
 
 
-@njit(parallel=True, **_NJIT)
-def nll_gradient(w_attr, trans, tok_ptr, tok_attr, tok_val, seq_ptr, seq_weight, g_attr):
-    """Weighted Σ log Z and the expected feature counts of a CRF.
+# --------------------------------------------------------------------------
+# sparse state scores: straight from the parameter vector
+# --------------------------------------------------------------------------
 
-    The negative log-likelihood is ``Σ_s weight_s (log Z_s - score_s(y_s))``; the
-    gold-path scores and observed counts are linear in the weights and are handled
-    by the caller. ``g_attr`` is a work buffer of shape (n_chunks, n_attributes,
-    L), any content, reused from call to call: the sequences are split into
-    ``n_chunks`` chunks of about equal token counts, each with its own gradient
-    buffer, zeroed and filled by the thread that runs the chunk and summed in
-    chunk order, so the result depends on ``n_chunks`` but not on thread
-    scheduling. Returns ``(Σ_s weight_s log Z_s, expected counts of every
-    (attribute, label) pair (n_attributes, L), a view of g_attr[0], expected
-    transition counts (L, L))``.
+
+@njit(**_NJIT)
+def state_scores_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, n_labels):
+    """State scores of every token, (n_tokens, n_labels), from the parameter
+    vector ``w`` (its first ``attr_ptr[-1]`` entries are the state weights)
+    through the attribute → parameter lists: the cost is proportional to the
+    tokens' entries and their parameters, not to the size of the model.
+
+    For each label the products are added in the order of the token's entries,
+    as in :func:`state_scores` (which also adds the zeros of pairs without a
+    parameter), so both give the same numbers.
+    """
+    n_tokens = tok_ptr.shape[0] - 1
+    out = np.zeros((n_tokens, n_labels))
+    for t in range(n_tokens):
+        row = out[t]
+        for k in range(tok_ptr[t], tok_ptr[t + 1]):
+            a = tok_attr[k]
+            v = tok_val[k]
+            for p in range(attr_ptr[a], attr_ptr[a + 1]):
+                row[attr_label[p]] += v * w[p]
+    return out
+
+
+# --------------------------------------------------------------------------
+# the gradient in two phases over fixed blocks (any thread count, same bits)
+# --------------------------------------------------------------------------
+#
+# Phase 1 (:func:`forward_backward_blocks`) runs forward-backward over blocks
+# of sequences; blocks depend only on the data, and each block writes only its
+# own tokens' rows and its own slots. Phase 2 (:func:`gather_state_gradient`)
+# sums the expected state counts of each attribute over its entries in token
+# order through a by-attribute (CSC) index: each attribute is written by one
+# call. :func:`transition_gradient` adds the blocks' (L, L) sums in block
+# order. So the result does not depend on how blocks and attributes are shared
+# among threads, and no thread holds an (attributes × labels) buffer of its own.
+
+
+@njit(**_NJIT)
+def attribute_index(tok_ptr, tok_attr, tok_val, n_attributes):
+    """The entries by attribute (a counting sort, stable): ``ptr``
+    (n_attributes + 1,) int64, ``tok`` (n_entries,) int32 and ``val``
+    (n_entries,) float64, the entries of attribute ``a`` being
+    ``ptr[a]:ptr[a + 1]`` in token order, ``tok`` their tokens and ``val``
+    their values; ``val`` is empty when every value is 1."""
+    n_entries = tok_attr.shape[0]
+    ptr = np.zeros(n_attributes + 1, dtype=np.int64)
+    all_ones = True
+    for k in range(n_entries):
+        ptr[tok_attr[k] + 1] += 1
+        if tok_val[k] != 1.0:
+            all_ones = False
+    for a in range(n_attributes):
+        ptr[a + 1] += ptr[a]
+    fill = ptr[:-1].copy()
+    tok = np.empty(n_entries, dtype=np.int32)
+    val = np.empty(0 if all_ones else n_entries)
+    for t in range(tok_ptr.shape[0] - 1):
+        for k in range(tok_ptr[t], tok_ptr[t + 1]):
+            a = tok_attr[k]
+            i = fill[a]
+            tok[i] = t
+            if not all_ones:
+                val[i] = tok_val[k]
+            fill[a] = i + 1
+    return ptr, tok, val
+
+
+@njit(**_NJIT)
+def forward_backward_blocks(
+    scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
+    seq_log_z, block_log_z, block_outer, block_edge,
+):
+    """Phase 1 of the gradient for blocks ``first..stop-1``, in place.
+
+    ``scores_node`` (n_tokens, L) holds the state scores on entry. Block ``b``
+    holds sequences ``block_ptr[b]..block_ptr[b + 1]-1``. For each of its
+    sequences ``s`` (weight ``v_s``): the rows of its tokens in
+    ``scores_node`` are replaced by ``v_s`` times the node marginals (zeros
+    when ``v_s`` is 0), ``seq_log_z[s]`` gets log Z_s (0 when ``v_s`` is 0);
+    ``block_log_z[b]`` gets Σ v_s log Z_s; ``block_outer[b]`` (4, L, L) and
+    ``block_edge[b]`` (L, L) the weighted edge sums of
+    :func:`expected_counts_sequence` (zeroed first). ``max_len`` is at least
+    the longest sequence. Also what :func:`forward_backward_batch` runs for
+    the node marginals alone (weights 1), so that one compiled kernel serves
+    both.
     """
     L = trans.shape[0]
-    n_chunks = g_attr.shape[0]
-    n_attr = g_attr.shape[1]
-    max_len = _max_len(seq_ptr)
-    bounds = chunk_bounds(seq_ptr, n_chunks)
-    g_trans = np.zeros((n_chunks, L, L))
-    g_outer = np.zeros((n_chunks, 4, L, L))
-    log_z_sum = np.zeros(n_chunks)
-    for c in prange(n_chunks):
-        # built in each chunk: numba's parallel lowering cannot capture a namedtuple
-        tt = transition_terms(trans)
-        raw = np.empty((max_len, L))
-        ws = scaled_workspace(max_len, L)
-        node = np.empty((max_len, L))
-        ga = g_attr[c]
-        ga[:] = 0.0
+    tt = transition_terms(trans)
+    raw = np.empty((max_len, L))
+    ws = scaled_workspace(max_len, L)
+    for b in range(first, stop):
+        outer = block_outer[b]
+        edge = block_edge[b]
+        for i in range(L):
+            for j in range(L):
+                edge[i, j] = 0.0
+                for r in range(4):
+                    outer[r, i, j] = 0.0
         acc = 0.0
-        for s in range(bounds[c], bounds[c + 1]):
+        for s in range(block_ptr[b], block_ptr[b + 1]):
             a = seq_ptr[s]
-            b = seq_ptr[s + 1]
-            n = b - a
+            e = seq_ptr[s + 1]
+            n = e - a
             weight = seq_weight[s]
-            if n == 0 or weight == 0.0:
+            seq_log_z[s] = 0.0
+            if n == 0:
                 continue
-            state_scores_sequence(w_attr, tok_ptr, tok_attr, tok_val, a, b, raw)
-            acc += weight * expected_counts_sequence(
-                raw, tt, n, ws, weight, node, g_trans[c], g_outer[c]
-            )
+            node = scores_node[a:e]
+            if weight == 0.0:
+                for t in range(n):
+                    for j in range(L):
+                        node[t, j] = 0.0
+                continue
             for t in range(n):
-                tok = a + t
-                p = node[t]
-                for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
-                    g = ga[tok_attr[k]]
-                    v = tok_val[k] * weight
+                for j in range(L):
+                    raw[t, j] = node[t, j]
+            log_z = expected_counts_sequence(raw, tt, n, ws, weight, node, edge, outer)
+            seq_log_z[s] = log_z
+            acc += weight * log_z
+            if weight != 1.0:
+                for t in range(n):
                     for j in range(L):
-                        g[j] += v * p[j]
-        log_z_sum[c] = acc
-    total = 0.0
-    for c in range(n_chunks):
-        total += log_z_sum[c]
-    if n_chunks > 1:
-        # sum the chunk buffers into g_attr[0], rows split over the threads
-        row_bounds = np.linspace(0, n_attr, n_chunks + 1).astype(np.int64)
-        for r in prange(n_chunks):
-            for c in range(1, n_chunks):
-                for i in range(row_bounds[r], row_bounds[r + 1]):
-                    dst = g_attr[0, i]
-                    src = g_attr[c, i]
+                        node[t, j] *= weight
+        block_log_z[b] = acc
+
+
+@njit(**_NJIT)
+def gather_state_gradient(
+    wnode, index_ptr, index_tok, index_val, attr_ptr, attr_label, first, stop, g_state,
+):
+    """Phase 2 of the gradient for attributes ``first..stop-1``: the expected
+    count of each of their state parameters, ``g_state[p] = Σ_k val_k ·
+    wnode[tok_k, label_p]`` over the attribute's entries ``k`` in token order
+    (``index_ptr``/``index_tok`` from :func:`attribute_index`; ``index_val``
+    their values, or empty when every value is 1)."""
+    L = wnode.shape[1]
+    acc = np.empty(L)
+    ones = index_val.shape[0] == 0
+    for a in range(first, stop):
+        p0 = attr_ptr[a]
+        p1 = attr_ptr[a + 1]
+        if p1 == p0:
+            continue
+        k0 = index_ptr[a]
+        k1 = index_ptr[a + 1]
+        if 2 * (p1 - p0) >= L:  # most labels: whole rows, vectorized
+            for j in range(L):
+                acc[j] = 0.0
+            for k in range(k0, k1):
+                row = wnode[index_tok[k]]
+                if ones:
                     for j in range(L):
-                        dst[j] += src[j]
-    for c in range(1, n_chunks):
-        g_trans[0] += g_trans[c]
-        g_outer[0] += g_outer[c]
-    outer = (g_outer[0, 0] + g_outer[0, 1]) + (g_outer[0, 2] + g_outer[0, 3])
-    g_trans[0] += outer * transition_terms(trans).exp_trans
-    return total, g_attr[0], g_trans[0]
+                        acc[j] += row[j]
+                else:
+                    v = index_val[k]
+                    for j in range(L):
+                        acc[j] += v * row[j]
+            for p in range(p0, p1):
+                g_state[p] = acc[attr_label[p]]
+        else:  # a few labels: only theirs
+            for p in range(p0, p1):
+                acc[p - p0] = 0.0
+            for k in range(k0, k1):
+                row = wnode[index_tok[k]]
+                if ones:
+                    for p in range(p0, p1):
+                        acc[p - p0] += row[attr_label[p]]
+                else:
+                    v = index_val[k]
+                    for p in range(p0, p1):
+                        acc[p - p0] += v * row[attr_label[p]]
+            for p in range(p0, p1):
+                g_state[p] = acc[p - p0]
+
+
+@njit(**_NJIT)
+def transition_gradient(trans, block_outer, block_edge):
+    """Expected transition counts (L, L) from the blocks' edge sums of
+    :func:`forward_backward_blocks`, added in block order."""
+    L = trans.shape[0]
+    exp_trans = transition_terms(trans).exp_trans
+    out = np.empty((L, L))
+    for i in range(L):
+        for j in range(L):
+            o0 = 0.0
+            o1 = 0.0
+            o2 = 0.0
+            o3 = 0.0
+            edge = 0.0
+            for b in range(block_outer.shape[0]):
+                o0 += block_outer[b, 0, i, j]
+                o1 += block_outer[b, 1, i, j]
+                o2 += block_outer[b, 2, i, j]
+                o3 += block_outer[b, 3, i, j]
+                edge += block_edge[b, i, j]
+            out[i, j] = edge + ((o0 + o1) + (o2 + o3)) * exp_trans[i, j]
+    return out
+
+
+@njit(**_NJIT)
+def split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
+    """The arrays of an :class:`~sklearn_crf._vectorizer.EncodedCorpus` from
+    entries where a zero-valued entry of attribute ``a`` is ``~a`` (negative)
+    and every value is 1 except ``slow_val`` at the increasing positions
+    ``slow_pos``: returns ``tok_ptr``, ``tok_attr``, ``tok_val`` of the
+    non-zero entries and ``zero_tok``, ``zero_attr`` of the others (without
+    zero entries, ``tok_ptr`` and ``tok_attr`` are the arrays given)."""
+    n_tokens = tok_ptr.shape[0] - 1
+    n = entries.shape[0]
+    n_zero = 0
+    for k in range(n):
+        if entries[k] < 0:
+            n_zero += 1
+    tok_val = np.empty(n - n_zero)
+    zero_tok = np.empty(n_zero, dtype=np.int64)
+    zero_attr = np.empty(n_zero, dtype=np.int32)
+    if n_zero == 0:
+        for k in range(n):
+            tok_val[k] = 1.0
+        for i in range(slow_pos.shape[0]):
+            tok_val[slow_pos[i]] = slow_val[i]
+        return tok_ptr, entries, tok_val, zero_tok, zero_attr
+    new_ptr = np.empty(n_tokens + 1, dtype=np.int64)
+    tok_attr = np.empty(n - n_zero, dtype=np.int32)
+    i = 0
+    z = 0
+    slow = 0
+    new_ptr[0] = 0
+    for t in range(n_tokens):
+        for k in range(tok_ptr[t], tok_ptr[t + 1]):
+            a = entries[k]
+            if a < 0:
+                zero_tok[z] = t
+                zero_attr[z] = ~a
+                z += 1
+                continue
+            tok_attr[i] = a
+            if slow < slow_pos.shape[0] and slow_pos[slow] == k:
+                tok_val[i] = slow_val[slow]
+                slow += 1
+            else:
+                tok_val[i] = 1.0
+            i += 1
+        new_ptr[t + 1] = i
+    return new_ptr, tok_attr, tok_val, zero_tok, zero_attr
 
 
 @njit(**_NJIT)

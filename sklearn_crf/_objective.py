@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _constraints, _decoding, _kernels
+from ._parallel import run_ranges
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,27 @@ def build_layout(
     )
 
 
+#: tokens per block of the gradient's forward-backward phase: a constant, so
+#: that the blocks, and with them every bit of the result, depend on the data
+#: only, never on the thread count
+BLOCK_TOKENS = 4096
+
+
+def block_bounds(seq_ptr, block_tokens=None):
+    """Sequences → blocks of about ``block_tokens`` tokens (default
+    :data:`BLOCK_TOKENS`): block ``b`` holds the sequences ``bounds[b]`` to
+    ``bounds[b + 1] - 1``, those whose first token lies in ``[b·B, (b+1)·B)``
+    (empty blocks dropped). Depends on the sequence offsets alone."""
+    if block_tokens is None:
+        block_tokens = BLOCK_TOKENS
+    n_seq = len(seq_ptr) - 1
+    if n_seq == 0:
+        return np.zeros(2, dtype=np.int64)
+    ids = seq_ptr[:-1] // block_tokens
+    change = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+    return np.concatenate([[0], change, [n_seq]]).astype(np.int64)
+
+
 class CRFObjective:
     """f(w) = Σ_s v_s (log Z_s - score_s) + c2·‖w‖² and its gradient.
 
@@ -122,29 +144,62 @@ class CRFObjective:
     :func:`~sklearn_crf._optimize.minimize_crf`). ``v_s`` are per-sequence
     weights. Everything is arrays before the optimizer starts; a call does no
     per-token Python work.
+
+    The gradient is computed on ``n_chunks`` threads in passes over fixed
+    blocks of sequences (``block_tokens`` tokens, default
+    :data:`BLOCK_TOKENS`): the state scores of each block's tokens, then
+    forward-backward per block, which replaces them by the weighted node
+    marginals (:func:`~sklearn_crf._kernels.forward_backward_blocks`), then
+    the expected state counts gathered by attribute
+    (:func:`~sklearn_crf._kernels.gather_state_gradient`). The result is
+    bitwise the same for any ``n_chunks``, and the memory does not grow with
+    it: one dense (attributes × labels) weight matrix, one (tokens × labels)
+    buffer, an index of the entries by attribute (4 bytes an entry, 12 when
+    some value is not 1), and a few (L, L) sums per block.
     """
 
-    def __init__(self, corpus, layout, labels, seq_weight, *, c2, n_chunks):
+    def __init__(self, corpus, layout, labels, seq_weight, *, c2, n_chunks,
+                 block_tokens=None):
         self.corpus = corpus
         self.layout = layout
         self.seq_weight = np.ascontiguousarray(seq_weight, dtype=np.float64)
         self.c2 = float(c2)
         self.n_chunks = int(n_chunks)
+        L = layout.n_labels
         obs_state, obs_trans = _kernels.observed_counts(
             corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, layout.attr_ptr,
             layout.attr_label, labels, corpus.seq_ptr, self.seq_weight,
-            layout.n_state, layout.n_labels,
+            layout.n_state, L,
         )
         self.observed = np.concatenate(
             [obs_state, obs_trans[layout.trans_from, layout.trans_to]]
         )
         self.dense_index = layout.dense_index()
         # work buffers reused by every evaluation: the dense state weights (zero
-        # where a pair has no parameter) and the per-chunk gradients
+        # where a pair has no parameter), the weighted node marginals, the
+        # blocks' sums
         self._w_attr = layout.attribute_matrix(
             np.zeros(layout.n_params), self.dense_index
         )
-        self._g_attr = np.empty((self.n_chunks,) + self._w_attr.shape)
+        seq_ptr = corpus.seq_ptr
+        self._max_len = int(np.max(np.diff(seq_ptr), initial=0))
+        self._block_ptr = block_bounds(seq_ptr, block_tokens)
+        n_blocks = len(self._block_ptr) - 1
+        self._wnode = np.zeros((corpus.n_tokens, L))
+        self._seq_log_z = np.zeros(corpus.n_sequences)
+        self._block_log_z = np.zeros(n_blocks)
+        self._block_outer = np.zeros((n_blocks, 4, L, L))
+        self._block_edge = np.zeros((n_blocks, L, L))
+        index_ptr, self._index_tok, self._index_val = _kernels.attribute_index(
+            corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, corpus.n_attributes
+        )
+        self._index_ptr = index_ptr
+        # attribute ranges of about equal numbers of entries, for the threads
+        n_ranges = max(1, 8 * self.n_chunks) if self.n_chunks > 1 else 1
+        targets = np.linspace(0, index_ptr[-1], n_ranges + 1)
+        bounds = np.searchsorted(index_ptr, targets, side="left")
+        bounds[0], bounds[-1] = 0, corpus.n_attributes
+        self._attr_bounds = np.unique(bounds).astype(np.int64)
 
     @property
     def n_params(self):
@@ -155,14 +210,43 @@ class CRFObjective:
         """Unregularized weighted negative log-likelihood and its gradient in w."""
         layout = self.layout
         corpus = self.corpus
-        log_z, e_attr, e_trans = _kernels.nll_gradient(
-            layout.attribute_matrix(w, self.dense_index, out=self._w_attr),
-            layout.transition_matrix(w), corpus.tok_ptr, corpus.tok_attr,
-            corpus.tok_val, corpus.seq_ptr, self.seq_weight, self._g_attr,
-        )
-        grad = np.concatenate([
-            e_attr.ravel()[self.dense_index], e_trans[layout.trans_from, layout.trans_to]
-        ])
+        w_attr = layout.attribute_matrix(w, self.dense_index, out=self._w_attr)
+        trans = layout.transition_matrix(w)
+        block_ptr = self._block_ptr
+
+        wnode = self._wnode
+        token_bounds = corpus.seq_ptr[block_ptr]
+
+        def state_scores(first, stop):
+            a, b = token_bounds[first], token_bounds[stop]
+            _kernels.state_scores_sequence(
+                w_attr, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, a, b, wnode[a:b]
+            )
+
+        def forward_backward(first, stop):
+            _kernels.forward_backward_blocks(
+                wnode, trans, corpus.seq_ptr, self.seq_weight, block_ptr, first, stop,
+                self._max_len, self._seq_log_z, self._block_log_z, self._block_outer,
+                self._block_edge,
+            )
+
+        g_state = np.empty(layout.n_state)
+        bounds = self._attr_bounds
+
+        def gather(first, stop):
+            _kernels.gather_state_gradient(
+                self._wnode, self._index_ptr, self._index_tok, self._index_val,
+                layout.attr_ptr, layout.attr_label, bounds[first], bounds[stop], g_state,
+            )
+
+        run_ranges(self.n_chunks, len(block_ptr) - 1, state_scores)
+        run_ranges(self.n_chunks, len(block_ptr) - 1, forward_backward)
+        run_ranges(self.n_chunks, len(bounds) - 1, gather)
+        e_trans = _kernels.transition_gradient(trans, self._block_outer, self._block_edge)
+        log_z = 0.0
+        for value in self._block_log_z.tolist():  # in block order
+            log_z += value
+        grad = np.concatenate([g_state, e_trans[layout.trans_from, layout.trans_to]])
         grad -= self.observed
         return log_z - w @ self.observed, grad
 

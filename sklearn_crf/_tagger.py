@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _constraints, _decoding, _inspection, _kernels, _online
 from ._objective import ConstrainedCRFObjective, CRFObjective, build_layout
 from ._optimize import ValidationMonitor, minimize_crf
+from ._threads import MIN_TOKENS_PER_THREAD
 from ._threads import n_threads as _n_threads
 from ._validation import check_sequence_weight, check_sequences, encode_labels
 from ._vectorizer import SequenceVectorizer
@@ -211,8 +212,9 @@ class CRFTagger(BaseEstimator):
     n_jobs : int, default=None
         Number of threads of the numba kernels. ``None`` uses numba's default
         (all cores, or the ``NUMBA_NUM_THREADS`` environment variable); ``-1``
-        all cores, ``-2`` all but one, etc. Results are bitwise reproducible
-        for a fixed thread count. In a process-parallel search
+        all cores, ``-2`` all but one, etc. The fitted weights are bitwise
+        the same for any ``n_jobs`` (the work is split into blocks that depend
+        on the data only). In a process-parallel search
         (``GridSearchCV(..., n_jobs=k)`` with joblib's default "loky"
         backend), joblib sets ``NUMBA_NUM_THREADS`` in each worker to the
         cores divided by ``k``, so the processes do not oversubscribe the
@@ -681,13 +683,18 @@ class CRFTagger(BaseEstimator):
     def _infer(self, X, kernel):
         """Vectorize X, score its tokens and run ``kernel(scores, seq_ptr,
         n_threads)`` with the thread count in force; returns (result, seq_ptr)."""
-        check_is_fitted(self)
+        if "coef_" not in self.__dict__:  # check_is_fitted costs more than a sentence
+            check_is_fitted(self)
         corpus = self.vectorizer_.encode(X)
+        layout = self.layout_
+        # straight from coef_: the cost does not grow with the model's size
+        scores = _kernels.state_scores_sparse(
+            self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr,
+            corpus.tok_attr, corpus.tok_val, layout.n_labels,
+        )
+        if corpus.n_tokens < MIN_TOKENS_PER_THREAD:  # one thread whatever n_jobs
+            return kernel(scores, corpus.seq_ptr, 1), corpus.seq_ptr
         with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
-            scores = _kernels.state_scores(
-                self.layout_.attribute_matrix(self.coef_), corpus.tok_ptr,
-                corpus.tok_attr, corpus.tok_val,
-            )
             return kernel(scores, corpus.seq_ptr, n_threads), corpus.seq_ptr
 
     def _state_scores(self, X):
@@ -1070,7 +1077,8 @@ class CRFTagger(BaseEstimator):
         ``transition_matrix_[i, j]`` is the weight of ``classes_[i]`` followed
         by ``classes_[j]``, 0 where there is no such feature.
         """
-        check_is_fitted(self)
+        if "coef_" not in self.__dict__:
+            check_is_fitted(self)
         return self.layout_.transition_matrix(self.coef_)
 
     @property

@@ -14,9 +14,11 @@ from sklearn.utils import murmurhash3_32
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from . import _kernels
 from ._validation import check_sequences
 
 _NUMBER_TYPES = (int, float, np.integer, np.floating, np.bool_)
+_MAX_ATTRIBUTES = 2**31 - 1  # attribute ids are int32
 _CONTAINER_TYPES = (list, tuple, set, frozenset)
 
 
@@ -244,7 +246,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         corpus : EncodedCorpus
             X's attribute ids and values, with the zero-valued entries.
         """
-        check_is_fitted(self, "n_attributes_")
+        if "n_attributes_" not in self.__dict__:
+            check_is_fitted(self, "n_attributes_")
         return self._encode(X, fitting=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -332,11 +335,13 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             shape=(corpus.n_tokens, self._n_slots),
         )
 
-    def _encode(self, X, fitting):
+    def _encode(self, X, fitting, generic=False):
         """The one pass over X behind every method: an :class:`EncodedCorpus`.
 
         When ``fitting``, sets the fitted attributes (only after the whole of X
-        is valid); otherwise changes nothing on ``self``.
+        is valid); otherwise changes nothing on ``self``. With a vocabulary
+        (not hashing) the work is done by :meth:`_encode_pairs`, unless
+        ``generic`` (the reference its tests compare with).
 
         Attribute name → id goes through ``vocabulary_`` or, when hashing, the
         hash slot of the name and ``_slot_ids`` (slot → id, the slots seen in
@@ -351,14 +356,16 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         dicts) is not stored with the others but listed in the zero entries;
         when fitting, its attribute joins the vocabulary (as in CRFsuite).
         """
-        check_sequences(X, "X", allow_empty=not fitting)
         hashing = self.n_features if fitting else getattr(self, "_n_slots", None)
+        if not (hashing or generic) and (fitting or "_pair_ids" in self.__dict__):
+            return self._encode_pairs(X, fitting)
+        check_sequences(X, "X", allow_empty=not fitting)
         if fitting:
             vocab, str_ids, num_ids = {}, {}, {}
         elif hashing:
             vocab, str_ids, num_ids = self._slot_ids, {}, {}
         else:
-            vocab, str_ids, num_ids = self.vocabulary_, self._str_ids, self._num_ids
+            vocab, str_ids, num_ids = self.vocabulary_, {}, {}  # see _encode_pairs
         fill_caches = fitting or bool(hashing)
         attrs = array("i")
         vals = array("d")
@@ -457,7 +464,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             raise ValueError("more than 2**31 - 1 distinct attributes")
         if fitting and hashing:
             # no name caches kept: they would grow with the attributes, not the slots
-            for name in ("vocabulary_", "feature_names_", "_str_ids", "_num_ids"):
+            for name in ("vocabulary_", "feature_names_", "_str_ids", "_num_ids", "_pair_ids"):
                 self.__dict__.pop(name, None)
             self.n_attributes_ = len(vocab)
             self.hash_slots_ = np.fromiter(vocab, dtype=np.int64, count=len(vocab))
@@ -469,8 +476,10 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             self.n_attributes_ = len(vocab)
             self.vocabulary_ = vocab
             self.feature_names_ = list(vocab)
-            self._str_ids = str_ids
-            self._num_ids = num_ids
+            # the generic rules' reference run (generic=True): the memo of _encode_pairs
+            for name in ("_str_ids", "_num_ids"):
+                self.__dict__.pop(name, None)
+            self._pair_ids = _pair_ids(str_ids, num_ids)
         return EncodedCorpus(
             tok_ptr=np.frombuffer(tok_ptr, dtype=np.int64),
             tok_attr=_as_array(attrs, np.int32),
@@ -481,6 +490,22 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             zero_attr=_as_array(zero_attr, np.int32),
         )
 
+    def __getstate__(self):
+        # the memo's tuple keys as per-key dicts (what skops and JSON can store);
+        # __setstate__ rebuilds it
+        state = super().__getstate__()
+        pairs = state.pop("_pair_ids", None)
+        if pairs is not None:
+            str_ids, num_ids = {}, {}
+            for (key, value), idx in pairs.items():
+                if type(value) is str:
+                    str_ids.setdefault(key, {})[value] = idx
+                else:
+                    num_ids[key] = idx if idx >= 0 else ~idx
+            state["_str_ids"] = str_ids
+            state["_num_ids"] = num_ids
+        return state
+
     def __setstate__(self, state):
         if "_hash_slots" in state and "hash_slots_" not in state:
             # before 0.x.y a hashing vectorizer had every slot as a column
@@ -488,7 +513,146 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             state["hash_slots_"] = np.arange(n, dtype=np.int64)
             state["_slot_ids"] = {slot: slot for slot in range(n)}
             state["_n_slots"] = n
+        if "vocabulary_" in state and "_pair_ids" not in state and "_str_ids" in state:
+            # see __getstate__ (and before 0.x.y, encode read these per-key caches)
+            state = dict(state)
+            state["_pair_ids"] = _pair_ids(state.pop("_str_ids"), state.pop("_num_ids", {}))
         super().__setstate__(state)
+
+    def _encode_pairs(self, X, fitting):
+        """:meth:`_encode` with a vocabulary: the same corpus and fitted state
+        as the generic rules, faster.
+
+        A token dict's ``(key, value)`` items are looked up all at once in
+        ``_pair_ids`` (``map`` over ``dict.items()``: no Python code per
+        feature), a memo of the pairs seen in fit: ``(key, str value)`` →
+        attribute id, and for number keys seen with the value 1 or 0
+        ``(key, True)`` → id, ``(key, False)`` → ``~id`` (a zero entry). ``True`` and ``False``
+        equal 1 and 0 of every numeric type, so these hit for the values 1
+        and 0 whatever their type: value 1 and a zero, as the generic rules
+        say. An item that misses (a new or unseen string, another number, a
+        list, a nested dict, a bad key or value) goes through the generic
+        rules (:func:`_flatten_feature`) in place, so entries keep the
+        token's order and attributes join the vocabulary in order of first
+        appearance; when fitting, its pair joins the memo. Zero entries are
+        split off at the end by one kernel.
+        """
+        if type(X) is not list or not all(type(seq) is list for seq in X):
+            check_sequences(X, "X", allow_empty=not fitting)
+        elif fitting and not X:
+            check_sequences(X, "X")
+        if fitting:
+            vocab, pairs = {}, {}
+        else:
+            vocab, pairs = self.vocabulary_, self._pair_ids
+        get_pair = pairs.get
+        attrs = array("i")
+        extend = attrs.extend
+        tok_ptr = array("q", [0])
+        add_ptr = tok_ptr.append
+        seq_ptr = array("q", [0])
+        slow_pos = []  # entries whose value is not 1, and their values
+        slow_val = []
+
+        def lookup(name):
+            idx = vocab.get(name)
+            if idx is None and fitting:
+                idx = vocab[name] = len(vocab)
+            return idx
+
+        def add_slow(items, ids, s, t, memo=fitting):
+            """The entries of a token with a miss, in the token's order."""
+            append = attrs.append
+            for (key, value), idx in zip(items, ids):
+                if idx is not None:
+                    append(idx)
+                    continue
+                if not fitting and type(value) is str and type(key) is str:
+                    idx = vocab.get(key + ":" + value)  # mostly an unseen value
+                    if idx is not None:
+                        append(idx)
+                    continue
+                for name, x in _flatten_feature(key, value, s, t):
+                    if not math.isfinite(x):
+                        _raise_bad_value(X)
+                    idx = lookup(name)
+                    if idx is None:
+                        continue
+                    if x == 0.0:
+                        append(~idx)
+                    else:
+                        if x != 1.0:
+                            slow_pos.append(len(attrs))
+                            slow_val.append(x)
+                        append(idx)
+                if memo and type(key) is str:
+                    tv = type(value)
+                    if tv is str:
+                        pairs[(key, value)] = vocab[key + ":" + value]
+                    elif (tv is bool or tv is int or tv is float) and (
+                        value == 1 or value == 0
+                    ):  # the values seen: (key, True) or (key, False)
+                        idx = vocab[key]
+                        pairs[(key, bool(value))] = idx if value else ~idx
+
+        try:
+            for s, seq in enumerate(X):
+                for token in seq:
+                    if type(token) is dict or isinstance(token, Mapping):
+                        try:
+                            ids = list(map(get_pair, token.items()))
+                        except TypeError:  # an unhashable value: a list, a dict
+                            ids = None
+                        if ids is not None and None not in ids:
+                            extend(ids)
+                        else:
+                            items = list(token.items())
+                            add_slow(items, ids or [None] * len(items), s,
+                                     len(tok_ptr) - 1 - seq_ptr[-1])
+                    else:
+                        names = _list_token(token, s, len(tok_ptr) - 1 - seq_ptr[-1])
+                        add_slow(names, [None] * len(names), s,
+                                 len(tok_ptr) - 1 - seq_ptr[-1], memo=False)
+                    add_ptr(len(attrs))
+                seq_ptr.append(len(tok_ptr) - 1)
+        except (OverflowError, UnicodeDecodeError):
+            _raise_bad_value(X)
+        if len(vocab) > _MAX_ATTRIBUTES:
+            raise ValueError("more than 2**31 - 1 distinct attributes")
+        if fitting:
+            for name in ("hash_slots_", "_slot_ids", "_n_slots", "_str_ids", "_num_ids"):
+                self.__dict__.pop(name, None)
+            self.n_attributes_ = len(vocab)
+            self.vocabulary_ = vocab
+            self.feature_names_ = list(vocab)
+            self._pair_ids = pairs
+        tok_ptr, tok_attr, tok_val, zero_tok, zero_attr = _kernels.split_zero_entries(
+            np.frombuffer(tok_ptr, dtype=np.int64), _as_array(attrs, np.int32),
+            np.array(slow_pos, dtype=np.int64), np.array(slow_val, dtype=np.float64),
+        )
+        return EncodedCorpus(
+            tok_ptr=tok_ptr,
+            tok_attr=tok_attr,
+            tok_val=tok_val,
+            seq_ptr=np.frombuffer(seq_ptr, dtype=np.int64),
+            n_attributes=self.n_attributes_,
+            zero_tok=zero_tok,
+            zero_attr=zero_attr,
+        )
+
+
+def _pair_ids(str_ids, num_ids):
+    """The memo of :meth:`SequenceVectorizer._encode_pairs` from fit's caches:
+    ``(key, value) → id`` for str values, ``(key, True) → id`` and
+    ``(key, False) → ~id`` for number keys."""
+    pairs = {}
+    for key, ids in str_ids.items():
+        for value, idx in ids.items():
+            pairs[(key, value)] = idx
+    for key, idx in num_ids.items():
+        pairs[(key, True)] = idx
+        pairs[(key, False)] = ~idx
+    return pairs
 
 
 def _as_array(buffer, dtype):

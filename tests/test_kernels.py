@@ -225,6 +225,43 @@ def test_state_scores_match_dense(corpus):
         w, tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, layout.n_labels
     )
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+    sparse = _kernels.state_scores_sparse(
+        w, layout.attr_ptr, layout.attr_label, tok_ptr, tok_attr, tok_val, layout.n_labels
+    )
+    np.testing.assert_array_equal(sparse, got)  # the same sums in the same order
+
+
+def test_attribute_index_is_a_stable_sort_by_attribute(corpus):
+    encoded = corpus[0]
+    tok_ptr, tok_attr = encoded.tok_ptr, encoded.tok_attr
+    ref = np.argsort(tok_attr, kind="stable")
+    token_of_entry = np.repeat(np.arange(encoded.n_tokens), np.diff(tok_ptr))
+    for values in (encoded.tok_val, np.ones(len(tok_attr))):
+        ptr, tok, val = _kernels.attribute_index(tok_ptr, tok_attr, values,
+                                                 encoded.n_attributes)
+        np.testing.assert_array_equal(
+            ptr, np.r_[0, np.cumsum(np.bincount(tok_attr, minlength=encoded.n_attributes))]
+        )
+        np.testing.assert_array_equal(tok, token_of_entry[ref])
+        if np.all(values == 1.0):
+            assert val.shape == (0,)  # all ones: not stored
+        else:
+            np.testing.assert_array_equal(val, values[ref])
+
+
+def test_run_ranges_covers_every_item_once_and_raises():
+    from sklearn_crf._parallel import run_ranges
+
+    for n_threads, n_items in [(1, 0), (1, 5), (2, 1), (3, 50), (8, 7)]:
+        seen = []
+        run_ranges(n_threads, n_items, lambda lo, hi: seen.extend(range(lo, hi)))
+        assert sorted(seen) == list(range(n_items))
+
+    def fail(lo, hi):
+        raise ValueError(f"range {lo}")
+
+    with pytest.raises(ValueError, match="range"):
+        run_ranges(3, 20, fail)
 
 
 @pytest.fixture
@@ -232,13 +269,6 @@ def corpus():
     from conftest import corpus_arrays, random_corpus
 
     return corpus_arrays(*random_corpus(0, n_seq=8))
-
-
-def test_chunk_bounds_cover_all_sequences():
-    seq_ptr = np.array([0, 5, 5, 9, 30, 31, 40], dtype=np.int64)
-    for n_chunks in [1, 2, 3, 8]:
-        b = _kernels.chunk_bounds(seq_ptr, n_chunks)
-        assert b[0] == 0 and b[-1] == 6 and np.all(np.diff(b) >= 0)
 
 
 def test_pair_frequencies_and_observed_counts_match_python_loops(corpus):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sklearn_crf._objective import CRFObjective
+from sklearn_crf._objective import CRFObjective, block_bounds
 
 import _naive
 from conftest import corpus_arrays, random_corpus
@@ -52,3 +52,52 @@ def test_observed_counts_give_zero_gradient_at_data_optimum():
     f, g = obj(np.zeros(layout.n_params))
     assert f == pytest.approx(0.0, abs=1e-12)
     np.testing.assert_allclose(g, 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("block_tokens", [1, 3, 4096])
+def test_gradient_matches_brute_force_with_weights_and_blocks(block_tokens):
+    """Both phases (blocks of forward-backward, the by-attribute gather) against
+    enumeration of every path, with zero, one and other sequence weights."""
+    X, y = random_corpus(5, n_seq=9)
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    rng = np.random.default_rng(5)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    weights[::3] = 1.0
+    weights[1] = 0.0
+    w = rng.normal(size=layout.n_params)
+    for n_chunks in (1, 3):
+        obj = CRFObjective(corpus, layout, labels, weights, c2=0.2, n_chunks=n_chunks,
+                           block_tokens=block_tokens)
+        f, g = obj(w)
+        assert f == pytest.approx(
+            _naive.objective(w, layout, corpus, labels, weights, 0.0, 0.2), rel=1e-10
+        )
+        np.testing.assert_allclose(
+            g, _naive.gradient(w, layout, corpus, labels, weights, 0.2), rtol=1e-9, atol=1e-10
+        )
+
+
+@pytest.mark.parametrize("block_tokens", [2, 7, 4096])
+def test_objective_is_bitwise_identical_for_any_thread_count(block_tokens):
+    """The blocks depend on the data only: 1, 2, 3 or 8 threads give the same bits."""
+    X, y = random_corpus(6, n_seq=40, max_len=8, n_labels=4)
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    rng = np.random.default_rng(6)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    w = rng.normal(size=layout.n_params)
+    results = []
+    for n_chunks in (1, 2, 3, 8):
+        obj = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=n_chunks,
+                           block_tokens=block_tokens)
+        results.append(obj(w))
+    for f, g in results[1:]:
+        assert f == results[0][0]
+        np.testing.assert_array_equal(g, results[0][1])
+
+
+def test_block_bounds_depend_on_the_offsets_only():
+    seq_ptr = np.array([0, 5, 5, 9, 30, 31, 40], dtype=np.int64)
+    np.testing.assert_array_equal(block_bounds(seq_ptr, 10), [0, 4, 6])
+    np.testing.assert_array_equal(block_bounds(seq_ptr, 1000), [0, 6])
+    np.testing.assert_array_equal(block_bounds(seq_ptr, 1), [0, 1, 3, 4, 5, 6])
+    np.testing.assert_array_equal(block_bounds(np.zeros(1, np.int64), 10), [0, 0])

@@ -723,17 +723,17 @@ def threaded_corpus():
     return X, y
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
 @pytest.mark.parametrize(
     "params",
     [{"c1": 0.0, "c2": 0.5}, {"c1": 0.1, "c2": 0.05},
      {"c1": 0.1, "c2": 0.05, "solver": "l-bfgs-b", "all_possible_transitions": True}],
     ids=["l-bfgs-b-l2", "owlqn", "l-bfgs-b-split"],
 )
-def test_repeated_fits_are_bitwise_identical(threaded_corpus, params, n_jobs):
+def test_fits_are_bitwise_identical_for_any_n_jobs(threaded_corpus, params):
+    """Repeated fits, on one thread and on two, give the very same bits."""
     X, y = threaded_corpus
     fits = []
-    for _ in range(3):
+    for n_jobs in (1, 2, 2):
         crf = CRFTagger(max_iter=25, tol=0, n_jobs=n_jobs, **params)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -745,6 +745,24 @@ def test_repeated_fits_are_bitwise_identical(threaded_corpus, params, n_jobs):
         assert crf.loss_curve_.tobytes() == ref.loss_curve_.tobytes()
         assert crf.n_iter_ == ref.n_iter_
     assert crf.predict_marginals(X[:200]) == ref.predict_marginals(X[:200])
+
+
+def test_forced_block_split_gives_the_same_bits_on_one_and_two_threads(monkeypatch):
+    """Small blocks and a thread for every token: n_jobs=1 and 2 give the same model."""
+    import sklearn_crf._objective
+    import sklearn_crf._threads
+
+    monkeypatch.setattr(sklearn_crf._threads, "MIN_TOKENS_PER_THREAD", 1)
+    monkeypatch.setattr(sklearn_crf._objective, "BLOCK_TOKENS", 8)
+    X, y = random_corpus(13, n_seq=60, max_len=6, n_labels=4)
+    coefs = []
+    for n_jobs in (1, 2):
+        crf = CRFTagger(c1=0.05, c2=0.05, max_iter=15, tol=0, n_jobs=n_jobs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            crf.fit(X, y)
+        coefs.append(crf.coef_.tobytes())
+    assert coefs[0] == coefs[1]
 
 
 # --------------------------------------------------------------------------

@@ -169,3 +169,43 @@ def test_readme_input_format_as_written():
         {"word=madrid": 1.0, "shape=Xx": 1.0}, {},
     ]
     assert {"title", "z", "dz:q"} <= set(vec.vocabulary_)  # zeros make attributes known
+
+
+def test_encode_fast_path_matches_the_generic_rules():
+    """encode's memo of fit's (key, value) pairs gives the corpus of the generic
+    rules, for every token form, unseen values, zeros of every type and numbers
+    other than 0 and 1."""
+    import numpy as np
+
+    X = [[{"w": "a", "n": 0, "f": 2.5, "b": True, "z": np.float64(0)},
+          {"w": "b", "l": ["x", "y"], "d": {"q": 1, "r": 0}, "i": np.int64(1)}],
+         [["w:a", "q"], {"w": "zz", "n": 1, "f": 0.5, "b": np.False_}], [], [{}]]
+    X_new = [[{"w": "unseen", "n": 3, "f": 1, "b": False, "d": {"q": 2.0}, "new": 1.0},
+              {"b": 1.0, "w": "a", "l": ("y", "new")}], [["w:b", "zz"], {"n": 0.0}]]
+    fields = ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr")
+    for data in (X, X_new, X + X_new):  # fit: the same corpus and vocabulary order
+        fast, ref = SequenceVectorizer(), SequenceVectorizer()
+        fitted = fast.fit_encode(data)
+        generic = ref._encode(data, fitting=True, generic=True)
+        assert fast.vocabulary_ == ref.vocabulary_
+        assert list(fast.vocabulary_) == list(ref.vocabulary_)
+        vocab = fast.vocabulary_
+        for (key, value), idx in fast._pair_ids.items():  # the memo agrees with the rules
+            if isinstance(value, str):
+                assert vocab[key + ":" + value] == idx
+            else:
+                assert idx == (vocab[key] if value else ~vocab[key])
+        for name in fields:
+            np.testing.assert_array_equal(getattr(fitted, name), getattr(generic, name))
+    vec = SequenceVectorizer()
+    vec.fit(X)
+    for data in (X, X_new):
+        fast = vec.encode(data)
+        generic = vec._encode(data, fitting=False, generic=True)
+        for name in fields:
+            np.testing.assert_array_equal(getattr(fast, name), getattr(generic, name))
+            assert getattr(fast, name).dtype == getattr(generic, name).dtype
+    with pytest.raises(ValueError, match=r"X\[0\]\[1\]\['f'\]"):
+        vec.encode([[{"w": "a"}, {"f": float("nan")}]])
+    with pytest.raises(TypeError, match=r"X\[0\]\[0\]"):
+        vec.encode([[{1: "a"}]])

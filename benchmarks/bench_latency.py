@@ -1,0 +1,131 @@
+"""One sentence at a time: ``predict([x])`` against sklearn-crfsuite's ``predict_single``.
+
+Both libraries are fitted on CoNLL-2002 esp.train with the tutorial features
+(``c1=0.1, c2=0.1, all_possible_transitions=True``, ``--max-iter`` iterations),
+then every esp.testb sentence is tagged alone, the two libraries alternating
+sentence by sentence, ``--repeats`` passes; a sentence's latency is the median
+of its passes, and the figure is the median over sentences. The same is then
+done with a model of about 10x the attributes (``--scale 10``): every training
+token gets ``scale - 1`` extra features ``rand<i>``, each with a random value
+among as many values as the base vocabulary has attributes, so the vocabulary
+grows about ``scale``-fold; the test sentences keep their tutorial features
+only, so that a call does the same work with both models and only the model's
+size differs. A per-call cost that grows with the model's size shows as a
+larger latency on the big model.
+
+    python benchmarks/bench_latency.py                  # both models, 3 passes
+    python benchmarks/bench_latency.py --n-test 300 --max-iter 30   # quicker
+"""
+
+import argparse
+import gc
+import os
+import random
+import statistics
+import sys
+import time
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _workloads as wl  # noqa: E402
+
+wl.limit_blas_threads(os.environ)
+
+
+def add_random_features(X, n_extra, n_values, seed):
+    """Copies of the token dicts of X with ``n_extra`` features ``rand<i>`` each."""
+    rng = random.Random(seed)
+    return [[dict(tok, **{f"rand{i}": str(rng.randrange(n_values)) for i in range(n_extra)})
+             for tok in seq] for seq in X]
+
+
+def fit_both(X, y, max_iter):
+    models = {}
+    for lib in wl.LIBS:
+        est = wl.make_estimator(lib, max_iter=max_iter)
+        seconds, _ = wl.timed(wl.fit_estimator, lib, est, X, y)
+        models[lib] = est
+        print(f"  fitted {wl.LIB_NAMES[lib]} in {seconds:.1f} s", flush=True)
+    return models
+
+
+def latencies(models, X_test, repeats):
+    """Per sentence, the median over ``repeats`` passes of each library's latency (s)."""
+    ours, theirs = models["ours"], models["theirs"]
+    calls = {"ours": lambda x: ours.predict([x]), "theirs": theirs.predict_single}
+    for x in X_test[:50]:  # warm-up: opens CRFsuite's tagger, loads our kernels
+        calls["ours"](x)
+        calls["theirs"](x)
+    times = {lib: [[] for _ in X_test] for lib in wl.LIBS}
+    clock = time.perf_counter
+    for r in range(repeats):
+        for i, x in enumerate(X_test):
+            for lib in wl.alternate(wl.LIBS, r + i):
+                call = calls[lib]
+                t0 = clock()
+                call(x)
+                times[lib][i].append(clock() - t0)
+    return {lib: [statistics.median(ts) for ts in per] for lib, per in times.items()}
+
+
+def report(name, lat, n_attributes):
+    ours = statistics.median(lat["ours"])
+    theirs = statistics.median(lat["theirs"])
+    per_sentence = statistics.median(o / t for o, t in zip(lat["ours"], lat["theirs"]))
+    print(f"  {name}: {n_attributes} attributes; median predict([x]) {ours * 1e6:.0f} µs, "
+          f"predict_single {theirs * 1e6:.0f} µs; ratio of medians {ours / theirs:.2f}, "
+          f"median per-sentence ratio {per_sentence:.2f}", flush=True)
+    return {"model": name, "n_attributes": n_attributes, "ours_us": ours * 1e6,
+            "theirs_us": theirs * 1e6, "ratio": ours / theirs,
+            "per_sentence_ratio": per_sentence}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--max-iter", type=int, default=100)
+    parser.add_argument("--n-train", type=int, default=None)
+    parser.add_argument("--n-test", type=int, default=None)
+    parser.add_argument("--scale", type=int, default=10,
+                        help="attribute multiplier of the big model (0: skip it)")
+    args = parser.parse_args(argv)
+    info = wl.machine_info()
+    print(f"# bench_latency — {info['date']}; {info['cpu']}; nproc {info['nproc']}; "
+          f"load average {' '.join(f'{x:.2f}' for x in info['load_average'])}")
+    print("command: " + " ".join([sys.executable, *sys.argv]), flush=True)
+    data = wl.load_ner(args.n_train, args.n_test)
+    lengths = sorted(len(s) for s in data.X_test)
+    print(f"{len(data.X_test)} test sentences, median length {statistics.median(lengths)}")
+    warnings.simplefilter("ignore")
+    results = []
+    print("== fitting the base model (tutorial features)")
+    fitted = {"base": fit_both(data.X_train, data.y_train, args.max_iter)}
+    base_attrs = fitted["base"]["ours"].vectorizer_.n_attributes_
+    if args.scale > 1:
+        n_extra = args.scale - 1
+        print(f"== fitting the {args.scale}x model: + {n_extra} random features a "
+              "training token")
+        X_train = add_random_features(data.X_train, n_extra, base_attrs, seed=0)
+        fitted[f"{args.scale}x"] = fit_both(X_train, data.y_train, args.max_iter)
+        del X_train
+    # a serving process holds the models, not the training corpus: drop it, so
+    # that the garbage collector's full passes do not walk millions of dicts
+    X_test = data.X_test
+    del data
+    gc.collect()
+    print("== latencies (the same test sentences for every model)")
+    for name, models in fitted.items():
+        lat = latencies(models, X_test, args.repeats)
+        results.append(report(name, lat, models["ours"].vectorizer_.n_attributes_))
+    print("\n| model | attributes | sklearn-crfsuite predict_single (µs) | "
+          "sklearn-crf predict([x]) (µs) | ours/theirs |")
+    print("|---|---:|---:|---:|---:|")
+    for r in results:
+        print(f"| {r['model']} | {r['n_attributes']:,} | {r['theirs_us']:.0f} | "
+              f"{r['ours_us']:.0f} | {r['ratio']:.2f} |")
+    return results
+
+
+if __name__ == "__main__":
+    main()
