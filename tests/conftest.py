@@ -19,6 +19,24 @@ def readme_python_blocks(section):
     return re.findall(r"```python\n(.*?)```", body, flags=re.S)
 
 
+def outcome(call, *, message=True):
+    """What ``call()`` gives, comparable with ``==``: ``("value", result)`` or
+    ``("error", exception type, message)`` (without the message when
+    ``message`` is False: another library's wording may differ).
+
+    A NaN result (float or NumPy scalar) is reported as the string ``"nan"``:
+    two NaN objects compare equal only when they are the same object, which
+    varies between versions of scikit-learn and Python.
+    """
+    try:
+        value = call()
+    except Exception as exc:  # noqa: BLE001 - the outcome is compared, whatever it is
+        return ("error", type(exc), str(exc)) if message else ("error", type(exc))
+    if isinstance(value, (float, np.floating)) and np.isnan(value):
+        return ("value", "nan")
+    return ("value", value)
+
+
 def random_corpus(seed, n_seq=6, max_len=5, n_labels=3, n_words=6):
     """Small random feature-dict sequences with str, float and bool features."""
     rng = np.random.default_rng(seed)

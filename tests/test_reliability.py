@@ -34,7 +34,7 @@ from sklearn_crf._threads import MIN_TOKENS_PER_THREAD
 from sklearn_crf._vectorizer import EncodedCorpus
 
 import _naive
-from conftest import corpus_arrays, random_corpus
+from conftest import corpus_arrays, outcome, random_corpus
 
 # --------------------------------------------------------------------------
 # bad input
@@ -317,22 +317,6 @@ def flat_accuracy(y_true, y_pred):
     return sum(a == b for a, b in pairs) / len(pairs)
 
 
-def _outcome(func):
-    """What a call gives, comparable with ``==``: its value or its exception.
-
-    A NaN result is reported as the string ``"nan"``: two NaN objects compare
-    equal only when they are the same object, which varies between versions of
-    scikit-learn and Python.
-    """
-    try:
-        value = func()
-    except Exception as exc:  # noqa: BLE001 - the outcome is compared, whatever it is
-        return ("error", type(exc), str(exc))
-    if isinstance(value, float) and math.isnan(value):
-        return ("value", "nan")
-    return ("value", value)
-
-
 @pytest.mark.parametrize(
     "y_true, sample_weight",
     [
@@ -348,8 +332,8 @@ def test_unseen_labels_at_score_time_are_handled_as_sklearn_does(fitted, y_true,
     flat_true = [label for seq in y_true for label in seq]
     flat_pred = [label for seq in pred for label in seq]
     weights = None if sample_weight is None else np.repeat(sample_weight, [2, 4])
-    expected = _outcome(lambda: accuracy_score(flat_true, flat_pred, sample_weight=weights))
-    got = _outcome(lambda: fitted.score(X_OK, y_true, sample_weight=sample_weight))
+    expected = outcome(lambda: accuracy_score(flat_true, flat_pred, sample_weight=weights))
+    got = outcome(lambda: fitted.score(X_OK, y_true, sample_weight=sample_weight))
     assert got == expected
     assert isinstance(got[1], (float, np.floating)) or got[1] is ValueError
 
@@ -367,8 +351,8 @@ def test_empty_sequences(fitted):
     assert crf.score(X_empty, y_empty) == crf.score(X_OK, Y_OK)
     assert crf.score(X_empty, y_empty, sample_weight=[5, 1, 1, 5, 5]) == crf.score(X_OK, Y_OK)
     # no token at all: whatever scikit-learn's accuracy_score does with no samples
-    no_tokens = _outcome(lambda: crf.score([[], []], [[], []]))
-    assert no_tokens == _outcome(lambda: accuracy_score([], []))
+    no_tokens = outcome(lambda: crf.score([[], []], [[], []]))
+    assert no_tokens == outcome(lambda: accuracy_score([], []))
 
 
 def test_unusual_containers_give_the_same_model():
