@@ -497,6 +497,22 @@ def n_mismatches(labels, start, path, n):
 
 
 @njit(**_NJIT)
+def viterbi_under_weights(w, start, n, arrays, buffers):
+    """Score sequence tokens ``start .. start + n`` under the weights ``w`` and
+    decode it (CRFsuite's tie rule) into ``buffers``' path; returns the best
+    path's score. The first step of every perceptron-style epoch."""
+    trans_index = arrays[8]
+    attr_ptr, attr_label = arrays[6], arrays[7]
+    tok_ptr, tok_attr, tok_val = arrays[2], arrays[3], arrays[4]
+    trans_scratch, scores, cur, back, path = buffers
+    transition_scores(w, 1.0, trans_index, trans_scratch)
+    sequence_state_scores(
+        w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores
+    )
+    return viterbi_first_max(scores, trans_scratch, n, cur, back, path)
+
+
+@njit(**_NJIT)
 def perceptron_epoch(w, ws, c, order, arrays, buffers):
     """One epoch of CRFsuite's averaged perceptron over ``order``; returns (loss, c).
 
@@ -515,11 +531,7 @@ def perceptron_epoch(w, ws, c, order, arrays, buffers):
         start = seq_ptr[s]
         n = seq_ptr[s + 1] - start
         if n > 0:
-            transition_scores(w, 1.0, trans_index, trans_scratch)
-            sequence_state_scores(
-                w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores
-            )
-            viterbi_first_max(scores, trans_scratch, n, cur, back, path)
+            viterbi_under_weights(w, start, n, arrays, buffers)
             d = n_mismatches(labels, start, path, n)
             if d > 0:
                 wt = seq_weight[s]
@@ -564,11 +576,7 @@ def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, array
         start = seq_ptr[s]
         n = seq_ptr[s + 1] - start
         if n > 0:
-            transition_scores(w, 1.0, trans_index, trans_scratch)
-            sequence_state_scores(
-                w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores
-            )
-            sv = viterbi_first_max(scores, trans_scratch, n, cur, back, path)
+            sv = viterbi_under_weights(w, start, n, arrays, buffers)
             d = n_mismatches(labels, start, path, n)
             if d > 0:
                 sc = path_score(scores, trans_scratch, labels[start : start + n], n)
@@ -616,12 +624,7 @@ def arow_epoch(mean, cov, order, gamma, arrays, buffers, margin):
         start = seq_ptr[s]
         n = seq_ptr[s + 1] - start
         if n > 0:
-            transition_scores(mean, 1.0, trans_index, trans_scratch)
-            sequence_state_scores(
-                mean, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n,
-                scores,
-            )
-            sv = viterbi_first_max(scores, trans_scratch, n, cur, back, path)
+            sv = viterbi_under_weights(mean, start, n, arrays, buffers)
             d = n_mismatches(labels, start, path, n)
             if d > 0:
                 sc = path_score(scores, trans_scratch, labels[start : start + n], n)
