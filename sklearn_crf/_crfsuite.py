@@ -20,6 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._tagger import CRFTagger, TaggerWeights
+
 __all__ = ["load_crfsuite", "save_crfsuite"]
 
 _MAGIC = b"lCRF"
@@ -467,87 +469,6 @@ def _model_bytes(model):
 # CRFTagger <-> arrays
 
 
-class TaggerWeights(NamedTuple):
-    """Everything a fitted CRFTagger's predictions depend on, as plain arrays.
-
-    ``classes`` (sorted labels) and ``attributes`` (distinct names, in
-    vocabulary order) are lists; ``state_attr`` / ``state_label`` (int64) are
-    the (attribute index, label index) of each state weight and
-    ``trans_from`` / ``trans_to`` (int64) the label pair of each transition
-    weight, all pairs distinct; ``coef`` (float64) holds the state weights,
-    then the transition weights, in that order.
-    """
-
-    classes: list
-    attributes: list
-    state_attr: np.ndarray
-    state_label: np.ndarray
-    trans_from: np.ndarray
-    trans_to: np.ndarray
-    coef: np.ndarray
-
-
-def _fitted_tagger(weights, *, params=None, n_iter=0, loss=float("nan"), loss_curve=None):
-    """A fitted :class:`CRFTagger` from its weights: the one place that builds one.
-
-    Parameters
-    ----------
-    weights : TaggerWeights
-        Labels, attribute names, the (attribute, label) and (label, label)
-        pairs that carry a weight, and the weights (checked by the caller).
-    params : dict, default=None
-        Constructor parameters of the tagger.
-    n_iter, loss, loss_curve
-        The fitted attributes of the same names (no training: 0, NaN, empty).
-
-    Returns
-    -------
-    crf : CRFTagger
-        The tagger, with ``layout_`` in canonical order (attribute-major,
-        labels increasing; transitions by from, then to label).
-    """
-    from ._objective import ParameterLayout
-    from ._tagger import CRFTagger
-    from ._validation import _label_array
-    from ._vectorizer import SequenceVectorizer
-    from ._version import __version__
-
-    crf = CRFTagger(**(params or {}))
-    classes, attributes = weights.classes, weights.attributes
-    L, A = len(classes), len(attributes)
-    state_attr = np.asarray(weights.state_attr, dtype=np.int64)
-    state_label = np.asarray(weights.state_label, dtype=np.int64)
-    trans_from = np.asarray(weights.trans_from, dtype=np.int64)
-    trans_to = np.asarray(weights.trans_to, dtype=np.int64)
-    coef = np.asarray(weights.coef, dtype=np.float64)
-    S = len(state_attr)
-    so = np.lexsort((state_label, state_attr))
-    to = np.lexsort((trans_to, trans_from))
-    layout = ParameterLayout(
-        attr_ptr=np.concatenate(
-            [[0], np.cumsum(np.bincount(state_attr, minlength=A))]
-        ).astype(np.int64),
-        attr_label=state_label[so].astype(np.int32),
-        trans_from=trans_from[to].astype(np.int32),
-        trans_to=trans_to[to].astype(np.int32),
-        n_labels=L,
-    )
-    # the vocabulary, through the public API: one token whose numeric features
-    # are the attribute names, so each name becomes attribute i, in order
-    vectorizer = SequenceVectorizer().fit([[dict.fromkeys(attributes, 1.0)]])
-    crf.classes_ = _label_array(list(classes))
-    crf.vectorizer_ = vectorizer
-    crf.layout_ = layout
-    crf.coef_ = np.concatenate([coef[:S][so], coef[S:][to]])
-    crf.n_iter_ = int(n_iter)
-    crf.loss_ = float(loss)
-    crf.loss_curve_ = (
-        np.zeros(0) if loss_curve is None else np.asarray(loss_curve, dtype=np.float64)
-    )
-    crf._sklearn_crf_version = __version__
-    return crf
-
-
 def _tagger_weights(crf, what):
     """The :class:`TaggerWeights` of a fitted CRFTagger, in its ``layout_``
     order; a ValueError naming ``what`` (the destination) when it hashes."""
@@ -671,7 +592,7 @@ def load_crfsuite(source):
         trans_from=rank[model.trans_from[kt]], trans_to=rank[model.trans_to[kt]],
         coef=np.concatenate([model.state_weight[ks], model.trans_weight[kt]]),
     )
-    return _fitted_tagger(weights, params=params)
+    return CRFTagger.from_weights(weights, **(params or {}))
 
 
 def save_crfsuite(crf, path):

@@ -27,9 +27,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._crfsuite import (
-    TaggerWeights, _check_dense_size, _fitted_tagger, _read_regular_file, _tagger_weights,
-)
+from ._crfsuite import _check_dense_size, _read_regular_file, _tagger_weights
+from ._tagger import CRFTagger, TaggerWeights
 from ._version import __version__
 
 __all__ = ["load_model", "save_model"]
@@ -224,8 +223,8 @@ def load_model(path, *, return_metadata=False):
         classes, attributes, arrays["state_attr"], arrays["state_label"],
         arrays["trans_from"], arrays["trans_to"], arrays["coef"],
     )
-    crf = _fitted_tagger(weights, params=params, n_iter=n_iter, loss=loss,
-                         loss_curve=arrays["loss_curve"])
+    crf = CRFTagger.from_weights(weights, n_iter=n_iter, loss=loss,
+                                 loss_curve=arrays["loss_curve"], **params)
     return (crf, doc["metadata"]) if return_metadata else crf
 
 
@@ -312,8 +311,6 @@ def _read_npy(raw, dtype, what, fail):
 def _check_doc(doc, fail):
     """(classes, attributes, params, n_iter, loss) of a checked model.json."""
     from sklearn.utils._param_validation import InvalidParameterError
-
-    from ._tagger import CRFTagger
 
     if doc.get("format") != _FORMAT:
         fail(f"{_JSON} has the format {str(doc.get('format'))[:50]!r}, expected {_FORMAT!r}")
