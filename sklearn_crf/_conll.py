@@ -15,13 +15,15 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils import Bunch
 
+from ._safe_io import read_file_bytes
+
 __all__ = ["read_conll", "write_conll"]
 
 DOCSTART = "-DOCSTART-"
 
 
-class _Block(NamedTuple):
-    """One unit of a column file, as yielded by :func:`_iter_blocks`.
+class Block(NamedTuple):
+    """One unit of a column file, as yielded by :func:`iter_blocks`.
 
     Attributes
     ----------
@@ -39,10 +41,11 @@ class _Block(NamedTuple):
     rows: list
 
 
-def _iter_blocks(lines, split):
+def iter_blocks(lines, split):
     """Split the lines of a column file into sentences and document starts.
 
-    Shared by :func:`read_conll` and the bundled-data loader. A blank line
+    Shared by :func:`read_conll`, the bundled-data loader and the command
+    line (which keeps the ``-DOCSTART-`` lines of ``tag``'s input). A blank line
     (only whitespace) ends a sentence; a line whose first column is
     ``-DOCSTART-`` starts a document and also ends a sentence; its other
     columns are ignored.
@@ -56,28 +59,39 @@ def _iter_blocks(lines, split):
 
     Yields
     ------
-    block : _Block
+    block : Block
         Sentences (non-empty) and document starts, in file order.
+
+    Examples
+    --------
+    >>> from sklearn_crf._conll import iter_blocks
+    >>> lines = ["-DOCSTART- O", "", "a O", "b O", "", "c O"]
+    >>> [(b.docstart, b.line_numbers) for b in iter_blocks(lines, str.split)]
+    [(True, [1]), (False, [3, 4]), (False, [6])]
     """
     numbers, rows = [], []
     for line_number, line in enumerate(lines, start=1):
         line = line.rstrip("\r\n")
         if not line.strip():
             if rows:
-                yield _Block(False, numbers, rows)
+                yield Block(False, numbers, rows)
                 numbers, rows = [], []
             continue
         fields = split(line)
         if fields and fields[0] == DOCSTART:
             if rows:
-                yield _Block(False, numbers, rows)
+                yield Block(False, numbers, rows)
                 numbers, rows = [], []
-            yield _Block(True, [line_number], [])
+            yield Block(True, [line_number], [])
             continue
         numbers.append(line_number)
         rows.append(fields)
     if rows:
-        yield _Block(False, numbers, rows)
+        yield Block(False, numbers, rows)
+
+
+#: the former private name, read by :mod:`sklearn_crf.datasets._conll2002`
+_iter_blocks = iter_blocks
 
 
 def _source_name(path_or_file):
@@ -92,8 +106,7 @@ def _read_text(path_or_file, source, encoding):
     """The whole text of a path (``.gz`` decompressed) or of an open file."""
     if isinstance(path_or_file, (str, os.PathLike)):
         try:
-            with open(path_or_file, "rb") as f:
-                data = f.read()
+            data = read_file_bytes(path_or_file, "CoNLL", allow_pipe=True)
         except OSError as exc:
             raise ValueError(f"{source}: cannot read the file ({exc.strerror}).") from None
     elif hasattr(path_or_file, "read"):
@@ -254,7 +267,7 @@ def read_conll(path_or_file, *, label_column=-1, sep=None, encoding="utf-8"):
     n_columns = first_line = None
     document, document_used = 0, False
     label_index = None
-    for block in _iter_blocks(text.split("\n"), split):
+    for block in iter_blocks(text.split("\n"), split):
         if block.docstart:
             if document_used:
                 document += 1
