@@ -93,10 +93,10 @@ def test_train_then_tag_equals_the_python_api(corpus, model, api_predictions, ca
 
     from sklearn_crf import load_model
 
-    crf = load_model(model)
-    featurizer = api_predictions[2]
-    assert crf.predict(featurizer.transform(test.sentences)) == api_predictions[0]
-    np.testing.assert_array_equal(crf.coef_, api_predictions[1].coef_)
+    pipe = load_model(model)  # the featurizer and the tagger: one Pipeline
+    assert pipe.predict(test.sentences) == api_predictions[0]
+    assert pipe[0].get_params() == api_predictions[2].get_params()
+    np.testing.assert_array_equal(pipe[-1].coef_, api_predictions[1].coef_)
 
 
 def test_tag_stdin_without_gold_and_marginals(corpus, model, api_predictions, capsys, monkeypatch, tmp_path):
@@ -144,7 +144,7 @@ def test_eval_equals_entity_classification_report(corpus, model, api_predictions
     # conlleval's text report, from the tag output's gold and predicted columns
     tagged = tmp_path / "tagged.conll"
     assert run(["tag", "-m", model, paths["test"], "-o", tagged], capsys)[0] == 0
-    status, text, _ = run(["eval", tagged], capsys)
+    status, text, _ = run(["eval", "--tagged", tagged], capsys)
     assert status == 0
     lines = text.splitlines()
     assert lines[0] == (
@@ -217,7 +217,7 @@ def test_train_logs_progress_on_stderr(corpus, capsys, tmp_path):
 def test_dump(model, capsys):
     from sklearn_crf import load_model
 
-    crf = load_model(model)
+    crf = load_model(model)[-1]
     status, stdout, _ = run(["dump", model, "--format", "json", "--top", "5"], capsys)
     assert status == 0
     dumped = json.loads(stdout)
@@ -274,11 +274,11 @@ def truncated_crfsuite(model, tmp_path_factory):
         (["train", "{train}", "-m", "{tmp}/m", "--c1", "-1"], 2, "argument --c1: expected a finite number >= 0"),
         (["train", "{train}", "-m", "{tmp}/m", "--max-iter", "0"], 2, "argument --max-iter: expected a positive integer"),
         (["train", "{train}", "-m", "{tmp}/m", "--label-column", "0"], 2, "0 is the token column"),
-        (["train", "{tmp}/missing.conll", "-m", "{tmp}/m"], 1, "missing.conll: cannot read the file"),
+        (["train", "{tmp}/missing.conll", "-m", "{tmp}/m"], 1, "missing.conll: no such file"),
         (["train", "{ragged}", "-m", "{tmp}/m"], 1, "ragged.conll, line 3: 3 columns, expected 2 as on line 1"),
         (["train", "{bad_utf8}", "-m", "{tmp}/m"], 1, "bad_utf8.conll, line 2: not valid utf-8 text"),
         (["train", "{train3}", "-m", "{tmp}/m", "--columns", "a", "b"], 1, "--columns names 2 column(s), but"),
-        (["train", "{train}", "{train3}", "-m", "{tmp}/m"], 1, "train3.conll: 3 columns, but"),
+        (["train", "{train}", "{train3}", "-m", "{tmp}/m"], 1, "train3.conll, line 1: 3 columns, but"),
         (["train", "{train3}", "-m", "{tmp}/m", "--template", "{bad_template}"], 1, "bad_template.txt: template line 1: 'B01:%x[0,0]' is a bigram"),
         (["train", "{train}", "-m", "{tmp}/m", "--template", "{tmp}/none.txt"], 1, "none.txt: cannot read the template file"),
         (["train", "{train3}", "-m", "{tmp}/m", "--template", "{bad_template}", "--columns", "pos"], 1,
@@ -287,7 +287,7 @@ def truncated_crfsuite(model, tmp_path_factory):
         (["tag", "-m", "{not_a_model}", "{test}"], 1, "not_a_model"),
         (["tag", "-m", "{model}", "{test3_with_extra}"], 1, "4 columns, but the model was trained on 1 token column(s)"),
         (["eval", "-m", "{model}", "{unlabeled}"], 1, "no gold label column"),
-        (["eval", "{unlabeled}"], 1, "the last two columns must be the gold and the predicted labels"),
+        (["eval", "--tagged", "{unlabeled}"], 1, "with --tagged the last two columns are the gold"),
         (["dump", "{tmp}/none.skcrf"], 1, "none.skcrf: no such model file"),
         (["convert", "{tmp}/none.crfsuite", "{tmp}/out"], 1, "none.crfsuite: no such file"),
         (["convert", "{truncated_crfsuite}", "{tmp}/out"], 1, "truncated.crfsuite"),
@@ -344,10 +344,10 @@ def test_console_script_points_to_main():
 
 
 def test_train_featurizer_defaults_are_sequence_featurizer_defaults():
-    from sklearn_crf._cli import _featurizer_settings, _make_featurizer, build_parser
+    from sklearn_crf._cli import _featurizer_settings, build_parser
 
     args = build_parser().parse_args(["train", "x.conll", "-m", "m"])
-    featurizer = _make_featurizer(_featurizer_settings(args, n_token_columns=1))
+    featurizer = _featurizer_settings(args, n_token_columns=1)
     assert featurizer.get_params() == SequenceFeaturizer().get_params()
 
 
@@ -402,8 +402,8 @@ def test_readme_commands_parse():
 def test_untrusted_featurizer_settings_in_a_model_file(corpus, model, capsys, tmp_path, settings, message):
     from sklearn_crf import load_model, save_model
 
-    path = tmp_path / "crafted.skcrf"
-    save_model(load_model(model), path, metadata={"sklearn_crf_cli": settings})
+    path = tmp_path / "crafted.skcrf"  # a CRFTagger with the featurizer in the metadata (version 1)
+    save_model(load_model(model)[-1], path, metadata={"sklearn_crf_cli": settings})
     status, _, stderr = run(["tag", "-m", path, corpus[0]["test"], "-q"], capsys)
     assert status == 1
     assert stderr.count("\n") == 1 and stderr.startswith(f"sklearn-crf: error: {path}: ")
