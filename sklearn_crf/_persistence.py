@@ -394,23 +394,22 @@ def _read_pipeline(doc, fail):
         if name in names:
             fail(f"{where}.name={name[:40]!r} names two steps")
         names.add(name)
-        last = i == len(steps) - 1
+        if i == len(steps) - 1:
+            if kind != _TAGGER:
+                fail(f"{where}.class={str(kind)[:40]!r}: the last step must be {_TAGGER!r}")
+        elif kind not in _FEATURIZERS and kind != _PASSTHROUGH:
+            fail(f"{where}.class={str(kind)[:40]!r} is not among "
+                 f"{sorted(_FEATURIZERS) + [_PASSTHROUGH]}")
         expected = {"name", "class"} | ({"params"} if kind in _FEATURIZERS else set())
         if set(step) != expected:
             fail(f"{where} has the fields {sorted(step)[:5]}, expected {sorted(expected)}")
-        if last:
-            if kind != _TAGGER:
-                fail(f"{where}.class={str(kind)[:40]!r}: the last step must be {_TAGGER!r}")
+        if kind == _TAGGER:
             built.append((name, None))
-            continue
-        if kind == _PASSTHROUGH:
+        elif kind == _PASSTHROUGH:
             built.append((name, _PASSTHROUGH))
-            continue
-        if kind not in _FEATURIZERS:
-            fail(f"{where}.class={str(kind)[:40]!r} is not among "
-                 f"{sorted(_FEATURIZERS) + [_PASSTHROUGH]}")
-        built.append((name, _read_featurizer(_FEATURIZERS[kind], step["params"],
-                                             f"{where}.params", fail)))
+        else:
+            built.append((name, _read_featurizer(_FEATURIZERS[kind], step["params"],
+                                                 f"{where}.params", fail)))
     verbose = doc.get("verbose", False)
     if not isinstance(verbose, bool):
         fail(f"pipeline.verbose={str(verbose)[:20]!r} is not a bool")
