@@ -468,3 +468,256 @@ def test_tag_allowed_column(corpus, model, api_predictions, capsys, tmp_path):
     (tmp_path / "unknown.conll").write_text("Madrid NOPE\n", encoding="utf-8")
     status, _, stderr = run(["tag", "-m", model, tmp_path / "unknown.conll", "--allowed-column", "1"], capsys)
     assert status == 1 and stderr.count("\n") == 1 and "NOPE" in stderr
+
+
+# ---------------------------------------------------------------------------
+# The newcomer's stumbles (issue 23) and the CLI's defaults (issue 19), through
+# the real entry point in a subprocess
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*argv, stdin=None):
+    """(status, stdout, stderr) of ``python -m sklearn_crf ARGV`` in a subprocess."""
+    result = subprocess.run(
+        [sys.executable, "-m", "sklearn_crf", *map(str, argv)], input=stdin,
+        capture_output=True, text=True, cwd=ROOT,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+    return result.returncode, result.stdout, result.stderr
+
+
+def one_error_line(stderr):
+    """The error of a stderr that holds exactly one line, an error."""
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("sklearn-crf: error: "), stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_eval_without_a_model_is_an_error(corpus):
+    """Stumble 2: `eval FILE` read the token column as the gold labels and exited 0."""
+    status, stdout, stderr = cli("eval", corpus[0]["test"])
+    assert status == 2 and stdout == ""
+    assert "no model: give -m MODEL" in one_error_line(stderr)
+    assert "--tagged" in stderr
+
+
+def test_eval_tagged_reads_the_last_two_columns(corpus, model, capsys, tmp_path):
+    tagged = tmp_path / "tagged.conll"
+    assert run(["tag", "-m", model, corpus[0]["test"], "-o", tagged, "-q"], capsys)[0] == 0
+    data = read_conll(tagged, label_column=None)
+    expected = format_conlleval_of([[t[1] for t in s] for s in data.sentences],
+                                   [[t[2] for t in s] for s in data.sentences])
+    status, stdout, stderr = cli("eval", "--tagged", tagged)
+    assert status == 0, stderr
+    assert stdout == expected
+    status, _, stderr = cli("eval", "--tagged", "-m", model, tagged)
+    assert status == 2 and "not both" in one_error_line(stderr)
+
+
+def format_conlleval_of(gold, predicted):
+    from sklearn_crf._cli import conll_evaluation, format_conlleval
+
+    return format_conlleval(conll_evaluation(gold, predicted))
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "{train}", "-m", "{tmp}", "--max-iter", "2"], "is a directory; -m/--model takes a file name"),
+        (["train", "{train}", "-m", "{tmp}/missing/m.skcrf", "--max-iter", "2"], "no such folder"),
+        (["convert", "{model}", "{tmp}"], "is a directory; OUTPUT takes a file name"),
+        (["convert", "{model}", "{tmp}/missing/m.crfsuite"], "no such folder"),
+        (["tag", "-m", "{model}", "{test}", "-o", "{tmp}/missing/out"], "no such folder"),
+        (["data", "testb", "-o", "{tmp}"], "is a directory; -o/--output takes a file name"),
+    ],
+)
+def test_output_paths_are_checked_before_any_work(corpus, model, tmp_path, argv, message):
+    """Stumble 3: `train -m DIR` failed after the whole fit with a raw [Errno 21]."""
+    names = {"tmp": tmp_path, "train": corpus[0]["train"], "test": corpus[0]["test"], "model": model}
+    status, stdout, stderr = cli(*[a.format(**names) for a in argv])
+    assert status == 1 and stdout == ""
+    line = one_error_line(stderr)  # no progress line: nothing was read or trained
+    assert message in line and "Errno" not in line
+
+
+@pytest.fixture(scope="module")
+def python_pipeline(corpus):
+    """A Pipeline trained and saved from Python, its file and its predictions."""
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import save_model
+
+    paths, train, test = corpus
+    pipe = make_pipeline(SequenceFeaturizer(window=2, shape=True), CRFTagger(**API_PARAMS))
+    pipe.fit(train.sentences, train.tags)
+    path = paths["dir"] / "python.skcrf"
+    save_model(pipe, path)
+    return path, pipe, pipe.predict(test.sentences)
+
+
+def test_a_pipeline_saved_from_python_tags_on_the_command_line(corpus, python_pipeline):
+    """Stumble 4: save_model(pipe) raised AttributeError; `tag` could not use a Python model."""
+    path, _, expected = python_pipeline
+    status, stdout, stderr = cli("tag", "-m", path, corpus[0]["test"], "-q")
+    assert status == 0, stderr
+    tagged = read_conll(io.StringIO(stdout))
+    assert tagged.tags == expected
+    unlabeled = io.StringIO()
+    write_conll(unlabeled, corpus[2].sentences)
+    status, stdout, stderr = cli("tag", "-m", path, "-q", stdin=unlabeled.getvalue())
+    assert status == 0, stderr
+    assert read_conll(io.StringIO(stdout)).tags == expected
+
+
+def test_eval_of_a_pipeline_saved_from_python(corpus, python_pipeline):
+    from sklearn_crf._cli import conll_evaluation
+
+    path, _, expected = python_pipeline
+    status, stdout, stderr = cli("eval", "-m", path, corpus[0]["test"], "--format", "json")
+    assert status == 0, stderr
+    assert json.loads(stdout) == json.loads(json.dumps(conll_evaluation(corpus[2].tags, expected)))
+
+
+def test_tag_on_a_crfsuite_file_says_to_convert_it(model, tmp_path, corpus):
+    """Stumble 4: `tag -m file.crfsuite` said "not a readable zip archive"."""
+    crfsuite = tmp_path / "m.crfsuite"
+    assert cli("convert", model, crfsuite, "-q")[0] == 0
+    status, _, stderr = cli("tag", "-m", crfsuite, corpus[0]["test"])
+    line = one_error_line(stderr)
+    assert status == 1 and "a CRFsuite model file" in line and "sklearn-crf convert" in line
+    assert "zip" not in line
+
+
+def test_convert_says_what_the_result_can_be_used_for(model, tmp_path, corpus):
+    """Stumble 4: convert's help and output did not say that `tag` cannot use the result."""
+    status, stdout, _ = cli("convert", "--help")
+    assert status == 0
+    text = " ".join(stdout.split())
+    assert "without a featurizer" in text and "'tag' needs a Pipeline" in text
+    assert "python-crfsuite's Tagger" in text
+    crfsuite, back = tmp_path / "m.crfsuite", tmp_path / "back.skcrf"
+    status, _, stderr = cli("convert", model, crfsuite)
+    assert status == 0 and "python-crfsuite's Tagger" in stderr
+    assert "the tagger only: a CRFsuite file holds no featurizer" in stderr
+    status, _, stderr = cli("convert", crfsuite, back)
+    assert status == 0 and "for load_model() in Python" in stderr and "not for 'sklearn-crf tag'" in stderr
+    status, _, stderr = cli("tag", "-m", back, corpus[0]["test"])
+    assert status == 1 and "no featurizer" in one_error_line(stderr)
+
+
+def test_quiet_silences_the_convergence_message(corpus, tmp_path):
+    """Stumble 8: `-q` still printed the convergence message."""
+    status, stdout, stderr = cli("train", corpus[0]["train"], "-m", tmp_path / "m.skcrf",
+                                 "--max-iter", "2", "--n-jobs", "1", "-q")
+    assert status == 0 and stdout == "" and stderr == ""
+    status, _, stderr = cli("train", corpus[0]["train"], "-m", tmp_path / "m.skcrf",
+                            "--max-iter", "2", "--n-jobs", "1")
+    assert status == 0 and "max_iter=2" in stderr  # without -q, the message is there
+
+
+def test_tag_keeps_the_docstart_lines(model, tmp_path):
+    """Stumble 8: `tag` dropped the -DOCSTART- lines."""
+    text = ("-DOCSTART- O\n\nLa O\nCoruña O\n\n-DOCSTART- O\n\nMadrid O\nes O\n\n"
+            "Ana O\n\n-DOCSTART- O\n")
+    status, stdout, stderr = cli("tag", "-m", model, "-q", stdin=text)
+    assert status == 0, stderr
+    got = [line.split() for line in stdout.rstrip("\n").split("\n")]
+    want = [line.split() for line in text.rstrip("\n").split("\n")]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if w[:1] == ["-DOCSTART-"]:
+            assert g == w + ["O"]  # its label column, as conlleval expects
+        else:
+            assert g[:len(w)] == w and len(g) == len(w) + (1 if w else 0)
+
+
+def test_columns_does_not_swallow_the_file_name(corpus, tmp_path, capsys):
+    """Stumble 8: `--columns shape FILE` took FILE for a column name."""
+    paths = corpus[0]
+    after, before, comma = (tmp_path / f"{k}.skcrf" for k in ("after", "before", "comma"))
+    status, _, stderr = cli("train", "--columns", "shape", paths["train3"], "-m", after,
+                            "-q", *TRAIN_PARAMS)
+    assert status == 0, stderr
+    assert run(["train", paths["train3"], "--columns", "shape", "-m", before, "-q", *TRAIN_PARAMS],
+               capsys)[0] == 0
+    assert run(["train", paths["train3"], "--columns", "shape,", "-m", comma, "-q", *TRAIN_PARAMS],
+               capsys)[0] == 2  # an empty name
+    from sklearn_crf import load_model
+
+    a, b = load_model(after), load_model(before)
+    assert a[0].columns == b[0].columns == ("shape",)
+    assert a[-1].coef_.tobytes() == b[-1].coef_.tobytes()
+
+
+def test_columns_comma_separated(corpus, tmp_path, capsys):
+    tabbed = tmp_path / "four.conll"
+    _, train, _ = corpus
+    write_conll(tabbed, [[(w, shape(w), w[-1:]) for w in s] for s in train.sentences[:40]],
+                train.tags[:40])
+    path = tmp_path / "m.skcrf"
+    status, _, stderr = run(["train", "--columns", "shape,-", tabbed, "-m", path, "-q",
+                             "--max-iter", "3"], capsys)
+    assert status == 0, stderr
+    from sklearn_crf import load_model
+
+    assert load_model(path)[0].columns == ("shape", None)
+
+
+def test_a_bad_allowed_label_names_the_file_and_line(model, tmp_path):
+    """Stumble 8: a bad label in --allowed-column was reported as allowed[0][1]."""
+    path = tmp_path / "allowed.conll"
+    path.write_text("La *\nCoruña B-LOC|NOPE\n\nMadrid *\n", encoding="utf-8")
+    status, _, stderr = cli("tag", "-m", model, path, "--allowed-column", "1")
+    line = one_error_line(stderr)
+    assert status == 1
+    assert f"{path}, line 2: --allowed-column: the label 'NOPE'" in line
+    assert "allowed[" not in line
+
+
+def test_dump_convert_and_format_have_help_texts():
+    """Stumble 8: `dump`, `convert` and `--format` had no help text."""
+    for command in ("dump", "convert", "eval"):
+        status, stdout, _ = cli(command, "--help")
+        assert status == 0
+        assert stdout.split("\n\n")[1].strip(), f"{command} has no description"
+        # every positional argument and option line is followed by a help text
+        args_text = stdout.split("positional arguments:", 1)[1]
+        entries = [line for line in args_text.splitlines() if line.startswith("  ") and
+                   not line.startswith("      ")]
+        for entry in entries:
+            name, _, help_text = entry.strip().partition("  ")
+            following = args_text.split(entry, 1)[1].splitlines()[1:2]
+            assert help_text.strip() or (following and following[0].startswith("      ")), (
+                f"{command}: {name} has no help text")
+        assert "--format" not in stdout or "JSON" in stdout.split("--format", 1)[1]
+
+
+def test_training_defaults_are_crftaggers(corpus, tmp_path):
+    """Issue 19: the command line held copies of the defaults (--c2 1.0,
+    --max-iter 1000, --tol 1e-3); now an option not given is not passed, and
+    --help shows CRFTagger's own defaults."""
+    from sklearn_crf import load_model
+
+    status, stdout, _ = cli("train", "--help")
+    assert status == 0
+    text = " ".join(stdout.split())
+    defaults = CRFTagger().get_params()
+    for option, param in (("--c1", "c1"), ("--c2", "c2"), ("--tol", "tol"), ("--min-freq", "min_freq")):
+        assert re.search(rf"{option} \S+ .*?\(default: {re.escape(str(defaults[param]))}[);:]", text), option
+    assert re.search(r"--max-iter \S+ .*?\(default: none", text)
+    path = tmp_path / "m.skcrf"
+    status, _, stderr = cli("train", corpus[0]["train"], "-m", path, "-q", "--tol", "0.5")
+    assert status == 0, stderr
+    params = load_model(path)[-1].get_params()
+    assert params == {**defaults, "tol": 0.5, "verbose": 0}
+
+
+def test_column_count_errors_name_the_file_and_line(model, tmp_path):
+    path = tmp_path / "four.conll"
+    path.write_text("\n\n-DOCSTART- -X- O O\n\na N X O\n", encoding="utf-8")
+    status, _, stderr = cli("tag", "-m", model, path)
+    assert status == 1
+    assert f"{path}, line 5: 4 columns, but the model was trained on 1 token column(s)" in one_error_line(stderr)
