@@ -156,10 +156,15 @@ def _split_columns(args):
     """
     if args.columns is None:
         return None
+    if isinstance(args.columns, str):
+        args.columns = [args.columns]
     k = len(args.columns)
     while k > 0 and "," not in args.columns[k - 1] and os.path.isfile(args.columns[k - 1]):
         k -= 1
-    args.files = list(args.files) + list(args.columns[k:])
+    if k < len(args.columns):
+        if not hasattr(args, "files"):
+            raise UsageError(f"--columns: {args.columns[k]!r} is a file, not a column name.")
+        args.files = list(args.files) + list(args.columns[k:])
     values = [name for value in args.columns[:k] for name in value.split(",")]
     if not values:
         raise UsageError("--columns names no column (e.g. --columns pos,chunk).")
@@ -169,7 +174,9 @@ def _split_columns(args):
 
 
 def _featurizer_settings(args, n_token_columns):
-    """The featurizer ``train`` uses, from the options given (no default of its own)."""
+    """The featurizer of ``train`` (or ``convert --with-featurizer``), from the
+    options given (no default of its own); ``n_token_columns``, when known,
+    is checked against ``--columns``."""
     from ._featurizer import SequenceFeaturizer
     from ._templates import TemplateFeaturizer
 
@@ -197,14 +204,14 @@ def _featurizer_settings(args, n_token_columns):
             raise CommandError(f"{args.template}: {exc}") from None
         return featurizer
     if args.columns is not None:
-        if len(args.columns) != n_token_columns - 1:
+        if n_token_columns is not None and len(args.columns) != n_token_columns - 1:
             raise CommandError(
                 f"--columns names {len(args.columns)} column(s), but the training "
                 f"data has {n_token_columns - 1} column(s) between the token and "
                 "the label."
             )
         given["columns"] = tuple(None if name == "-" else name for name in args.columns)
-    elif n_token_columns > 1:
+    elif n_token_columns is not None and n_token_columns > 1:
         logger.info(
             "ignoring %d column(s) between the token and the label "
             "(name them with --columns to use them as features)",
@@ -879,25 +886,45 @@ def _cmd_dump(args):
 
 
 def _cmd_convert(args):
+    from sklearn.pipeline import make_pipeline
+
     from ._crfsuite import load_crfsuite, save_crfsuite
     from ._persistence import load_model, save_model
 
+    args.columns = _split_columns(args)
+    featurizer_options = [name for name in FEATURIZER_OPTIONS if hasattr(args, name)]
+    featurizer_options += [name for name in ("columns", "template")
+                           if getattr(args, name) is not None]
+    with_featurizer = args.with_featurizer or bool(featurizer_options)
     _check_output(args.output, "OUTPUT")
     source = args.source_format
     if source == "auto":
         source = "crfsuite" if _is_crfsuite_file(args.input) else "model"
+    if with_featurizer and source != "crfsuite":
+        option = f"--{featurizer_options[0].replace('_', '-')}" if featurizer_options else (
+            "--with-featurizer")
+        raise UsageError(f"{option} bundles a featurizer with a model converted from "
+                         "CRFsuite; a CRFsuite file written from INPUT holds no featurizer.")
+    featurizer = _featurizer_settings(args, None) if with_featurizer else None
     try:
         model = load_crfsuite(args.input) if source == "crfsuite" else load_model(args.input)
     except FileNotFoundError:
         raise CommandError(f"{args.input}: no such file.") from None
     except (ValueError, TypeError, OSError) as exc:
         raise CommandError(_named(args.input, exc)) from None
-    if source == "crfsuite":
+    if source == "crfsuite" and featurizer is not None:
+        save_model(make_pipeline(featurizer, model), args.output)
+        logger.info(
+            "converted the CRFsuite model %s to %s: a Pipeline of the featurizer given "
+            "and the tagger, for '%s tag' and load_model() (its features must be those "
+            "the CRFsuite model was trained on)", args.input, args.output, PROG,
+        )
+    elif source == "crfsuite":
         save_model(model, args.output)
         logger.info(
             "converted the CRFsuite model %s to %s: a CRFTagger without a featurizer, "
-            "for load_model() in Python on your own feature dicts (not for '%s tag', "
-            "which needs a Pipeline of a featurizer and the tagger)",
+            "for load_model() in Python on your own feature dicts (not for '%s tag': "
+            "give --with-featurizer and the featurizer options that made its features)",
             args.input, args.output, PROG,
         )
     else:
@@ -1001,9 +1028,11 @@ def _shown(value):
     return str(value)
 
 
-def _add_featurizer_options(parser):
+def _add_featurizer_options(parser, *, columns_nargs="+"):
     """The built-in featurizer's options: SequenceFeaturizer's parameters,
-    not set unless given (so the defaults are the estimator's, shown)."""
+    not set unless given (so the defaults are the estimator's, shown).
+    ``columns_nargs=None``: ``--columns`` takes one value (comma-separated),
+    for a command whose positional arguments come after it."""
     from ._featurizer import SequenceFeaturizer
 
     default = SequenceFeaturizer().get_params()
@@ -1011,7 +1040,7 @@ def _add_featurizer_options(parser):
     feats = parser.add_argument_group(
         "features (built-in featurizer, SequenceFeaturizer; defaults are its own)")
     feats.add_argument(
-        "--columns", nargs="+", metavar="NAMES", default=None,
+        "--columns", nargs=columns_nargs, metavar="NAMES", default=None,
         help="names of the columns between the token and the label, used as features, "
              "comma-separated (e.g. --columns pos,chunk); '-' ignores a column "
              f"(default: {_shown(default['columns'])}, the other columns are ignored)")
@@ -1183,14 +1212,16 @@ def build_parser():
         "convert", parents=[common], help="convert between this model format and CRFsuite's",
         description="Convert a CRFsuite model file (CRFsuite, python-crfsuite, "
                     "sklearn-crfsuite) to this project's model file, or back. "
-                    "From CRFsuite: the result is a CRFTagger without a featurizer "
-                    "(a CRFsuite file holds weights, not how the features were made "
-                    "nor the training parameters), for load_model() in Python with "
-                    "your own features; 'tag' needs a Pipeline of a featurizer and "
-                    "the tagger (save_model(make_pipeline(featurizer, load_model(OUTPUT)))). "
-                    "To CRFsuite: the result is for python-crfsuite's Tagger, "
-                    "sklearn_crfsuite.CRF(model_filename=...) and 'crfsuite tag'; of a "
-                    "Pipeline, only the tagger is written.",
+                    "From CRFsuite: a CRFsuite file holds the weights, not how the "
+                    "features were made nor the training parameters, so the result is "
+                    "a CRFTagger without a featurizer, for load_model() in Python on "
+                    "your own feature dicts; 'tag' needs a Pipeline of a featurizer "
+                    "and the tagger: give --with-featurizer and the featurizer options "
+                    "(or --template) that reproduce the model's features (the "
+                    "defaults are the sklearn-crfsuite tutorial's word2features "
+                    "without part-of-speech tags). To CRFsuite: the result is for "
+                    "python-crfsuite's Tagger, sklearn_crfsuite.CRF(model_filename=...) "
+                    "and 'crfsuite tag'; of a Pipeline, only the tagger is written.",
     )
     convert.add_argument("input", metavar="INPUT",
                          help="a CRFsuite model file, or a model file of this project")
@@ -1199,6 +1230,11 @@ def build_parser():
     convert.add_argument("--from", dest="source_format", default="auto",
                          choices=["auto", "crfsuite", "model"],
                          help="format of INPUT (default: detected from its first bytes)")
+    convert.add_argument("--with-featurizer", action="store_true",
+                         help="from CRFsuite: write a Pipeline of the built-in featurizer "
+                              "(options below; any of them implies this flag) or of "
+                              "--template's, and the tagger, which 'tag' uses")
+    _add_featurizer_options(convert, columns_nargs=None)
     convert.set_defaults(handler=_cmd_convert)
 
     data = sub.add_parser("data", parents=[common],

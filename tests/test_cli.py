@@ -721,3 +721,30 @@ def test_column_count_errors_name_the_file_and_line(model, tmp_path):
     status, _, stderr = cli("tag", "-m", model, path)
     assert status == 1
     assert f"{path}, line 5: 4 columns, but the model was trained on 1 token column(s)" in one_error_line(stderr)
+
+
+def test_convert_with_a_featurizer_makes_a_crfsuite_model_usable_by_tag(corpus, tmp_path):
+    """Stumble 4: a model converted from CRFsuite could not be used by `tag`."""
+    import pycrfsuite
+
+    paths, train, test = corpus
+    featurizer = SequenceFeaturizer(columns=("shape",))
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for sentence, labels in zip(train.sentences[:100], train.tags[:100]):
+        trainer.append(featurizer.transform([[(w, shape(w)) for w in sentence]])[0], labels)
+    trainer.set_params({"c1": 0.1, "c2": 0.1, "max_iterations": 20})
+    crfsuite = tmp_path / "tutorial.crfsuite"
+    trainer.train(str(crfsuite))
+    tagger = pycrfsuite.Tagger()
+    tagger.open(str(crfsuite))
+    expected = [tagger.tag(x) for x in featurizer.transform([[(w, shape(w)) for w in s]
+                                                             for s in test.sentences])]
+    out = tmp_path / "tutorial.skcrf"
+    status, _, stderr = cli("convert", "--columns", "shape", crfsuite, out)
+    assert status == 0 and "a Pipeline of the featurizer given and the tagger" in stderr
+    status, stdout, stderr = cli("tag", "-m", out, paths["test3"], "-q")
+    assert status == 0, stderr
+    assert read_conll(io.StringIO(stdout)).tags == expected
+    status, _, stderr = cli("convert", "--with-featurizer", out, tmp_path / "x.crfsuite")
+    assert status == 2 and "bundles a featurizer with a model converted from CRFsuite" in (
+        one_error_line(stderr))
