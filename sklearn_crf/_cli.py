@@ -434,6 +434,10 @@ def _tokens_for_features(data, model, name, *, need_gold=False):
     line = data.lines[0] if len(data.lines) else 1
     n_token_columns = model.n_token_columns
     if n_token_columns is None:  # the featurizer reads any number of columns
+        if need_gold and n_columns < 2:
+            raise CommandError(
+                f"{name}, line {line}: no gold label column (1 column, the token only)."
+            )
         n_token_columns = n_columns - 1 if need_gold else n_columns
     if n_columns == n_token_columns and not need_gold:
         return sentences, None

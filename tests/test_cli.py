@@ -748,3 +748,26 @@ def test_convert_with_a_featurizer_makes_a_crfsuite_model_usable_by_tag(corpus, 
     status, _, stderr = cli("convert", "--with-featurizer", out, tmp_path / "x.crfsuite")
     assert status == 2 and "bundles a featurizer with a model converted from CRFsuite" in (
         one_error_line(stderr))
+
+
+def test_a_model_file_of_the_previous_cli_format_still_tags(corpus, model, capsys, tmp_path):
+    """Files written by `train` before the Pipeline format: a CRFTagger, the
+    featurizer's settings in the metadata (version 1)."""
+    from sklearn_crf import load_model, save_model
+
+    pipe = load_model(model)
+    settings = {"version": 1, "n_token_columns": 1, "label_column": -1, "sep": None,
+                "featurizer": {"kind": "sequence", "params": {
+                    k: list(v) if isinstance(v, tuple) else v for k, v in pipe[0].get_params().items()}}}
+    old = tmp_path / "old.skcrf"
+    save_model(pipe[-1], old, metadata={"sklearn_crf_cli": settings})
+    status, stdout, stderr = run(["tag", "-m", old, corpus[0]["test"], "-q"], capsys)
+    assert status == 0, stderr
+    assert read_conll(io.StringIO(stdout)).tags == pipe.predict(corpus[2].sentences)
+
+
+def test_eval_of_a_python_pipeline_needs_a_gold_column(python_pipeline, tmp_path, capsys):
+    path = tmp_path / "tokens.conll"
+    path.write_text("Madrid\nes\n", encoding="utf-8")
+    status, _, stderr = run(["eval", "-m", python_pipeline[0], path], capsys)
+    assert status == 1 and f"{path}, line 1: no gold label column" in stderr
