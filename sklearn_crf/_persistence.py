@@ -32,10 +32,8 @@ from numbers import Integral, Real
 import numpy as np
 
 from ._crfsuite import tagger_weights
-from ._featurizer import SequenceFeaturizer
 from ._safe_io import check_dense_size, read_file_bytes
 from ._tagger import CRFTagger, TaggerWeights
-from ._templates import TemplateFeaturizer
 from ._version import __version__
 
 __all__ = ["load_model", "save_model"]
@@ -70,9 +68,21 @@ def _json_value(value):
     return value
 
 
-#: the featurizers a model file can hold, by class name: stateless transformers
-#: whose parameters are JSON values (their own validation checks them on load)
-_FEATURIZERS = {"SequenceFeaturizer": SequenceFeaturizer, "TemplateFeaturizer": TemplateFeaturizer}
+#: the featurizers a model file can hold (stateless transformers whose
+#: parameters are JSON values; their own validation checks them on load)
+_FEATURIZERS = ("SequenceFeaturizer", "TemplateFeaturizer")
+
+
+def _featurizer_class(name):
+    """The featurizer class of that name (imported on first use: ``import
+    sklearn_crf`` does not load the featurizers)."""
+    if name == "SequenceFeaturizer":
+        from ._featurizer import SequenceFeaturizer
+
+        return SequenceFeaturizer
+    from ._templates import TemplateFeaturizer
+
+    return TemplateFeaturizer
 _PASSTHROUGH = "passthrough"
 _TAGGER = "CRFTagger"
 #: bounds on what a model file may ask a featurizer for (untrusted input)
@@ -242,7 +252,7 @@ def _split_model(model):
             described.append({"name": name, "class": _PASSTHROUGH})
             continue
         kind = type(step).__name__
-        if _FEATURIZERS.get(kind) is not type(step):
+        if kind not in _FEATURIZERS or _featurizer_class(kind) is not type(step):
             raise ValueError(
                 f"Pipeline step {name!r} is a {kind}: a model file holds the steps "
                 f"{sorted(_FEATURIZERS)} (or 'passthrough') and a CRFTagger last; "
@@ -408,7 +418,7 @@ def _read_pipeline(doc, fail):
         elif kind == _PASSTHROUGH:
             built.append((name, _PASSTHROUGH))
         else:
-            built.append((name, _read_featurizer(_FEATURIZERS[kind], step["params"],
+            built.append((name, _read_featurizer(_featurizer_class(kind), step["params"],
                                                  f"{where}.params", fail)))
     verbose = doc.get("verbose", False)
     if not isinstance(verbose, bool):
