@@ -31,6 +31,17 @@ BMES' ``M`` are read as ``E``, ``S`` and ``I``. The rules that
 
 from typing import NamedTuple, Optional
 
+__all__ = [
+    "PATTERNS",
+    "ROLES",
+    "SCHEMES",
+    "EntityPatterns",
+    "SchemeTags",
+    "Token",
+    "may_follow",
+    "read_entities",
+]
+
 
 class SchemeTags(NamedTuple):
     """The tags of a scheme in the roles of a chunk; None where it has none."""
@@ -52,16 +63,16 @@ SCHEMES = {
     "BMES": SchemeTags("B", "M", "E", "S"),
 }
 
-#: the role letter of each field of :class:`SchemeTags`, and of "O"
+#: the role letter of each field of :class:`SchemeTags` (``"O"`` is outside)
 ROLES = "BIES"
-OUTSIDE = "O"
 
 
 class Token(NamedTuple):
-    """One label read in a scheme: its role letter (``"BIESO"``) and entity type."""
+    """One label read in a scheme: its role letter (one of ``"BIESO"``) and
+    entity type (any for ``"O"``: no rule reads the type of an outside label)."""
 
     role: str
-    type: str
+    type: Optional[str]
 
 
 class EntityPatterns(NamedTuple):
@@ -107,7 +118,10 @@ PATTERNS = {
         start=_patterns(("OB", "I", "any"), ("I", "I", "diff"), ("IB", "B", "same")),
         inside=_patterns(("BI", "I", "same")),
         end=_patterns(
-            ("BI", "O", "any"), ("I", "B", "any"), ("BI", "I", "diff"), ("B", "B", "same")
+            ("BI", "O", "any"),
+            ("I", "B", "any"),
+            ("BI", "I", "diff"),
+            ("B", "B", "same"),
         ),
     ),
     "IOB2": EntityPatterns(
@@ -131,15 +145,14 @@ PATTERNS = {
 }
 
 #: what stands before the first and after the last token of a sequence
-_BOUNDARY = Token(OUTSIDE, "_")
+_BOUNDARY = Token("O", "_")
 
 
-def role_letters(scheme):
+def _role_letters(scheme):
     """``{tag: role letter}`` of the tags of ``scheme``, ``"O"`` included."""
-    tags = SCHEMES[scheme]
-    return {tag: role for tag, role in zip(tags, ROLES) if tag is not None} | {
-        OUTSIDE: OUTSIDE
-    }
+    letters = {tag: role for tag, role in zip(SCHEMES[scheme], ROLES) if tag}
+    letters["O"] = "O"
+    return letters
 
 
 def _matches(patterns, prev, token):
@@ -164,12 +177,12 @@ def may_follow(scheme, prev, cur):
     cur = _BOUNDARY if cur is None else cur
     if _matches(patterns.inside, prev, cur):
         return True
-    return (prev.role == OUTSIDE or _matches(patterns.end, prev, cur)) and (
-        cur.role == OUTSIDE or _matches(patterns.start, prev, cur)
+    return (prev.role == "O" or _matches(patterns.end, prev, cur)) and (
+        cur.role == "O" or _matches(patterns.start, prev, cur)
     )
 
 
-def strict_entities(tokens, scheme):
+def _strict_entities(tokens, scheme):
     """Entities ``(type, start, end)`` of a list of :class:`Token` that are
     well formed in ``scheme`` (seqeval's strict mode); ``end`` is exclusive."""
     start, inside, end = PATTERNS[scheme]
@@ -193,7 +206,7 @@ def strict_entities(tokens, scheme):
     return entities
 
 
-def check_label(label, where):
+def _check_label(label, where):
     """Raise a TypeError or ValueError when ``label`` is not a non-empty str."""
     if not isinstance(label, str) or not label:
         error = ValueError if isinstance(label, str) else TypeError
@@ -203,7 +216,7 @@ def check_label(label, where):
         )
 
 
-def conlleval_entities(labels, suffix, where):
+def _conlleval_entities(labels, suffix, where):
     """Entities ``(type, start, end)`` of a label sequence with conlleval's rules.
 
     ``where`` names the sequence in error messages, e.g. ``"y_true[3]"``.
@@ -211,7 +224,7 @@ def conlleval_entities(labels, suffix, where):
     entities = []
     prev_tag, prev_type, begin = "O", "", 0
     for i, label in enumerate(list(labels) + ["O"]):
-        check_label(label, f"{where}[{i}]")
+        _check_label(label, f"{where}[{i}]")
         if suffix:
             tag, type_ = label[-1], label[:-1].rsplit("-", 1)[0] or "_"
         else:
@@ -246,11 +259,11 @@ def read_entities(labels, scheme=None, *, suffix=False, where="seq"):
     or, in strict mode, whose tag is not one of the scheme's.
     """
     if scheme is None:
-        return conlleval_entities(labels, suffix, where)
-    roles = role_letters(scheme)
+        return _conlleval_entities(labels, suffix, where)
+    roles = _role_letters(scheme)
     tokens = []
     for i, label in enumerate(labels):
-        check_label(label, f"{where}[{i}]")
+        _check_label(label, f"{where}[{i}]")
         tag, type_ = (label[-1], label[:-1]) if suffix else (label[0], label[1:])
         if tag not in roles:
             raise ValueError(
@@ -259,4 +272,4 @@ def read_entities(labels, scheme=None, *, suffix=False, where="seq"):
                 f"{', '.join(sorted(roles))}"
             )
         tokens.append(Token(roles[tag], type_.strip("-") or "_"))
-    return strict_entities(tokens, scheme)
+    return _strict_entities(tokens, scheme)

@@ -437,7 +437,7 @@ def test_real_data_iobes_matches_seqeval(testa_tags):
 def test_strict_bmes_scores_are_iobes_scores_with_m_for_i():
     # seqeval has no BMES; its entities are IOBES' with M for I (tests/test_schemes.py)
     def to_iobes(y):
-        return [["I" + label[1:] if label[0] == "M" else label for label in seq] for seq in y]
+        return [["I" + lab[1:] if lab[0] == "M" else lab for lab in seq] for seq in y]
 
     for seed in range(15):
         y_true, y_pred = _random_pair(seed, "BMESO", typeless="BMES")
@@ -445,12 +445,16 @@ def test_strict_bmes_scores_are_iobes_scores_with_m_for_i():
             _assert_prfs_equal(
                 _ours_prfs(y_true, y_pred, "strict", "BMES", average=average),
                 _ours_prfs(
-                    to_iobes(y_true), to_iobes(y_pred), "strict", "IOBES", average=average
+                    to_iobes(y_true), to_iobes(y_pred), "strict", "IOBES",
+                    average=average,
                 ),
             )
     seq = ["B-PER", "M-PER", "E-PER", "S-LOC", "M-LOC", "O"]
-    assert get_entities(seq, mode="strict", scheme="BMES") == [("PER", 0, 3), ("LOC", 3, 4)]
-    assert get_entities(seq, mode="strict", scheme="bmes") == [("PER", 0, 3), ("LOC", 3, 4)]
+    for scheme in ("BMES", "bmes"):
+        assert get_entities(seq, mode="strict", scheme=scheme) == [
+            ("PER", 0, 3),
+            ("LOC", 3, 4),
+        ]
 
 
 # ---------------------------------------------------------------------------
@@ -744,14 +748,29 @@ def test_conlleval_report_dict():
     y_true, y_pred, _ = CONLLEVAL_CASES[0]
     report = conlleval_report(y_true, y_pred, output_dict=True)
     # the JSON that `sklearn-crf eval --format json` printed before the move
-    assert json.dumps(report) == (
-        '{"tokens": 9, "phrases": 4, "found": 4, "correct": 2, "accuracy": '
-        '0.5555555555555556, "precision": 0.5, "recall": 0.5, "f1": 0.5, "types": '
-        '{"LOC": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "found": 1, "support": 1}, '
-        '"MISC": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "found": 1, "support": 1}, '
-        '"ORG": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "found": 1, "support": 1}, '
-        '"PER": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "found": 1, "support": 1}}}'
+    assert report == {
+        "tokens": 9,
+        "phrases": 4,
+        "found": 4,
+        "correct": 2,
+        "accuracy": 5 / 9,
+        "precision": 0.5,
+        "recall": 0.5,
+        "f1": 0.5,
+        "types": {
+            "LOC": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "found": 1, "support": 1},
+            "MISC": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "found": 1, "support": 1},
+            "ORG": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "found": 1, "support": 1},
+            "PER": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "found": 1, "support": 1},
+        },
+    }
+    # what `sklearn-crf eval --format json` prints: plain ints and floats, in this order
+    assert json.dumps(report) == json.dumps(
+        {k: report[k] for k in ("tokens", "phrases", "found", "correct", "accuracy",
+                                "precision", "recall", "f1", "types")}
     )
+    assert all(type(report[k]) is int for k in ("tokens", "phrases", "found", "correct"))
+    assert all(type(report[k]) is float for k in ("accuracy", "precision", "recall", "f1"))
 
 
 def test_conlleval_report_agrees_with_the_metrics(testa_tags):
@@ -776,7 +795,10 @@ def test_crfsuite_holdout_report_dict():
     # a label never predicted nor present; a dev-only label; the macro
     # average divides by every label
     report = crfsuite_holdout_report(
-        [["a", "b"], ["c", "a"]], [["a", "a"], ["c", "b"]], ["b", "a", "d"], output_dict=True
+        [["a", "b"], ["c", "a"]],
+        [["a", "a"], ["c", "b"]],
+        ["b", "a", "d"],
+        output_dict=True,
     )
     assert list(report["scores"]) == ["b", "a", "d", "c"]
     assert report["scores"]["b"] == LabelScore(0, 1, 1, 0.0, 0.0, 0.0)

@@ -12,7 +12,7 @@ from sklearn.exceptions import UndefinedMetricWarning
 
 from .._schemes import SCHEMES, read_entities
 from .._validation import check_sequence_weight
-from ._flat import check_sequences
+from ._flat import check_aligned_sequences
 
 # ---------------------------------------------------------------------------
 # Entity extraction
@@ -169,11 +169,13 @@ class EntityMatches(NamedTuple):
     weights: Optional[np.ndarray]
 
 
-def entity_matches(y_true, y_pred, mode=None, scheme=None, suffix=False, sample_weight=None):
+def entity_matches(
+    y_true, y_pred, mode=None, scheme=None, suffix=False, sample_weight=None
+):
     """:class:`EntityMatches` of ``y_true`` and ``y_pred``, extracted as
     :func:`get_entities` does with ``mode``, ``scheme`` and ``suffix``."""
     extract = _extractor(mode, scheme, suffix)
-    y_true, y_pred = check_sequences(y_true, y_pred)
+    y_true, y_pred = check_aligned_sequences(y_true, y_pred)
     sample_weight = check_sequence_weight(sample_weight, len(y_true))
 
     true_entities, pred_entities = set(), set()
@@ -215,13 +217,13 @@ def check_entity_options(average, beta, zero_division):
     )
 
 
-def entity_scores(targets, average, beta, zero_division, warn_for):
-    """Precision, recall, F-beta and support of :class:`EntityMatches` ``targets``.
+def entity_scores(matches, average, beta, zero_division, warn_for):
+    """Precision, recall, F-beta and support of :class:`EntityMatches` ``matches``.
 
     scikit-learn's :func:`~sklearn.metrics.precision_recall_fscore_support`
     computes the scores; the support is returned for averages too.
     """
-    types, true_class, pred_class, weights = targets
+    types, true_class, pred_class, weights = matches
     if not types:  # no entity at all: every score is 0 / 0
         if zero_division == "warn":
             for metric in warn_for:
@@ -353,8 +355,8 @@ def entity_precision_recall_fscore_support(
     (0.5, 0.5, 0.5, 2)
     """
     zero_division = check_entity_options(average, beta, zero_division)
-    targets = entity_matches(y_true, y_pred, mode, scheme, suffix, sample_weight)
-    return entity_scores(targets, average, beta, zero_division, warn_for)
+    matches = entity_matches(y_true, y_pred, mode, scheme, suffix, sample_weight)
+    return entity_scores(matches, average, beta, zero_division, warn_for)
 
 
 def _score_of_prfs(index, warn_for, **fixed):

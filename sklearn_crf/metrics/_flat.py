@@ -34,7 +34,7 @@ def _check_label_sequences(y, name):
     return sequences
 
 
-def check_sequences(y_true, y_pred):
+def check_aligned_sequences(y_true, y_pred):
     """Check that ``y_true`` and ``y_pred`` are aligned lists of sequences."""
     y_true = _check_label_sequences(y_true, "y_true")
     y_pred = _check_label_sequences(y_pred, "y_pred")
@@ -69,7 +69,7 @@ def _flat_labels(flat_true, flat_pred):
 
 def flatten(y_true, y_pred, sample_weight):
     """Flatten aligned sequences; repeat each sequence weight for its tokens."""
-    y_true, y_pred = check_sequences(y_true, y_pred)
+    y_true, y_pred = check_aligned_sequences(y_true, y_pred)
     sample_weight = check_sequence_weight(sample_weight, len(y_true))
     flat_true, flat_pred = _flat_labels(
         [label for seq in y_true for label in seq],
@@ -275,7 +275,7 @@ def sequence_accuracy_score(y_true, y_pred, *, sample_weight=None):
     >>> sequence_accuracy_score([], [])
     0.0
     """
-    y_true, y_pred = check_sequences(y_true, y_pred)
+    y_true, y_pred = check_aligned_sequences(y_true, y_pred)
     weights = check_sequence_weight(sample_weight, len(y_true))
     total = len(y_true) if weights is None else weights.sum()
     if total == 0:
@@ -322,7 +322,7 @@ def token_counts(y_true, y_pred, labels=()):
     The labels are ``labels`` in order, then those of ``y_true`` and then of
     ``y_pred`` that are not among them, in order of first appearance.
     """
-    y_true, y_pred = check_sequences(y_true, y_pred)
+    y_true, y_pred = check_aligned_sequences(y_true, y_pred)
     labels = list(labels)
     index = {label: i for i, label in enumerate(labels)}
     codes = []

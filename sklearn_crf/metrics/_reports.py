@@ -23,7 +23,9 @@ from ._flat import flat_docstring, flatten, token_counts
 _WARN_FOR = ("precision", "recall", "f-score")
 
 
-def flat_classification_report(y_true, y_pred, labels=None, *, sample_weight=None, **kwargs):
+def flat_classification_report(
+    y_true, y_pred, labels=None, *, sample_weight=None, **kwargs
+):
     # docstring: flat_docstring below
     flat_true, flat_pred, weights = flatten(y_true, y_pred, sample_weight)
     return _skm.classification_report(
@@ -115,9 +117,9 @@ def entity_classification_report(
     {'precision': 1.0, 'recall': 1.0, 'f1-score': 1.0, 'support': 1}
     """
     zero_division = check_entity_options(None, 1.0, zero_division)
-    targets = entity_matches(y_true, y_pred, mode, scheme, suffix, sample_weight)
-    types = targets.types
-    scores = entity_scores(targets, None, 1.0, zero_division, _WARN_FOR)
+    matches = entity_matches(y_true, y_pred, mode, scheme, suffix, sample_weight)
+    types = matches.types
+    scores = entity_scores(matches, None, 1.0, zero_division, _WARN_FOR)
     rows = [
         (type_, p.item(), r.item(), f.item(), s.item())
         for type_, p, r, f, s in zip(types, *scores)
@@ -125,7 +127,7 @@ def entity_classification_report(
     averages = [
         (
             f"{average} avg",
-            *entity_scores(targets, average, 1.0, zero_division, _WARN_FOR),
+            *entity_scores(matches, average, 1.0, zero_division, _WARN_FOR),
         )
         for average in ("micro", "macro", "weighted")
     ]
@@ -260,8 +262,9 @@ class LabelScore(NamedTuple):
     --------
     >>> from sklearn_crf.metrics import LabelScore, crfsuite_holdout_report
     >>> report = crfsuite_holdout_report([["a", "b"]], [["a", "a"]], output_dict=True)
-    >>> report["scores"]["a"]
-    LabelScore(match=1, model=2, ref=1, precision=0.5, recall=1.0, f1=0.6666666666666666)
+    >>> report["scores"]["a"]  # doctest: +NORMALIZE_WHITESPACE
+    LabelScore(match=1, model=2, ref=1, precision=0.5, recall=1.0,
+               f1=0.6666666666666666)
     """
 
     match: int
@@ -328,13 +331,14 @@ def crfsuite_holdout_report(y_true, y_pred, labels=None, *, output_dict=False):
     tokens = token_counts(y_true, y_pred, () if labels is None else labels)
     scores = {}
     sums = np.zeros(3)
-    for label, match, model, ref in zip(tokens.labels, tokens.match, tokens.model, tokens.ref):
+    for label, match, model, ref in zip(*tokens[:4]):
         if ref == 0:
             scores[label] = LabelScore(0, int(model), 0, None, None, None)
             continue
         precision = match / model if model > 0 else 0.0
         recall = match / ref
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+        total = precision + recall
+        f1 = 2 * precision * recall / total if total > 0 else 0.0
         scores[label] = LabelScore(
             int(match), int(model), int(ref), float(precision), float(recall), float(f1)
         )
@@ -368,8 +372,9 @@ def _crfsuite_text(report, tokens):
         else:
             lines.append(f"{counts} ({s.precision:1.4f}, {s.recall:1.4f}, {s.f1:1.4f})")
     lines += [
-        "Macro-average precision, recall, F1: "
-        f"({report['avg_precision']:f}, {report['avg_recall']:f}, {report['avg_f1']:f})",
+        "Macro-average precision, recall, F1: ("
+        + ", ".join(f"{report[f'avg_{name}']:f}" for name in ("precision", "recall", "f1"))
+        + ")",
         f"Item accuracy: {tokens.match.sum()} / {tokens.ref.sum()} "
         f"({report['item_accuracy_float']:1.4f})",
         f"Instance accuracy: {tokens.n_correct_sequences} / {tokens.n_sequences} "
