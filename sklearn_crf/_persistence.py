@@ -94,7 +94,7 @@ _MAX_STEPS = 100
 _PIPELINE_PARAMS = ("verbose", "transform_input")
 
 
-def save_model(model, path, *, metadata=None):
+def save_model(crf, path, *, metadata=None):
     """Save a fitted :class:`CRFTagger`, or a Pipeline ending in one, as a data-only file.
 
     Unlike pickle, the file holds only data (JSON and ``.npy`` arrays in an
@@ -114,7 +114,7 @@ def save_model(model, path, *, metadata=None):
 
     Parameters
     ----------
-    model : CRFTagger or Pipeline
+    crf : CRFTagger or Pipeline
         A fitted tagger whose labels are all str or all int, with attribute
         names (not ``hashing``; pickle or skops such a tagger instead), or a
         Pipeline of featurizers ending in such a tagger.
@@ -170,7 +170,7 @@ def save_model(model, path, *, metadata=None):
     >>> loaded[0].window, loaded.predict([["Mary", "runs"]])
     (2, [['PER', 'O']])
     """
-    crf, pipeline = _split_model(model)
+    crf, pipeline = _split_model(crf)
     classes, names, sa, sl, tf, tt, coef = tagger_weights(crf, "a model file")
     if all(isinstance(c, str) for c in classes):
         label_type = "str"
