@@ -694,118 +694,6 @@ def _open_output(path):
         raise CommandError(f"{path}: cannot write ({exc.strerror}).") from None
 
 
-def conll_evaluation(y_true, y_pred):
-    """conlleval's counts and scores, computed with :mod:`sklearn_crf.metrics`.
-
-    Parameters
-    ----------
-    y_true, y_pred : list of list of str
-        Gold and predicted label sequences.
-
-    Returns
-    -------
-    report : dict
-        ``tokens``, ``phrases`` (gold entities), ``found`` (predicted
-        entities), ``correct``, ``accuracy`` (token accuracy), ``precision``,
-        ``recall``, ``f1`` (micro-averaged over entities, as fractions), and
-        ``types``: for each entity type its ``precision``, ``recall``, ``f1``,
-        ``found`` and ``support`` (gold entities).
-
-    Examples
-    --------
-    >>> from sklearn_crf._cli import conll_evaluation
-    >>> report = conll_evaluation([["B-PER", "I-PER", "O"]], [["B-PER", "O", "O"]])
-    >>> report["phrases"], report["found"], report["correct"], report["accuracy"]
-    (1, 1, 0, 0.6666666666666666)
-    """
-    from .metrics import (
-        entity_precision_recall_fscore_support,
-        flat_accuracy_score,
-        get_entities,
-    )
-
-    true_entities = [set(get_entities(s)) for s in y_true]
-    pred_entities = [set(get_entities(s)) for s in y_pred]
-    types = sorted({e[0] for s in true_entities + pred_entities for e in s})
-    found = {t: 0 for t in types}
-    for s in pred_entities:
-        for e in s:
-            found[e[0]] += 1
-    correct = sum(len(t & p) for t, p in zip(true_entities, pred_entities))
-    precision, recall, f1, _ = entity_precision_recall_fscore_support(
-        y_true, y_pred, average="micro", zero_division=0.0
-    )
-    report = {
-        "tokens": sum(map(len, y_true)),
-        "phrases": sum(map(len, true_entities)),
-        "found": sum(map(len, pred_entities)),
-        "correct": correct,
-        "accuracy": flat_accuracy_score(y_true, y_pred) if any(y_true) else 0.0,
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "types": {},
-    }
-    if types:
-        per_type = entity_precision_recall_fscore_support(
-            y_true, y_pred, average=None, zero_division=0.0
-        )
-        for k, t in enumerate(types):
-            report["types"][t] = {
-                "precision": float(per_type[0][k]),
-                "recall": float(per_type[1][k]),
-                "f1": float(per_type[2][k]),
-                "found": found[t],
-                "support": int(per_type[3][k]),
-            }
-    return report
-
-
-def format_conlleval(report):
-    """conlleval's text report of :func:`conll_evaluation`'s result.
-
-    Parameters
-    ----------
-    report : dict
-        A result of :func:`conll_evaluation`.
-
-    Returns
-    -------
-    text : str
-        conlleval's summary lines and one line per entity type (precision,
-        recall, FB1 and the number of predicted entities).
-
-    Examples
-    --------
-    >>> from sklearn_crf._cli import conll_evaluation, format_conlleval
-    >>> y_true = [["B-PER", "I-PER", "O", "B-LOC"]]
-    >>> y_pred = [["B-PER", "I-PER", "O", "O"]]
-    >>> print(format_conlleval(conll_evaluation(y_true, y_pred)), end="")
-    processed 4 tokens with 2 phrases; found: 1 phrases; correct: 1.
-    accuracy:  75.00%; precision: 100.00%; recall:  50.00%; FB1:  66.67
-                  LOC: precision:   0.00%; recall:   0.00%; FB1:   0.00  0
-                  PER: precision: 100.00%; recall: 100.00%; FB1: 100.00  1
-    """
-    lines = [
-        f"processed {report['tokens']} tokens with {report['phrases']} phrases; "
-        f"found: {report['found']} phrases; correct: {report['correct']}."
-    ]
-    if report["tokens"]:
-        lines.append(
-            f"accuracy: {100 * report['accuracy']:6.2f}%; "
-            f"precision: {100 * report['precision']:6.2f}%; "
-            f"recall: {100 * report['recall']:6.2f}%; "
-            f"FB1: {100 * report['f1']:6.2f}"
-        )
-    for t, scores in report["types"].items():
-        lines.append(
-            f"{t:>17}: precision: {100 * scores['precision']:6.2f}%; "
-            f"recall: {100 * scores['recall']:6.2f}%; "
-            f"FB1: {100 * scores['f1']:6.2f}  {scores['found']}"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def _cmd_eval(args):
     if args.model is not None and args.tagged:
         raise UsageError("give either -m/--model (tag FILE, then compare) or --tagged "
@@ -830,11 +718,12 @@ def _cmd_eval(args):
             )
         gold = [[t[-2] for t in s] for s in data.sentences]
         predicted = [[t[-1] for t in s] for s in data.sentences]
-    report = conll_evaluation(gold or [], predicted)
+    from .metrics import conlleval_report
+
+    report = conlleval_report(gold or [], predicted, output_dict=args.format == "json")
     if args.format == "json":
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
-    else:
-        sys.stdout.write(format_conlleval(report))
+        report = json.dumps(report, indent=2) + "\n"
+    sys.stdout.write(report)
     return 0
 
 

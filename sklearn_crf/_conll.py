@@ -109,10 +109,6 @@ def iter_blocks(lines, split):
         yield Block(False, numbers, rows)
 
 
-#: the former private name, read by :mod:`sklearn_crf.datasets._conll2002`
-_iter_blocks = iter_blocks
-
-
 def _source_name(path_or_file):
     """A name for error messages: the path, the file's name, or a placeholder."""
     if isinstance(path_or_file, (str, os.PathLike)):

@@ -518,9 +518,9 @@ def test_eval_tagged_reads_the_last_two_columns(corpus, model, capsys, tmp_path)
 
 
 def format_conlleval_of(gold, predicted):
-    from sklearn_crf._cli import conll_evaluation, format_conlleval
+    from sklearn_crf.metrics import conlleval_report
 
-    return format_conlleval(conll_evaluation(gold, predicted))
+    return conlleval_report(gold, predicted)
 
 
 @pytest.mark.parametrize(
@@ -573,12 +573,12 @@ def test_a_pipeline_saved_from_python_tags_on_the_command_line(corpus, python_pi
 
 
 def test_eval_of_a_pipeline_saved_from_python(corpus, python_pipeline):
-    from sklearn_crf._cli import conll_evaluation
+    from sklearn_crf.metrics import conlleval_report
 
     path, _, expected = python_pipeline
     status, stdout, stderr = cli("eval", "-m", path, corpus[0]["test"], "--format", "json")
     assert status == 0, stderr
-    assert json.loads(stdout) == json.loads(json.dumps(conll_evaluation(corpus[2].tags, expected)))
+    assert json.loads(stdout) == json.loads(json.dumps(conlleval_report(corpus[2].tags, expected, output_dict=True)))
 
 
 def test_tag_on_a_crfsuite_file_says_to_convert_it(model, tmp_path, corpus):
