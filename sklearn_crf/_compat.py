@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
-from . import _kernels, _optimize
+from . import _optimize
 from ._crfsuite import load_crfsuite, save_crfsuite
 from ._tagger import CRFTagger
 
@@ -261,18 +261,9 @@ class Tagger:
         self._crf = crf
         self._labels = crf.classes_.tolist()
         self._index = {label: i for i, label in enumerate(self._labels)}
-        self._set_scores(np.zeros((0, len(self._labels))))
-
-    def _set_scores(self, scores):
-        """Keep the state scores of the current sequence and their forward-backward."""
-        self._scores = scores
-        seq_ptr = np.array([0, len(scores)], dtype=np.int64)
-        trans = self._crf.transition_matrix_
-        log_z, node, _ = _kernels.forward_backward_batch(scores, trans, seq_ptr, False, 1)
-        codes, _ = _kernels.viterbi_batch(scores, trans, seq_ptr, 1)
-        self._log_z = float(log_z[0])
-        self._node = node
-        self._path = [self._labels[c] for c in codes.tolist()]
+        self._xseq = []
+        self._node = np.zeros((0, len(self._labels)))
+        self._path = []
 
     def labels(self):
         """The labels of the model.
@@ -293,8 +284,10 @@ class Tagger:
         xseq : list of dict
             One sequence of feature dicts.
         """
-        scores, _ = self._crf._state_scores([xseq])
-        self._set_scores(scores)
+        xseq = list(xseq)
+        self._path = self._crf.predict([xseq])[0] if xseq else []
+        self._node = self._crf.predict_marginals([xseq], output="array")[0]
+        self._xseq = xseq
 
     def tag(self, xseq=None):
         """The most likely labels (Viterbi) of ``xseq``, or of the current sequence.
@@ -314,7 +307,7 @@ class Tagger:
         return list(self._path)
 
     def _check_position(self, pos):
-        n = len(self._scores)
+        n = len(self._xseq)
         if isinstance(pos, bool) or not isinstance(pos, Integral) or not 0 <= pos < n:
             raise ValueError(f"the position {pos!r} is out of range of the {n} tokens of the sequence")
 
@@ -354,7 +347,7 @@ class Tagger:
         -------
         probability : float
         """
-        n = len(self._scores)
+        n = len(self._xseq)
         if len(yseq) != n:
             raise ValueError(
                 f"the numbers of items and labels differ: the sequence has {n} "
@@ -362,11 +355,9 @@ class Tagger:
             )
         if n == 0:
             return 1.0
-        codes = [self._label_index(label) for label in yseq]
-        trans = self._crf.transition_matrix_
-        score = float(self._scores[np.arange(n), codes].sum())
-        score += float(sum(trans[a, b] for a, b in zip(codes[:-1], codes[1:])))
-        return math.exp(score - self._log_z)
+        for label in yseq:
+            self._label_index(label)  # a ValueError for an unknown label
+        return math.exp(float(self._crf.log_probability([self._xseq], [list(yseq)])[0]))
 
 
 class CRF(BaseEstimator):

@@ -23,12 +23,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from scipy.optimize import Bounds, minimize
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from ._kernels import _NJIT
+from ._engine.config import kernel
 
 logger = logging.getLogger("sklearn_crf")
 
@@ -374,7 +373,7 @@ def _caller_stacklevel():
 # --------------------------------------------------------------------------
 
 
-@njit(**_NJIT)
+@kernel
 def owlqn_pseudo_gradient(w, g, c1, out):
     """Fill ``out`` with the OWL-QN pseudo-gradient of f(w) + c1·‖w‖₁; returns
     its squared norm.
@@ -401,7 +400,7 @@ def owlqn_pseudo_gradient(w, g, c1, out):
     return sq
 
 
-@njit(**_NJIT)
+@kernel
 def lbfgs_two_loop(pg, s_hist, y_hist, rho, order, d):
     """OWL-QN's search direction: ``d = -H·pg`` by the L-BFGS two-loop recursion
     over the history rows ``order`` (oldest first) of ``s_hist``/``y_hist``
@@ -440,7 +439,7 @@ def lbfgs_two_loop(pg, s_hist, y_hist, rho, order, d):
             d[i] = 0.0
 
 
-@njit(**_NJIT)
+@kernel
 def owlqn_trial_point(w, d, step, pg, w_new, s):
     """``w_new = w + step·d`` kept to the orthant of the step (sign of w, or of
     -pg where w is 0: a component that would cross it is set to 0) and

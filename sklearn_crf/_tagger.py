@@ -11,8 +11,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _constraints, _decoding, _inspection, _kernels, _online
-from ._objective import ConstrainedCRFObjective, CRFObjective, ParameterLayout, build_layout
+from . import _constraints, _engine, _inspection, _online
+from ._objective import CRFObjective, ParameterLayout, build_layout
 from ._optimize import ValidationMonitor, minimize_crf
 from ._threads import MIN_TOKENS_PER_THREAD
 from ._threads import n_threads as _n_threads
@@ -631,15 +631,10 @@ class CRFTagger(BaseEstimator):
                 monitor = ValidationMonitor(
                     score, self.n_iter_no_change if self.early_stopping else None
                 )
-            if masks is None:
-                objective = CRFObjective(
-                    corpus, layout, labels, seq_weight, c2=self.c2, n_chunks=n_threads,
-                )
-            else:
-                objective = ConstrainedCRFObjective(
-                    corpus, layout, labels, seq_weight, c2=self.c2, masks=masks,
-                    n_chunks=n_threads,
-                )
+            objective = CRFObjective(
+                corpus, layout, labels, seq_weight, c2=self.c2, n_chunks=n_threads,
+                constraints=masks,
+            )
             w0 = self._warm_start_weights(vectorizer, classes, layout)
             result = minimize_crf(
                 objective, w0, c1=self.c1, solver=self.solver,
@@ -719,7 +714,7 @@ class CRFTagger(BaseEstimator):
         corpus = self.vectorizer_.encode(X)
         layout = self.layout_
         # straight from coef_: the cost does not grow with the model's size
-        scores = _kernels.state_scores_sparse(
+        scores = _engine.state_scores_sparse(
             self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr,
             corpus.tok_attr, corpus.tok_val, layout.n_labels,
         )
@@ -818,9 +813,9 @@ class CRFTagger(BaseEstimator):
         problem = self._problem(X, allowed)
         seq_ptr = problem.seq_ptr
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            best = _decoding.nbest(problem, n, n_threads)
-            fb = _decoding.forward_backward_log(problem, n_threads)
-        log_p = _decoding.nbest_log_probabilities(problem, fb, best)
+            best = _engine.nbest(problem, n, n_threads)
+            fb = _engine.log_forward_backward(problem, n_threads)
+            log_p = _engine.nbest_log_probabilities(problem, fb, best, n_threads)
         labels = self.classes_.tolist()
         flat = [labels[c] for c in best.paths.tolist()]
         prob = np.exp(log_p).tolist()
@@ -932,10 +927,10 @@ class CRFTagger(BaseEstimator):
         else:
             codes = _encode_known_labels(y, self.classes_.tolist(), seq_ptr)
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            fb = _decoding.forward_backward_log(problem, n_threads)
-        return _decoding.span_log_probs(
-            problem, fb, seq_ptr[:-1], np.diff(seq_ptr), seq_ptr[:-1], codes
-        )
+            fb = _engine.log_forward_backward(problem, n_threads)
+            return _engine.span_log_probs(
+                problem, fb, seq_ptr[:-1], np.diff(seq_ptr), seq_ptr[:-1], codes, n_threads
+            )
 
     def log_partition(self, X, *, allowed=None):
         """log Z of each sequence: the log-sum-exp of the scores of its label
@@ -967,7 +962,7 @@ class CRFTagger(BaseEstimator):
         """
         problem = self._problem(X, allowed)
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            return _decoding.forward_backward_log(problem, n_threads).log_z
+            return _engine.log_forward_backward(problem, n_threads).log_z
 
     def predict_entities(self, X, *, allowed=None):
         """The entities of the predicted labels, with their probabilities.
@@ -1029,8 +1024,9 @@ class CRFTagger(BaseEstimator):
         first = np.array([seq_ptr[s] + a for s, _, a, _ in spans], dtype=np.int64)
         length = np.array([b - a for _, _, a, b in spans], dtype=np.int64)
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            fb = _decoding.forward_backward_log(problem, n_threads)
-        prob = np.exp(_decoding.span_log_probs(problem, fb, first, length, first, codes))
+            fb = _engine.log_forward_backward(problem, n_threads)
+            log_p = _engine.span_log_probs(problem, fb, first, length, first, codes, n_threads)
+        prob = np.exp(log_p)
         out = [[] for _ in sequences]
         for (s, type_, a, b), p in zip(spans, prob.tolist()):
             out[s].append((type_, a, b, p))
@@ -1038,17 +1034,17 @@ class CRFTagger(BaseEstimator):
 
     def _problem(self, X, allowed):
         """Dense scores and transitions of X with ``transition_constraints`` and
-        ``allowed`` applied as -inf (a :class:`~sklearn_crf._decoding.DecodingProblem`);
+        ``allowed`` applied as -inf (a :class:`~sklearn_crf._engine.decoding.DecodingProblem`);
         a ValueError names the first sequence left without an allowed path."""
         scores, seq_ptr = self._state_scores(X)
         classes = self.classes_.tolist()
-        problem = _decoding.apply_constraints(
+        problem = _engine.apply_constraints(
             scores, self.transition_matrix_, seq_ptr,
             _constraints.build_constraints(self.transition_constraints, classes),
             _constraints.token_mask(allowed, classes, seq_ptr),
         )
         if problem.constrained:
-            _decoding.check_feasible(
+            _engine.check_feasible(
                 problem, "transition_constraints and allowed" if allowed is not None
                 else "transition_constraints"
             )
@@ -1057,7 +1053,7 @@ class CRFTagger(BaseEstimator):
     def _node_marginals(self, problem):
         """Node marginals (n_tokens, n_labels) of a decoding problem."""
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            _, node, _ = _kernels.forward_backward_batch(
+            _, node, _ = _engine.forward_backward_batch(
                 problem.scores, problem.trans, problem.seq_ptr, False, n_threads
             )
         return node
@@ -1065,11 +1061,11 @@ class CRFTagger(BaseEstimator):
     def _decode(self, problem):
         """Label codes (n_tokens,) chosen by ``decoder``."""
         if self.decoder == "posterior":
-            problem = _decoding.posterior_problem(problem, self._node_marginals(problem))
+            problem = _engine.posterior_problem(problem, self._node_marginals(problem))
         elif self.decoder != "viterbi":
             raise ValueError(f"decoder must be 'viterbi' or 'posterior', got {self.decoder!r}")
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            codes, _ = _kernels.viterbi_batch(
+            codes, _ = _engine.viterbi_batch(
                 problem.scores, problem.trans, problem.seq_ptr, n_threads
             )
         return codes
@@ -1383,10 +1379,10 @@ class _Iterate(BaseEstimator):
         corpus = self.corpus
         layout = self.layout
         self._w_attr = layout.attribute_matrix(self.w, out=self._w_attr)
-        scores = _kernels.state_scores(
+        scores = _engine.state_scores_dense(
             self._w_attr, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
         )
-        codes, _ = _kernels.viterbi_batch(
+        codes, _ = _engine.viterbi_batch(
             scores, layout.transition_matrix(self.w), corpus.seq_ptr, self.n_threads
         )
         labels = self.classes.tolist()
