@@ -27,6 +27,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from . import _optimize
+from ._training.solvers import SOLVERS, reads
 from ._crfsuite import load_crfsuite, save_crfsuite
 from ._tagger import CRFTagger
 
@@ -34,8 +35,11 @@ logger = logging.getLogger("sklearn_crf")
 
 __all__ = ["CRF", "LabelScore", "ModelFile", "Tagger", "TrainingLog"]
 
-#: the training algorithms of sklearn-crfsuite (CRFsuite) and CRFTagger's solver of each
-ALGORITHMS = {"lbfgs": "lbfgs", "l2sgd": "l2sgd", "ap": "ap", "pa": "pa", "arow": "arow"}
+#: the training algorithms of sklearn-crfsuite (CRFsuite) and CRFTagger's solver
+#: of each, from the solver table
+ALGORITHMS = {
+    spec.crfsuite_algorithm: name for name, spec in SOLVERS.items() if spec.crfsuite_algorithm
+}
 
 #: parameters every algorithm reads: sklearn-crfsuite name -> CRFTagger name
 COMMON_PARAMETERS = {
@@ -47,29 +51,10 @@ COMMON_PARAMETERS = {
 
 #: the algorithm-specific parameters of each algorithm (CRFsuite's parameter
 #: sets): sklearn-crfsuite name -> CRFTagger name, or None where CRFTagger has
-#: a fixed behaviour that :func:`_fixed_value` checks instead
+#: a fixed behaviour that :func:`_check_fixed` checks instead; from the solver table
 ALGORITHM_PARAMETERS = {
-    "lbfgs": {
-        "c1": "c1", "c2": "c2", "delta": "tol", "epsilon": "epsilon",
-        "num_memories": None, "period": None, "linesearch": None, "max_linesearch": None,
-    },
-    "l2sgd": {
-        "c2": "c2", "period": "period", "delta": "delta",
-        "calibration_eta": "calibration_eta", "calibration_rate": "calibration_rate",
-        "calibration_samples": "calibration_samples",
-        "calibration_candidates": "calibration_candidates",
-        "calibration_max_trials": "calibration_max_trials",
-    },
-    "ap": {"epsilon": "epsilon"},
-    "pa": {
-        "epsilon": "epsilon", "pa_type": "pa_type", "c": "c",
-        "error_sensitive": "error_sensitive", "averaging": "averaging",
-    },
-    "arow": {"epsilon": "epsilon", "variance": "variance", "gamma": "gamma"},
+    algorithm: SOLVERS[solver].crfsuite_params for algorithm, solver in ALGORITHMS.items()
 }
-
-#: CRFsuite's lbfgs defaults that differ from CRFTagger's
-LBFGS_DEFAULTS = {"tol": 1e-5}
 
 #: CRFsuite's lbfgs runs without an iteration limit by default (INT_MAX); the
 #: ``delta`` test stops it. This stands for "unlimited".
@@ -635,10 +620,6 @@ class CRF(BaseEstimator):
             )
         accepted = CRFTagger().get_params()
         solver = ALGORITHMS[algorithm]
-        if solver not in _solver_options():
-            raise ValueError(
-                f"algorithm={algorithm!r} is not available: CRFTagger has no solver {solver!r}"
-            )
         params = {"solver": solver}
         for name, target in COMMON_PARAMETERS.items():
             value = getattr(self, name)
@@ -651,7 +632,7 @@ class CRF(BaseEstimator):
             if target is None:
                 _check_fixed(name, value, self.c1 or 0.0)
                 continue
-            if target not in accepted or not _reads(solver, target):
+            if target not in accepted or not reads(solver, target):
                 if value is not None:
                     raise ValueError(
                         f"{name}={value!r} cannot be honoured: CRFTagger has no "
@@ -659,7 +640,7 @@ class CRF(BaseEstimator):
                     )
                 continue
             if value is None:
-                value = LBFGS_DEFAULTS.get(target) if algorithm == "lbfgs" else None
+                value = SOLVERS[solver].crfsuite_defaults.get(target)
             if value is not None:
                 params[target] = bool(value) if name in ("error_sensitive", "averaging") else value
         if self.verbose:
@@ -943,32 +924,15 @@ class CRF(BaseEstimator):
         return tags
 
 
-def _reads(solver, name):
-    """Whether CRFTagger's ``solver`` reads its parameter ``name``."""
-    from . import _online
-
-    specific = getattr(_online, "SOLVER_PARAMS", {})
-    if name not in set().union(*specific.values()):
-        return True  # read by every solver
-    return name in specific.get(solver, ())
-
-
-def _solver_options():
-    """The solvers CRFTagger offers."""
-    for constraint in CRFTagger._parameter_constraints["solver"]:
-        if isinstance(constraint, StrOptions):
-            return constraint.options
-    return set()  # pragma: no cover
-
-
 def _check_fixed(name, value, c1):
     """ValueError when an lbfgs parameter asks for something CRFTagger does not do."""
     if value is None:
         return
+    fixed = SOLVERS["lbfgs"].crfsuite_fixed
     if name == "num_memories":
-        ok, does = value == _optimize.HISTORY, f"keeps {_optimize.HISTORY} updates"
+        ok, does = value == fixed[name], f"keeps {fixed[name]} updates"
     elif name == "period":
-        ok, does = value == _optimize.PERIOD, f"measures the decrease over {_optimize.PERIOD} iterations"
+        ok, does = value == fixed[name], f"measures the decrease over {fixed[name]} iterations"
     elif name == "linesearch":
         # with L1, CRFsuite (and CRFTagger's OWL-QN) always backtracks
         ok, does = value == "MoreThuente" or c1 > 0, "uses scipy's L-BFGS-B, whose line search is More-Thuente's"

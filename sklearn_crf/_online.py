@@ -25,12 +25,10 @@ tokens), ``attr_ptr`` / ``attr_label`` (attributes → state parameters), and
 has none.
 """
 
-import inspect
 import logging
 import math
 import time
 import warnings
-from dataclasses import dataclass
 
 from typing import NamedTuple
 
@@ -47,154 +45,9 @@ from ._engine import (
     viterbi_workspace,
 )
 from ._engine.config import exact_kernel
+from ._optimize import SolverResult, caller_stacklevel
 
 logger = logging.getLogger("sklearn_crf")
-
-#: the online solvers, and the default epoch limits (lbfgs: CRFsuite sets no limit)
-ONLINE_SOLVERS = ("l2sgd", "ap", "pa", "arow")
-DEFAULT_MAX_ITER = {
-    "lbfgs": 1000, "l-bfgs-b": 1000, "l2sgd": 1000, "ap": 100, "pa": 100, "arow": 100,
-}
-
-#: which CRFTagger parameters each solver reads (besides those of every solver)
-#: the early-stopping parameters (a validation set checked after each
-#: iteration): L-BFGS and OWL-QN only
-_EARLY_STOPPING = {
-    "early_stopping", "validation_fraction", "n_iter_no_change",
-    "validation_scoring", "random_state",
-}
-SOLVER_PARAMS = {
-    "lbfgs": {
-        "c1", "c2", "tol", "epsilon", "warm_start", "constrain_training", *_EARLY_STOPPING,
-    },
-    "l-bfgs-b": {
-        "c1", "c2", "tol", "epsilon", "warm_start", "constrain_training", *_EARLY_STOPPING,
-    },
-    "l2sgd": {
-        "c2", "period", "delta", "calibration_eta", "calibration_rate",
-        "calibration_samples", "calibration_candidates", "calibration_max_trials",
-    },
-    "ap": {"epsilon"},
-    "pa": {"epsilon", "pa_type", "c", "error_sensitive", "averaging"},
-    "arow": {"epsilon", "variance", "gamma"},
-}
-#: parameters some solver reads and others ignore
-SOLVER_SPECIFIC = set().union(*SOLVER_PARAMS.values())
-
-
-def resolved_max_iter(solver, max_iter):
-    """``max_iter``, or CRFsuite's default of the solver when it is None."""
-    return DEFAULT_MAX_ITER[solver] if max_iter is None else max_iter
-
-
-#: CRFsuite's default ``epsilon`` of each solver that reads one: the
-#: gradient-norm test of L-BFGS, the mean-loss test of the online algorithms
-DEFAULT_EPSILON = {"lbfgs": 1e-5, "l-bfgs-b": 1e-5, "ap": 0.0, "pa": 0.0, "arow": 0.0}
-
-
-def resolved_epsilon(solver, epsilon):
-    """``epsilon``, or CRFsuite's default of the solver when it is None."""
-    return DEFAULT_EPSILON[solver] if epsilon is None else epsilon
-
-
-def check_solver_params(estimator):
-    """ValueError when a parameter the chosen solver ignores has a non-default value.
-
-    The defaults are those of the estimator's signature; never silently
-    ignore a setting.
-    """
-    params = estimator.get_params(deep=False)
-    signature = inspect.signature(type(estimator).__init__).parameters
-    solver = params["solver"]
-    ignored = sorted(
-        name for name in SOLVER_SPECIFIC - SOLVER_PARAMS[solver]
-        if name in params and not _same(params[name], signature[name].default)
-    )
-    if ignored:
-        detail = "; ".join(
-            f"{name}={params[name]!r} is a parameter of solver "
-            + " / ".join(repr(s) for s, names in SOLVER_PARAMS.items() if name in names)
-            for name in ignored
-        )
-        raise ValueError(
-            f"solver={solver!r} does not use {', '.join(ignored)} ({detail}); leave "
-            "them at their defaults or choose a solver that uses them"
-        )
-    if solver == "l2sgd" and params["c2"] <= 0:
-        raise ValueError(
-            "solver='l2sgd' needs c2 > 0 (its learning rate is 1 / (lambda * (t0 + t)) "
-            f"with lambda = 2 * c2 / n_sequences), got c2={params['c2']!r}"
-        )
-
-
-def _same(a, b):
-    """Equal values, and a bool only equals a bool."""
-    return a == b and isinstance(a, bool) == isinstance(b, bool)
-
-
-def fit_online(solver, corpus, layout, labels, seq_weight, params, verbose=0):
-    """Run online solver ``solver`` on an
-    :class:`~sklearn_crf._vectorizer.EncodedCorpus` with the estimator
-    parameters ``params``.
-
-    Returns ``(w, result)``: the weights in layout order and an
-    :class:`OnlineResult`.
-    """
-    max_iter = resolved_max_iter(solver, params["max_iter"])
-    epsilon = float(resolved_epsilon(solver, params["epsilon"])) if solver != "l2sgd" else 0.0
-    args = (corpus, layout, labels, seq_weight)
-    if solver == "ap":
-        return fit_averaged_perceptron(*args, max_iter=max_iter, epsilon=epsilon, verbose=verbose)
-    if solver == "pa":
-        return fit_passive_aggressive(
-            *args, max_iter=max_iter, epsilon=epsilon, pa_type=params["pa_type"],
-            c=params["c"], error_sensitive=params["error_sensitive"],
-            averaging=params["averaging"], verbose=verbose,
-        )
-    if solver == "arow":
-        return fit_arow(
-            *args, max_iter=max_iter, epsilon=epsilon, variance=params["variance"],
-            gamma=params["gamma"], verbose=verbose,
-        )
-    if solver == "l2sgd":
-        return fit_l2sgd(
-            *args, c2=params["c2"], max_iter=max_iter, period=params["period"],
-            delta=params["delta"], calibration_eta=params["calibration_eta"],
-            calibration_rate=params["calibration_rate"],
-            calibration_samples=params["calibration_samples"],
-            calibration_candidates=params["calibration_candidates"],
-            calibration_max_trials=params["calibration_max_trials"], verbose=verbose,
-        )
-    raise ValueError(f"unknown online solver {solver!r}")
-
-
-@dataclass(frozen=True)
-class OnlineResult:
-    """What an online solver returns besides the weights.
-
-    Attributes
-    ----------
-    n_iter : int
-        Epochs run (for l2sgd, not counting the calibration trials).
-    loss_curve : ndarray of shape (n_iter,)
-        CRFsuite's per-epoch "Loss": l2sgd the regularized negative
-        log-likelihood ``Σ_s w_s·(log Z_s - score_s) + c2·‖w‖²`` at the end of the
-        epoch; ap the weighted fraction of mislabelled tokens summed over
-        sequences; pa and arow the summed hinge costs of the mistakes.
-    loss : float
-        For l2sgd, the loss of the returned (best) epoch; else the last epoch's.
-    converged : bool
-        Whether the stopping test ended training before ``max_iter`` epochs.
-    eta : float
-        l2sgd: the calibrated initial learning rate (NaN for the other solvers).
-    """
-
-    n_iter: int
-    loss_curve: np.ndarray
-    loss: float
-    converged: bool
-    eta: float = float("nan")
-
 
 # --------------------------------------------------------------------------
 # glibc rand(): CRFsuite's instance order
@@ -676,6 +529,18 @@ class _Problem:
         )
 
 
+def _result(w, losses, loss):
+    """The :class:`~sklearn_crf._optimize.SolverResult` of an online fit.
+
+    ``losses`` is CRFsuite's per-epoch "Loss": l2sgd the regularized negative
+    log-likelihood ``Σ_s w_s·(log Z_s - score_s) + c2·‖w‖²`` at the end of the
+    epoch; ap the weighted fraction of mislabelled tokens summed over
+    sequences; pa and arow the summed hinge costs of the mistakes. ``loss``:
+    for l2sgd the loss of the returned (best) epoch, else the last epoch's.
+    """
+    return SolverResult(w=w, n_iter=len(losses), losses=np.array(losses), loss=float(loss))
+
+
 def _log_epoch(verbose, name, epoch, loss, start, extra=""):
     if verbose:
         logger.info("%s epoch %4d  loss %.6e%s  %.2fs", name, epoch, loss, extra,
@@ -690,7 +555,7 @@ def fit_averaged_perceptron(
     Each epoch visits the sequences in a new shuffled order; a sequence whose
     Viterbi path has ``d`` wrong labels moves the weights towards its gold
     features and away from the predicted ones. Returns the averaged weights
-    (layout order) and an :class:`OnlineResult`; training stops when the
+    (layout order) and an :class:`~sklearn_crf._optimize.SolverResult`; training stops when the
     epoch's loss divided by the number of sequences is below ``epsilon``.
     """
     p = _Problem(corpus, layout, labels, seq_weight)
@@ -701,7 +566,6 @@ def fit_averaged_perceptron(
     rng = glibc_rand_state(1)
     c = 1
     losses = []
-    converged = False
     start = time.perf_counter()
     for epoch in range(max_iter):
         shuffle_crfsuite(perm, rng)
@@ -709,10 +573,8 @@ def fit_averaged_perceptron(
         losses.append(loss)
         _log_epoch(verbose, "ap", epoch + 1, loss, start)
         if loss / p.n_seq < epsilon:
-            converged = True
             break
-    wa = w - ws / c
-    return wa, OnlineResult(len(losses), np.array(losses), losses[-1] if losses else 0.0, converged)
+    return _result(w - ws / c, losses, losses[-1] if losses else 0.0)
 
 
 def fit_passive_aggressive(
@@ -722,7 +584,7 @@ def fit_passive_aggressive(
     """CRFsuite's passive-aggressive training (``pa``), types 0, 1 and 2.
 
     Returns the weights (averaged as in the perceptron when ``averaging``) in
-    layout order and an :class:`OnlineResult`; training stops when the epoch's
+    layout order and an :class:`~sklearn_crf._optimize.SolverResult`; training stops when the epoch's
     summed cost divided by the number of sequences is below ``epsilon``.
     """
     p = _Problem(corpus, layout, labels, seq_weight)
@@ -734,7 +596,6 @@ def fit_passive_aggressive(
     rng = glibc_rand_state(1)
     u = 1
     losses = []
-    converged = False
     start = time.perf_counter()
     for epoch in range(max_iter):
         shuffle_crfsuite(perm, rng)
@@ -745,10 +606,8 @@ def fit_passive_aggressive(
         losses.append(loss)
         _log_epoch(verbose, "pa", epoch + 1, loss, start)
         if loss / p.n_seq < epsilon:
-            converged = True
             break
-    wa = w - ws / u if averaging else w.copy()
-    return wa, OnlineResult(len(losses), np.array(losses), losses[-1] if losses else 0.0, converged)
+    return _result(w - ws / u if averaging else w.copy(), losses, losses[-1] if losses else 0.0)
 
 
 def fit_arow(
@@ -759,7 +618,7 @@ def fit_arow(
 
     Keeps a mean weight and a diagonal variance per feature (starting at
     ``variance``); ``gamma`` trades off the two. Returns the mean weights in
-    layout order and an :class:`OnlineResult`; training stops when the
+    layout order and an :class:`~sklearn_crf._optimize.SolverResult`; training stops when the
     epoch's summed cost divided by the number of sequences is at most
     ``epsilon`` (``<=``, as in CRFsuite: with the default 0 it stops after
     an epoch without mistakes).
@@ -772,7 +631,6 @@ def fit_arow(
     perm = np.arange(p.n_seq, dtype=np.int64)
     rng = glibc_rand_state(1)
     losses = []
-    converged = False
     start = time.perf_counter()
     for epoch in range(max_iter):
         shuffle_crfsuite(perm, rng)
@@ -782,10 +640,8 @@ def fit_arow(
         losses.append(loss)
         _log_epoch(verbose, "arow", epoch + 1, loss, start)
         if loss / p.n_seq <= epsilon:
-            converged = True
             break
-    last = losses[-1] if losses else 0.0
-    return mean, OnlineResult(len(losses), np.array(losses), last, converged)
+    return _result(mean, losses, losses[-1] if losses else 0.0)
 
 
 def fit_l2sgd(
@@ -901,7 +757,7 @@ def fit_l2sgd(
             f"l2sgd stopped after max_iter={max_iter} epochs before the loss improved "
             f"by less than delta={delta} over period={period} epochs",
             ConvergenceWarning,
-            stacklevel=6,  # the caller of CRFTagger.fit
+            stacklevel=caller_stacklevel(),  # the caller of CRFTagger.fit
         )
-    return best_w, OnlineResult(len(losses), np.array(losses), float(best_sum_loss), converged, eta)
+    return _result(best_w, losses, best_sum_loss)
 

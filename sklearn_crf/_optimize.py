@@ -338,18 +338,18 @@ def _check_result(n_iter, max_iter, rule_met, message):
         warnings.warn(
             f"the solver stopped after {n_iter} iterations: {message}",
             ConvergenceWarning,
-            stacklevel=_caller_stacklevel(),
+            stacklevel=caller_stacklevel(),
         )
     elif n_iter >= max_iter:
         warnings.warn(
             f"the solver stopped after max_iter={max_iter} iterations before the "
             "stopping rule was met; increase max_iter or tol for a converged model",
             ConvergenceWarning,
-            stacklevel=_caller_stacklevel(),
+            stacklevel=caller_stacklevel(),
         )
 
 
-def _caller_stacklevel():
+def caller_stacklevel():
     """The ``stacklevel`` that makes a warning point at the first frame outside
     this package and scikit-learn's ``fit`` wrapper (``sklearn/base.py``): the
     line of the caller's code that called ``fit``."""

@@ -11,9 +11,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _constraints, _engine, _inspection, _online
+from . import _constraints, _engine, _inspection
 from ._objective import CRFObjective, ParameterLayout, build_layout
-from ._optimize import ValidationMonitor, minimize_crf
+from ._optimize import ValidationMonitor
+from ._training.solvers import SOLVERS, TrainingData, check_solver_params
 from ._threads import MIN_TOKENS_PER_THREAD
 from ._threads import n_threads as _n_threads
 from ._validation import check_sequence_weight, check_sequences, encode_labels, label_array
@@ -416,7 +417,7 @@ class CRFTagger(BaseEstimator):
     _parameter_constraints: dict = {
         "c1": [Interval(Real, 0, None, closed="left")],
         "c2": [Interval(Real, 0, None, closed="left")],
-        "solver": [StrOptions({"lbfgs", "l-bfgs-b", "l2sgd", "ap", "pa", "arow"})],
+        "solver": [StrOptions(set(SOLVERS))],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
         "epsilon": [Interval(Real, 0, None, closed="left"), None],
@@ -576,8 +577,9 @@ class CRFTagger(BaseEstimator):
         >>> crf.best_iteration_ <= crf.n_iter_
         True
         """
-        _online.check_solver_params(self)  # online solvers: parameters of another solver
-        if X_val is not None and self.solver in _online.ONLINE_SOLVERS:
+        check_solver_params(self)  # no parameter of another solver
+        solver = SOLVERS[self.solver]
+        if X_val is not None and not solver.early_stopping:
             raise ValueError(
                 f"solver={self.solver!r} takes no validation set (X_val, y_val): "
                 "validation scores and early stopping need solver 'lbfgs' or 'l-bfgs-b'"
@@ -619,8 +621,6 @@ class CRFTagger(BaseEstimator):
             corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
             len(classes), layout.n_params,
         )
-        if self.solver in _online.ONLINE_SOLVERS:  # online solvers: see _online.py
-            return self._fit_online(vectorizer, classes, layout, corpus, labels, seq_weight)
         with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
             monitor = None
             if X_val is not None:
@@ -631,17 +631,11 @@ class CRFTagger(BaseEstimator):
                 monitor = ValidationMonitor(
                     score, self.n_iter_no_change if self.early_stopping else None
                 )
-            objective = CRFObjective(
-                corpus, layout, labels, seq_weight, c2=self.c2, n_chunks=n_threads,
-                constraints=masks,
-            )
-            w0 = self._warm_start_weights(vectorizer, classes, layout)
-            result = minimize_crf(
-                objective, w0, c1=self.c1, solver=self.solver,
-                max_iter=_online.resolved_max_iter(self.solver, self.max_iter),
-                tol=self.tol,
-                epsilon=_online.resolved_epsilon(self.solver, self.epsilon),
-                verbose=self.verbose, monitor=monitor,
+            result = solver.run(
+                solver, TrainingData(corpus, layout, labels, seq_weight),
+                self.get_params(deep=False), n_threads=n_threads,
+                w0=self._warm_start_weights(vectorizer, classes, layout),
+                constraints=masks, monitor=monitor, verbose=self.verbose,
             )
         self.classes_ = classes
         self.vectorizer_ = vectorizer
@@ -652,24 +646,6 @@ class CRFTagger(BaseEstimator):
         self.loss_ = result.loss
         self.validation_scores_ = result.validation_scores
         self.best_iteration_ = result.best_iteration
-        self._sklearn_crf_version = __version__
-        return self
-
-    def _fit_online(self, vectorizer, classes, layout, corpus, labels, seq_weight):
-        """Fit with one of CRFsuite's online solvers (:mod:`sklearn_crf._online`)."""
-        coef, result = _online.fit_online(
-            self.solver, corpus, layout, labels, seq_weight,
-            self.get_params(deep=False), verbose=self.verbose,
-        )
-        self.classes_ = classes
-        self.vectorizer_ = vectorizer
-        self.layout_ = layout
-        self.coef_ = coef
-        self.n_iter_ = result.n_iter
-        self.loss_curve_ = result.loss_curve
-        self.loss_ = float(result.loss)
-        self.validation_scores_ = None
-        self.best_iteration_ = None
         self._sklearn_crf_version = __version__
         return self
 

@@ -14,6 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_crf import CRFTagger, SequenceFeaturizer
 from sklearn_crf import _engine, _online
+from sklearn_crf._training.solvers import SOLVERS as SOLVER_TABLE
 from sklearn_crf.datasets import load_conll2002
 
 import _naive
@@ -378,14 +379,14 @@ def test_defaults_are_crfsuites(solver):
         if name.startswith("feature."):
             continue
         if name == "max_iterations":
-            assert _online.resolved_max_iter(solver, ours["max_iter"]) == value
+            assert SOLVER_TABLE[solver].resolved_max_iter(ours["max_iter"]) == value
         elif name == "epsilon":  # None: CRFsuite's default of the algorithm, 0
             assert ours["epsilon"] is None and value == 0.0
         else:
             assert ours[names.get(name, name.replace(".", "_"))] == value, name
     # the parameters the solver reads are exactly CRFsuite's, besides max_iter
     crfsuite_names = {names.get(n, n.replace(".", "_")) for n in theirs if not n.startswith("feature.")}
-    assert _online.SOLVER_PARAMS[solver] == crfsuite_names - {None}
+    assert SOLVER_TABLE[solver].params == crfsuite_names - {None}
 
 
 def test_epsilon_none_is_crfsuites_lbfgs_epsilon():
@@ -393,8 +394,8 @@ def test_epsilon_none_is_crfsuites_lbfgs_epsilon():
 
     theirs = pycrfsuite.Trainer(algorithm="lbfgs", verbose=False).get_params()["epsilon"]
     for solver in ("lbfgs", "l-bfgs-b"):
-        assert _online.resolved_epsilon(solver, CRFTagger().epsilon) == theirs
-        assert _online.resolved_max_iter(solver, CRFTagger().max_iter) == 1000
+        assert SOLVER_TABLE[solver].resolved_epsilon(CRFTagger().epsilon) == theirs
+        assert SOLVER_TABLE[solver].resolved_max_iter(CRFTagger().max_iter) == 1000
 
 
 def test_lbfgs_with_epsilon_none_fits_as_with_1e5(toy_ner):
