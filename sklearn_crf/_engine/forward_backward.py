@@ -143,7 +143,7 @@ def transition_terms(trans):
     )
 
 
-@kernel
+@kernel(inline="always")
 def scaled_workspace(max_len, L):
     """A :class:`ScaledWorkspace` for sequences of up to ``max_len`` tokens."""
     return ScaledWorkspace(

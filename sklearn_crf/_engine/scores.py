@@ -24,7 +24,7 @@ import numpy as np
 from .config import exact_twin, kernel
 
 
-@kernel
+@kernel(inline="always")
 def max_length(seq_ptr):
     """The length of the longest sequence (0 when there is none)."""
     m = 0
@@ -35,7 +35,7 @@ def max_length(seq_ptr):
     return m
 
 
-@kernel
+@kernel(inline="always")
 def logsumexp_row(x, n):
     """``log Σ exp(x[:n])``, -inf when every entry is -inf."""
     m = -np.inf

@@ -21,7 +21,7 @@ to ``max_len`` tokens and ``K`` paths: ``delta`` (max_len, L, K) float64,
 int32, ``heads`` (L,) int32; see :func:`viterbi_workspace`."""
 
 
-@kernel
+@kernel(inline="always")
 def viterbi_workspace(max_len, L, K):
     """A :class:`ViterbiWorkspace` for sequences of up to ``max_len`` tokens."""
     max_len = max(max_len, 1)
