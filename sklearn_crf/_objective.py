@@ -201,11 +201,10 @@ class CRFObjective:
         self._block_log_z = np.zeros(n_blocks)
         self._block_outer = np.zeros((n_blocks, 4, L, L))
         self._block_edge = np.zeros((n_blocks, L, L))
-        index_ptr, self._index_tok, self._index_val = attribute_index(
+        self._index = attribute_index(
             corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, corpus.n_attributes
         )
-        self._index_ptr = index_ptr
-        self._attr_bounds = attribute_ranges(index_ptr, self.n_chunks)
+        self._attr_bounds = attribute_ranges(self._index.ptr, self.n_chunks)
         if constraints is not None:
             lengths = np.diff(seq_ptr)
             self._first_tok = seq_ptr[:-1][lengths > 0]
@@ -250,7 +249,7 @@ class CRFObjective:
 
         def gather(first, stop):
             gather_state_counts(
-                self._wnode, self._index_ptr, self._index_tok, self._index_val,
+                self._wnode, self._index.ptr, self._index.tok, self._index.val,
                 layout.attr_ptr, layout.attr_label, bounds[first], bounds[stop], g_state,
             )
 

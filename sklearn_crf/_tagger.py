@@ -1029,10 +1029,9 @@ class CRFTagger(BaseEstimator):
     def _node_marginals(self, problem):
         """Node marginals (n_tokens, n_labels) of a decoding problem."""
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            _, node, _ = _engine.forward_backward_batch(
+            return _engine.forward_backward_batch(
                 problem.scores, problem.trans, problem.seq_ptr, False, n_threads
-            )
-        return node
+            ).node
 
     def _decode(self, problem):
         """Label codes (n_tokens,) chosen by ``decoder``."""
@@ -1041,10 +1040,9 @@ class CRFTagger(BaseEstimator):
         elif self.decoder != "viterbi":
             raise ValueError(f"decoder must be 'viterbi' or 'posterior', got {self.decoder!r}")
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            codes, _ = _engine.viterbi_batch(
+            return _engine.viterbi_batch(
                 problem.scores, problem.trans, problem.seq_ptr, n_threads
-            )
-        return codes
+            ).labels
 
     def _labels(self, codes, seq_ptr):
         """Label sequences of the codes."""
@@ -1358,9 +1356,9 @@ class _Iterate(BaseEstimator):
         scores = _engine.state_scores_dense(
             self._w_attr, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
         )
-        codes, _ = _engine.viterbi_batch(
+        codes = _engine.viterbi_batch(
             scores, layout.transition_matrix(self.w), corpus.seq_ptr, self.n_threads
-        )
+        ).labels
         labels = self.classes.tolist()
         flat = [labels[c] for c in codes.tolist()]
         bounds = corpus.seq_ptr.tolist()

@@ -26,6 +26,8 @@ from .decoding import (
 )
 from .driver import (
     BLOCK_TOKENS,
+    BestPaths,
+    Marginals,
     attribute_ranges,
     block_bounds,
     forward_backward_batch,
@@ -60,6 +62,7 @@ from .forward_backward import (
     transition_terms,
 )
 from .scores import (
+    AttributeIndex,
     add_path_features,
     add_path_features_exact,
     attribute_index,

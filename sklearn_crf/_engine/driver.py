@@ -16,6 +16,7 @@ as -inf (see :mod:`sklearn_crf._engine.decoding`).
 """
 
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -102,6 +103,40 @@ def attribute_ranges(index_ptr, n_threads):
     return np.unique(bounds).astype(np.int64)
 
 
+class Marginals(NamedTuple):
+    """What :func:`forward_backward_batch` computes.
+
+    Attributes
+    ----------
+    log_z : ndarray of shape (n_sequences,)
+    node : ndarray of shape (n_tokens, n_labels)
+        ``node[t, j] = p(y[t] = j | x)``.
+    edge : ndarray of shape (n_tokens, n_labels, n_labels)
+        ``edge[t, i, j] = p(y[t-1] = i, y[t] = j | x)`` for every token that
+        is not first in its sequence (zeros otherwise); zero length when
+        edges were not asked for.
+    """
+
+    log_z: np.ndarray
+    node: np.ndarray
+    edge: np.ndarray
+
+
+class BestPaths(NamedTuple):
+    """What :func:`viterbi_batch` computes.
+
+    Attributes
+    ----------
+    labels : ndarray of int32, shape (n_tokens,)
+        The label codes of the best path of each sequence.
+    scores : ndarray of shape (n_sequences,)
+        Their scores.
+    """
+
+    labels: np.ndarray
+    scores: np.ndarray
+
+
 def _arrays(scores, trans, seq_ptr):
     return (np.ascontiguousarray(scores, dtype=np.float64),
             np.ascontiguousarray(trans, dtype=np.float64),
@@ -109,12 +144,8 @@ def _arrays(scores, trans, seq_ptr):
 
 
 def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_threads):
-    """log Z, node and edge marginals of every sequence from dense state scores.
-
-    Returns ``log_z`` (n_sequences,), ``node`` (n_tokens, L) and ``edge``
-    (n_tokens, L, L) where ``edge[t, i, j] = p(y[t-1]=i, y[t]=j)`` for every
-    token that is not first in its sequence (zeros otherwise); ``edge`` has
-    zero length when ``with_edges`` is false. Without edges the work is done
+    """The :class:`Marginals` of every sequence from dense state scores (the
+    edge marginals only when ``with_edges``). Without edges the work is done
     by :func:`~sklearn_crf._engine.forward_backward.forward_backward_blocks`
     (weights 1), the gradient's kernel, so that a first ``predict_marginals``
     after a fit compiles nothing new.
@@ -128,7 +159,7 @@ def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_threads):
         edge = np.zeros((n_tokens, L, L))
         run_ranges(n_threads, n_seq, lambda first, stop: marginals_sequences(
             scores, trans, seq_ptr, first, stop, log_z, node, edge))
-        return log_z, node, edge
+        return Marginals(log_z, node, edge)
     node = scores.copy()
     block_ptr = block_bounds(seq_ptr)
     n_blocks = len(block_ptr) - 1
@@ -140,7 +171,7 @@ def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_threads):
     run_ranges(n_threads, n_blocks, lambda first, stop: forward_backward_blocks(
         node, trans, seq_ptr, ones, block_ptr, first, stop, max_len,
         log_z, block_sums, block_outer, block_edge))
-    return log_z, node, np.zeros((0, L, L))
+    return Marginals(log_z, node, np.zeros((0, L, L)))
 
 
 def nbest_batch(scores, trans, seq_ptr, K, n_threads):
@@ -159,10 +190,9 @@ def nbest_batch(scores, trans, seq_ptr, K, n_threads):
 
 
 def viterbi_batch(scores, trans, seq_ptr, n_threads):
-    """Best label path of every sequence (:func:`nbest_batch` with K = 1):
-    int32 labels (n_tokens,) and path scores (n_sequences,)."""
+    """The :class:`BestPaths` of every sequence (:func:`nbest_batch` with K = 1)."""
     paths, path_scores, _ = nbest_batch(scores, trans, seq_ptr, 1, n_threads)
-    return paths, path_scores[:, 0]
+    return BestPaths(paths, path_scores[:, 0])
 
 
 def log_forward_backward_batch(scores, trans, seq_ptr, n_threads):

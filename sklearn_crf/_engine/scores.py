@@ -19,9 +19,18 @@ sparse label lists of the parameter vector instead
 the size of the model.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from .config import exact_twin, kernel
+
+AttributeIndex = namedtuple("AttributeIndex", ["ptr", "tok", "val"])
+AttributeIndex.__doc__ = """The entries of a corpus by attribute (CSC), so that
+per-parameter sums need no scatter from several threads: ``ptr``
+(n_attributes + 1,) int64, the entries of attribute ``a`` being
+``ptr[a]:ptr[a + 1]`` in token order; ``tok`` (n_entries,) int32 their tokens;
+``val`` (n_entries,) float64 their values, empty when every value is 1."""
 
 
 @kernel(inline="always")
@@ -124,11 +133,7 @@ def state_scores_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, n_l
 
 @kernel
 def attribute_index(tok_ptr, tok_attr, tok_val, n_attributes):
-    """The entries by attribute (a counting sort, stable): ``ptr``
-    (n_attributes + 1,) int64, ``tok`` (n_entries,) int32 and ``val``
-    (n_entries,) float64, the entries of attribute ``a`` being
-    ``ptr[a]:ptr[a + 1]`` in token order, ``tok`` their tokens and ``val``
-    their values; ``val`` is empty when every value is 1."""
+    """The :class:`AttributeIndex` of a corpus (a counting sort, stable)."""
     n_entries = tok_attr.shape[0]
     ptr = np.zeros(n_attributes + 1, dtype=np.int64)
     all_ones = True
@@ -149,7 +154,7 @@ def attribute_index(tok_ptr, tok_attr, tok_val, n_attributes):
             if not all_ones:
                 val[i] = tok_val[k]
             fill[a] = i + 1
-    return ptr, tok, val
+    return AttributeIndex(ptr, tok, val)
 
 
 @kernel
