@@ -15,6 +15,7 @@ the solver, as in CRFsuite's ``lbfgs`` algorithm:
 All run with BLAS limited to one thread and share one stopping rule.
 """
 
+import contextlib
 import logging
 import os
 import sys
@@ -30,6 +31,40 @@ from threadpoolctl import threadpool_limits
 from ._engine.config import kernel
 
 logger = logging.getLogger("sklearn_crf")
+
+
+@contextlib.contextmanager
+def progress_logging(verbose):
+    """Within the block, the INFO lines of the ``"sklearn_crf"`` logger (the
+    per-iteration progress) reach the user when ``verbose`` is positive, as
+    scikit-learn's ``verbose`` output does, without duplicates:
+
+    * when logging is not configured (no handler on the logger or its
+      ancestors), a handler writing to ``sys.stderr`` is installed on the
+      logger for the block;
+    * otherwise the user's handlers print them; the logger's level is lowered
+      to INFO for the block if it would drop them.
+
+    The logger's handlers and level are restored at the end. Does nothing
+    when ``verbose`` is 0.
+    """
+    if not verbose:
+        yield
+        return
+    level = logger.level
+    handler = None
+    if not logger.hasHandlers():
+        handler = logging.StreamHandler()  # sys.stderr at the time of each line
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+        if handler is not None:
+            logger.removeHandler(handler)
 
 #: iterations over which the relative decrease of the loss is measured
 PERIOD = 10

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _constraints, _engine, _inspection
 from ._objective import CRFObjective, ParameterLayout, build_layout
-from ._optimize import ValidationMonitor
+from ._optimize import ValidationMonitor, progress_logging
 from ._training.solvers import SOLVERS, TrainingData, check_solver_params
 from ._threads import MIN_TOKENS_PER_THREAD
 from ._threads import n_threads as _n_threads
@@ -291,8 +291,11 @@ class CRFTagger(BaseEstimator):
     verbose : int, default=0
         When positive, log the loss, gradient norm and elapsed time of each
         iteration at INFO level on the ``"sklearn_crf"`` logger (see
-        :mod:`logging`; e.g. ``logging.basicConfig(level=logging.INFO)`` shows
-        them). The losses are kept in ``loss_curve_`` whatever ``verbose``.
+        :mod:`logging`). They are shown on stderr without any logging set-up;
+        when logging is configured they go to its handlers instead (once
+        each). The first fit or prediction of a process that has to compile
+        the numba kernels says so at INFO level. The losses are kept in
+        ``loss_curve_`` whatever ``verbose``.
 
     Attributes
     ----------
@@ -621,7 +624,8 @@ class CRFTagger(BaseEstimator):
             corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
             len(classes), layout.n_params,
         )
-        with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
+        with progress_logging(self.verbose), _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
+            _note_compilation()
             monitor = None
             if X_val is not None:
                 score = _validation_score(
@@ -689,6 +693,7 @@ class CRFTagger(BaseEstimator):
             check_is_fitted(self)
         corpus = self.vectorizer_.encode(X)
         layout = self.layout_
+        _note_compilation()
         # straight from coef_: the cost does not grow with the model's size
         scores = _engine.state_scores_sparse(
             self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr,
@@ -1249,6 +1254,16 @@ class CRFTagger(BaseEstimator):
         state.pop("transition_matrix_", None)  # a stored copy before 0.2: coef_ has it
         _check_fitted_state(state, version)
         super().__setstate__(state)
+
+
+def _note_compilation():
+    """The one-time INFO line of a process whose first call compiles the kernels."""
+    if _engine.needs_compiling():
+        logger.info(
+            "compiling the numba kernels on first use (numba's cache holds none "
+            "for them): this takes a while once; later calls, and later processes "
+            "through the cache, reuse them"
+        )
 
 
 def _split_validation(X, y, sample_weight, fraction, random_state):

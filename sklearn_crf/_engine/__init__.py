@@ -33,6 +33,7 @@ from .driver import (
     forward_backward_batch,
     log_forward_backward_batch,
     nbest_batch,
+    needs_compiling,
     run_ranges,
     span_log_probabilities_batch,
     viterbi_batch,

@@ -28,6 +28,31 @@ from .forward_backward import (
 )
 from .viterbi import list_viterbi_sequences
 
+#: the kernels :func:`needs_compiling` looks at: what every fit runs
+_FIRST_USE_KERNELS = (forward_backward_blocks, list_viterbi_sequences)
+_first_use = {"checked": False}
+
+
+def needs_compiling():
+    """True once per process: at the first call, when the engine's main
+    kernels have not been compiled in this process and numba's on-disk cache
+    holds nothing usable for them (an empty or stale ``NUMBA_CACHE_DIR``), so
+    that this first use compiles them, which takes a while. False at every
+    later call, and when the cache cannot be read."""
+    if _first_use["checked"]:
+        return False
+    _first_use["checked"] = True
+    try:
+        for dispatcher in _FIRST_USE_KERNELS:
+            if dispatcher.signatures:
+                return False
+            if dispatcher._cache._cache_file._load_index():  # numba's index of the cache
+                return False
+    except Exception:  # noqa: BLE001 - another numba version: no notice
+        return False
+    return True
+
+
 #: tokens per block of the gradient's forward-backward phase: a constant, so
 #: that the blocks, and with them every bit of the result, depend on the data
 #: only, never on the thread count
