@@ -26,7 +26,8 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
-from . import _kernels, _optimize
+from . import _optimize
+from ._training.solvers import SOLVERS, reads
 from ._crfsuite import load_crfsuite, save_crfsuite
 from ._tagger import CRFTagger
 
@@ -34,8 +35,11 @@ logger = logging.getLogger("sklearn_crf")
 
 __all__ = ["CRF", "LabelScore", "ModelFile", "Tagger", "TrainingLog"]
 
-#: the training algorithms of sklearn-crfsuite (CRFsuite) and CRFTagger's solver of each
-ALGORITHMS = {"lbfgs": "lbfgs", "l2sgd": "l2sgd", "ap": "ap", "pa": "pa", "arow": "arow"}
+#: the training algorithms of sklearn-crfsuite (CRFsuite) and CRFTagger's solver
+#: of each, from the solver table
+ALGORITHMS = {
+    spec.crfsuite_algorithm: name for name, spec in SOLVERS.items() if spec.crfsuite_algorithm
+}
 
 #: parameters every algorithm reads: sklearn-crfsuite name -> CRFTagger name
 COMMON_PARAMETERS = {
@@ -47,29 +51,10 @@ COMMON_PARAMETERS = {
 
 #: the algorithm-specific parameters of each algorithm (CRFsuite's parameter
 #: sets): sklearn-crfsuite name -> CRFTagger name, or None where CRFTagger has
-#: a fixed behaviour that :func:`_fixed_value` checks instead
+#: a fixed behaviour that :func:`_check_fixed` checks instead; from the solver table
 ALGORITHM_PARAMETERS = {
-    "lbfgs": {
-        "c1": "c1", "c2": "c2", "delta": "tol", "epsilon": "epsilon",
-        "num_memories": None, "period": None, "linesearch": None, "max_linesearch": None,
-    },
-    "l2sgd": {
-        "c2": "c2", "period": "period", "delta": "delta",
-        "calibration_eta": "calibration_eta", "calibration_rate": "calibration_rate",
-        "calibration_samples": "calibration_samples",
-        "calibration_candidates": "calibration_candidates",
-        "calibration_max_trials": "calibration_max_trials",
-    },
-    "ap": {"epsilon": "epsilon"},
-    "pa": {
-        "epsilon": "epsilon", "pa_type": "pa_type", "c": "c",
-        "error_sensitive": "error_sensitive", "averaging": "averaging",
-    },
-    "arow": {"epsilon": "epsilon", "variance": "variance", "gamma": "gamma"},
+    algorithm: SOLVERS[solver].crfsuite_params for algorithm, solver in ALGORITHMS.items()
 }
-
-#: CRFsuite's lbfgs defaults that differ from CRFTagger's
-LBFGS_DEFAULTS = {"tol": 1e-5}
 
 #: CRFsuite's lbfgs runs without an iteration limit by default (INT_MAX); the
 #: ``delta`` test stops it. This stands for "unlimited".
@@ -261,18 +246,9 @@ class Tagger:
         self._crf = crf
         self._labels = crf.classes_.tolist()
         self._index = {label: i for i, label in enumerate(self._labels)}
-        self._set_scores(np.zeros((0, len(self._labels))))
-
-    def _set_scores(self, scores):
-        """Keep the state scores of the current sequence and their forward-backward."""
-        self._scores = scores
-        seq_ptr = np.array([0, len(scores)], dtype=np.int64)
-        trans = self._crf.transition_matrix_
-        log_z, node, _ = _kernels.forward_backward_batch(scores, trans, seq_ptr, False, 1)
-        codes, _ = _kernels.viterbi_batch(scores, trans, seq_ptr, 1)
-        self._log_z = float(log_z[0])
-        self._node = node
-        self._path = [self._labels[c] for c in codes.tolist()]
+        self._xseq = []
+        self._node = np.zeros((0, len(self._labels)))
+        self._path = []
 
     def labels(self):
         """The labels of the model.
@@ -293,8 +269,10 @@ class Tagger:
         xseq : list of dict
             One sequence of feature dicts.
         """
-        scores, _ = self._crf._state_scores([xseq])
-        self._set_scores(scores)
+        xseq = list(xseq)
+        self._path = self._crf.predict([xseq])[0] if xseq else []
+        self._node = self._crf.predict_marginals([xseq], output="array")[0]
+        self._xseq = xseq
 
     def tag(self, xseq=None):
         """The most likely labels (Viterbi) of ``xseq``, or of the current sequence.
@@ -314,7 +292,7 @@ class Tagger:
         return list(self._path)
 
     def _check_position(self, pos):
-        n = len(self._scores)
+        n = len(self._xseq)
         if isinstance(pos, bool) or not isinstance(pos, Integral) or not 0 <= pos < n:
             raise ValueError(f"the position {pos!r} is out of range of the {n} tokens of the sequence")
 
@@ -354,7 +332,7 @@ class Tagger:
         -------
         probability : float
         """
-        n = len(self._scores)
+        n = len(self._xseq)
         if len(yseq) != n:
             raise ValueError(
                 f"the numbers of items and labels differ: the sequence has {n} "
@@ -362,11 +340,9 @@ class Tagger:
             )
         if n == 0:
             return 1.0
-        codes = [self._label_index(label) for label in yseq]
-        trans = self._crf.transition_matrix_
-        score = float(self._scores[np.arange(n), codes].sum())
-        score += float(sum(trans[a, b] for a, b in zip(codes[:-1], codes[1:])))
-        return math.exp(score - self._log_z)
+        for label in yseq:
+            self._label_index(label)  # a ValueError for an unknown label
+        return math.exp(float(self._crf.log_probability([self._xseq], [list(yseq)])[0]))
 
 
 class CRF(BaseEstimator):
@@ -644,10 +620,6 @@ class CRF(BaseEstimator):
             )
         accepted = CRFTagger().get_params()
         solver = ALGORITHMS[algorithm]
-        if solver not in _solver_options():
-            raise ValueError(
-                f"algorithm={algorithm!r} is not available: CRFTagger has no solver {solver!r}"
-            )
         params = {"solver": solver}
         for name, target in COMMON_PARAMETERS.items():
             value = getattr(self, name)
@@ -660,7 +632,7 @@ class CRF(BaseEstimator):
             if target is None:
                 _check_fixed(name, value, self.c1 or 0.0)
                 continue
-            if target not in accepted or not _reads(solver, target):
+            if target not in accepted or not reads(solver, target):
                 if value is not None:
                     raise ValueError(
                         f"{name}={value!r} cannot be honoured: CRFTagger has no "
@@ -668,7 +640,7 @@ class CRF(BaseEstimator):
                     )
                 continue
             if value is None:
-                value = LBFGS_DEFAULTS.get(target) if algorithm == "lbfgs" else None
+                value = SOLVERS[solver].crfsuite_defaults.get(target)
             if value is not None:
                 params[target] = bool(value) if name in ("error_sensitive", "averaging") else value
         if self.verbose:
@@ -952,32 +924,15 @@ class CRF(BaseEstimator):
         return tags
 
 
-def _reads(solver, name):
-    """Whether CRFTagger's ``solver`` reads its parameter ``name``."""
-    from . import _online
-
-    specific = getattr(_online, "SOLVER_PARAMS", {})
-    if name not in set().union(*specific.values()):
-        return True  # read by every solver
-    return name in specific.get(solver, ())
-
-
-def _solver_options():
-    """The solvers CRFTagger offers."""
-    for constraint in CRFTagger._parameter_constraints["solver"]:
-        if isinstance(constraint, StrOptions):
-            return constraint.options
-    return set()  # pragma: no cover
-
-
 def _check_fixed(name, value, c1):
     """ValueError when an lbfgs parameter asks for something CRFTagger does not do."""
     if value is None:
         return
+    fixed = SOLVERS["lbfgs"].crfsuite_fixed
     if name == "num_memories":
-        ok, does = value == _optimize.HISTORY, f"keeps {_optimize.HISTORY} updates"
+        ok, does = value == fixed[name], f"keeps {fixed[name]} updates"
     elif name == "period":
-        ok, does = value == _optimize.PERIOD, f"measures the decrease over {_optimize.PERIOD} iterations"
+        ok, does = value == fixed[name], f"measures the decrease over {fixed[name]} iterations"
     elif name == "linesearch":
         # with L1, CRFsuite (and CRFTagger's OWL-QN) always backtracks
         ok, does = value == "MoreThuente" or c1 > 0, "uses scipy's L-BFGS-B, whose line search is More-Thuente's"

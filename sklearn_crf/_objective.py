@@ -9,8 +9,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _constraints, _decoding, _kernels
-from ._parallel import run_ranges
+from ._engine import (
+    attribute_index,
+    attribute_ranges,
+    block_bounds,
+    forward_backward_blocks,
+    gather_state_counts,
+    observed_counts,
+    pair_frequencies,
+    run_ranges,
+    state_scores_dense_range,
+    transition_gradient,
+)
 
 
 @dataclass(frozen=True)
@@ -30,6 +40,14 @@ class ParameterLayout:
     @property
     def n_params(self):
         return self.n_state + self.trans_from.shape[0]
+
+    def transition_index(self):
+        """Parameter index (L, L) int64 of each transition, -1 where it has none."""
+        index = np.full((self.n_labels, self.n_labels), -1, dtype=np.int64)
+        index[self.trans_from, self.trans_to] = self.n_state + np.arange(
+            len(self.trans_from)
+        )
+        return index
 
     def transition_matrix(self, w):
         """Dense (L, L) transition weights from the parameter vector."""
@@ -78,7 +96,7 @@ def build_layout(
     """
     L = n_labels
     n_attributes = corpus.n_attributes
-    freq, seen = _kernels.pair_frequencies(
+    freq, seen = pair_frequencies(
         corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, labels, n_attributes, L
     )
     if all_possible_states:
@@ -114,27 +132,6 @@ def build_layout(
     )
 
 
-#: tokens per block of the gradient's forward-backward phase: a constant, so
-#: that the blocks, and with them every bit of the result, depend on the data
-#: only, never on the thread count
-BLOCK_TOKENS = 4096
-
-
-def block_bounds(seq_ptr, block_tokens=None):
-    """Sequences → blocks of about ``block_tokens`` tokens (default
-    :data:`BLOCK_TOKENS`): block ``b`` holds the sequences ``bounds[b]`` to
-    ``bounds[b + 1] - 1``, those whose first token lies in ``[b·B, (b+1)·B)``
-    (empty blocks dropped). Depends on the sequence offsets alone."""
-    if block_tokens is None:
-        block_tokens = BLOCK_TOKENS
-    n_seq = len(seq_ptr) - 1
-    if n_seq == 0:
-        return np.zeros(2, dtype=np.int64)
-    ids = seq_ptr[:-1] // block_tokens
-    change = np.flatnonzero(ids[1:] != ids[:-1]) + 1
-    return np.concatenate([[0], change, [n_seq]]).astype(np.int64)
-
-
 class CRFObjective:
     """f(w) = Σ_s v_s (log Z_s - score_s) + c2·‖w‖² and its gradient.
 
@@ -145,13 +142,28 @@ class CRFObjective:
     weights. Everything is arrays before the optimizer starts; a call does no
     per-token Python work.
 
+    With ``constraints`` (a
+    :class:`~sklearn_crf._constraints.TransitionConstraints`: allowed
+    transitions, first and last labels), the objective of
+    ``CRFTagger(constrain_training=True)``: the partition function ``Z'_s``
+    sums only over the label sequences the constraints allow, so the
+    likelihood is ``p(y | x, y allowed)``; the gradient is the expected
+    feature counts under that distribution minus the observed counts, and
+    transition weights of forbidden pairs get no expected count (they only
+    feel the regularization). The constraints are -inf transitions and -inf
+    state scores of the first and last tokens, run through the same kernels
+    (which then work in log space); the training label sequences must be
+    allowed (the caller checks them,
+    :func:`~sklearn_crf._constraints.check_allowed_labels`).
+
     The gradient is computed on ``n_chunks`` threads in passes over fixed
     blocks of sequences (``block_tokens`` tokens, default
-    :data:`BLOCK_TOKENS`): the state scores of each block's tokens, then
-    forward-backward per block, which replaces them by the weighted node
-    marginals (:func:`~sklearn_crf._kernels.forward_backward_blocks`), then
-    the expected state counts gathered by attribute
-    (:func:`~sklearn_crf._kernels.gather_state_gradient`). The result is
+    :data:`~sklearn_crf._engine.driver.BLOCK_TOKENS`): the state scores of
+    each block's tokens, then forward-backward per block, which replaces them
+    by the weighted node marginals
+    (:func:`~sklearn_crf._engine.forward_backward.forward_backward_blocks`),
+    then the expected state counts gathered by attribute
+    (:func:`~sklearn_crf._engine.scores.gather_state_counts`). The result is
     bitwise the same for any ``n_chunks``, and the memory does not grow with
     it: one dense (attributes × labels) weight matrix, one (tokens × labels)
     buffer, an index of the entries by attribute (4 bytes an entry, 12 when
@@ -159,20 +171,19 @@ class CRFObjective:
     """
 
     def __init__(self, corpus, layout, labels, seq_weight, *, c2, n_chunks,
-                 block_tokens=None):
+                 block_tokens=None, constraints=None):
         self.corpus = corpus
         self.layout = layout
         self.seq_weight = np.ascontiguousarray(seq_weight, dtype=np.float64)
         self.c2 = float(c2)
         self.n_chunks = int(n_chunks)
+        self.constraints = constraints
         L = layout.n_labels
-        obs_state, obs_trans = _kernels.observed_counts(
+        self.observed = observed_counts(
             corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, layout.attr_ptr,
-            layout.attr_label, labels, corpus.seq_ptr, self.seq_weight,
-            layout.n_state, L,
-        )
-        self.observed = np.concatenate(
-            [obs_state, obs_trans[layout.trans_from, layout.trans_to]]
+            layout.attr_label, layout.transition_index(),
+            np.ascontiguousarray(labels, dtype=np.int32), corpus.seq_ptr, self.seq_weight,
+            layout.n_params,
         )
         self.dense_index = layout.dense_index()
         # work buffers reused by every evaluation: the dense state weights (zero
@@ -190,16 +201,16 @@ class CRFObjective:
         self._block_log_z = np.zeros(n_blocks)
         self._block_outer = np.zeros((n_blocks, 4, L, L))
         self._block_edge = np.zeros((n_blocks, L, L))
-        index_ptr, self._index_tok, self._index_val = _kernels.attribute_index(
+        self._index = attribute_index(
             corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, corpus.n_attributes
         )
-        self._index_ptr = index_ptr
-        # attribute ranges of about equal numbers of entries, for the threads
-        n_ranges = max(1, 8 * self.n_chunks) if self.n_chunks > 1 else 1
-        targets = np.linspace(0, index_ptr[-1], n_ranges + 1)
-        bounds = np.searchsorted(index_ptr, targets, side="left")
-        bounds[0], bounds[-1] = 0, corpus.n_attributes
-        self._attr_bounds = np.unique(bounds).astype(np.int64)
+        self._attr_bounds = attribute_ranges(self._index.ptr, self.n_chunks)
+        if constraints is not None:
+            lengths = np.diff(seq_ptr)
+            self._first_tok = seq_ptr[:-1][lengths > 0]
+            self._last_tok = seq_ptr[1:][lengths > 0] - 1
+            self._forbidden_start = np.flatnonzero(~constraints.start)
+            self._forbidden_end = np.flatnonzero(~constraints.end)
 
     @property
     def n_params(self):
@@ -213,18 +224,21 @@ class CRFObjective:
         w_attr = layout.attribute_matrix(w, self.dense_index, out=self._w_attr)
         trans = layout.transition_matrix(w)
         block_ptr = self._block_ptr
+        cons = self.constraints
+        if cons is not None:
+            trans[~cons.transitions] = -np.inf
 
         wnode = self._wnode
         token_bounds = corpus.seq_ptr[block_ptr]
 
         def state_scores(first, stop):
             a, b = token_bounds[first], token_bounds[stop]
-            _kernels.state_scores_sequence(
+            state_scores_dense_range(
                 w_attr, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, a, b, wnode[a:b]
             )
 
         def forward_backward(first, stop):
-            _kernels.forward_backward_blocks(
+            forward_backward_blocks(
                 wnode, trans, corpus.seq_ptr, self.seq_weight, block_ptr, first, stop,
                 self._max_len, self._seq_log_z, self._block_log_z, self._block_outer,
                 self._block_edge,
@@ -234,15 +248,18 @@ class CRFObjective:
         bounds = self._attr_bounds
 
         def gather(first, stop):
-            _kernels.gather_state_gradient(
-                self._wnode, self._index_ptr, self._index_tok, self._index_val,
+            gather_state_counts(
+                self._wnode, self._index.ptr, self._index.tok, self._index.val,
                 layout.attr_ptr, layout.attr_label, bounds[first], bounds[stop], g_state,
             )
 
         run_ranges(self.n_chunks, len(block_ptr) - 1, state_scores)
+        if cons is not None:
+            wnode[np.ix_(self._first_tok, self._forbidden_start)] = -np.inf
+            wnode[np.ix_(self._last_tok, self._forbidden_end)] = -np.inf
         run_ranges(self.n_chunks, len(block_ptr) - 1, forward_backward)
         run_ranges(self.n_chunks, len(bounds) - 1, gather)
-        e_trans = _kernels.transition_gradient(trans, self._block_outer, self._block_edge)
+        e_trans = transition_gradient(trans, self._block_outer, self._block_edge)
         log_z = 0.0
         for value in self._block_log_z.tolist():  # in block order
             log_z += value
@@ -259,96 +276,12 @@ class CRFObjective:
         return loss, grad
 
 
-class ConstrainedCRFObjective:
-    """f(w) = Σ_s v_s (log Z'_s - score_s) + c2·‖w‖² under transition constraints.
+class ConstrainedCRFObjective(CRFObjective):
+    """:class:`CRFObjective` under transition constraints ``masks`` (a
+    :class:`~sklearn_crf._constraints.TransitionConstraints`): the objective
+    of ``CRFTagger(constrain_training=True)``, ``p(y | x, y allowed)``."""
 
-    The objective of ``CRFTagger(constrain_training=True)``: as
-    :class:`CRFObjective`, but the partition function ``Z'_s`` sums only over
-    the label sequences that ``masks`` (a
-    :class:`~sklearn_crf._constraints.TransitionConstraints`: allowed
-    transitions, first and last labels) allows, so the likelihood is
-    ``p(y | x, y allowed)`` and the model spends no probability mass on
-    forbidden sequences. The gradient is the expected feature counts under
-    that conditional distribution minus the observed counts; transition
-    weights of forbidden pairs get no expected count and so only feel the
-    regularization. Every training label sequence must be allowed (a
-    ValueError naming the sequence and token otherwise).
-
-    State scores are computed from the sparse parameter layout, the
-    marginals by the exact masked log-space forward-backward of
-    :mod:`sklearn_crf._decoding`, and the expected counts gathered per
-    parameter (:func:`~sklearn_crf._decoding.scatter_state_counts`).
-    """
-
-    def __init__(self, corpus, layout, labels, seq_weight, *, c2, masks, n_chunks):
-        self.corpus = corpus
-        self.layout = layout
-        self.masks = masks
-        self.seq_weight = np.ascontiguousarray(seq_weight, dtype=np.float64)
-        self.c2 = float(c2)
-        self.n_chunks = int(n_chunks)
-        labels = np.asarray(labels, dtype=np.int32)
-        seq_ptr = np.asarray(corpus.seq_ptr, dtype=np.int64)
-        self.seq_ptr = seq_ptr
-        _constraints.check_allowed_labels(masks, labels, seq_ptr)
-        self.occurrences = _decoding.attribute_occurrences(
-            corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, corpus.n_attributes
-        )
-        L = layout.n_labels
-        lengths = np.diff(seq_ptr)
-        tok_weight = np.repeat(self.seq_weight, lengths)
-        gold = np.zeros((len(labels), L))
-        gold[np.arange(len(labels)), labels] = tok_weight
-        obs_state = self._scatter(gold)
-        obs_trans = np.zeros((L, L))
-        has_prev = np.ones(len(labels), dtype=bool)
-        has_prev[seq_ptr[:-1][lengths > 0]] = False
-        idx = np.flatnonzero(has_prev)
-        np.add.at(obs_trans, (labels[idx - 1], labels[idx]), tok_weight[idx])
-        self.observed = np.concatenate(
-            [obs_state, obs_trans[layout.trans_from, layout.trans_to]]
-        )
-
-    def _scatter(self, node):
-        layout, occ = self.layout, self.occurrences
-        return _decoding.scatter_state_counts(
-            node, layout.attr_ptr, layout.attr_label, occ.occ_ptr, occ.occ_tok,
-            occ.occ_val,
-        )
-
-    @property
-    def n_params(self):
-        """Length of the weight vector w."""
-        return self.layout.n_params
-
-    def nll(self, w):
-        """Unregularized weighted constrained negative log-likelihood and its
-        gradient in w."""
-        dec = _decoding
-        layout = self.layout
-        corpus = self.corpus
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        scores = dec.sparse_state_scores(
-            w, layout.attr_ptr, layout.attr_label, corpus.tok_ptr, corpus.tok_attr,
-            corpus.tok_val, layout.n_labels,
-        )
-        problem = dec.apply_constraints(
-            scores, layout.transition_matrix(w), self.seq_ptr, self.masks
-        )
-        log_z, node, edge = dec.masked_expected_counts(
-            problem.scores, problem.trans, problem.seq_ptr, self.seq_weight,
-            self.n_chunks,
-        )
-        grad = np.concatenate(
-            [self._scatter(node), edge[layout.trans_from, layout.trans_to]]
-        )
-        grad -= self.observed
-        return float(self.seq_weight @ log_z) - w @ self.observed, grad
-
-    def __call__(self, w):
-        """The NLL plus the L2 term and its gradient in w."""
-        loss, grad = self.nll(w)
-        if self.c2 > 0:
-            loss += self.c2 * (w @ w)
-            grad += 2.0 * self.c2 * w
-        return loss, grad
+    def __init__(self, corpus, layout, labels, seq_weight, *, c2, masks, n_chunks,
+                 block_tokens=None):
+        super().__init__(corpus, layout, labels, seq_weight, c2=c2, n_chunks=n_chunks,
+                         block_tokens=block_tokens, constraints=masks)

@@ -18,186 +18,43 @@ kernels work on one sequence at a time over the parameter vector in
 parameters of that sequence's attributes (sparse updates; l2sgd keeps the L2
 decay as one lazy scale factor, as CRFsuite does).
 
-Ragged data is CSR-style as in :mod:`sklearn_crf._kernels`: ``tok_ptr``,
+Ragged data is CSR-style as in :mod:`sklearn_crf._engine.scores`: ``tok_ptr``,
 ``tok_attr``, ``tok_val`` (tokens → attributes), ``seq_ptr`` (sequences →
 tokens), ``attr_ptr`` / ``attr_label`` (attributes → state parameters), and
 ``trans_index`` (L, L): the parameter index of each transition, -1 where it
 has none.
 """
 
-import inspect
 import logging
 import math
 import time
 import warnings
-from dataclasses import dataclass
+
+from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 from sklearn.exceptions import ConvergenceWarning
 
+from ._engine import (
+    ViterbiWorkspace,
+    add_path_features_exact,
+    forward_backward_scaled_crfsuite,
+    list_viterbi,
+    path_score,
+    state_scores_sparse_range_exact,
+    viterbi_workspace,
+)
+from ._engine.config import exact_kernel
+from ._optimize import SolverResult, caller_stacklevel
+
 logger = logging.getLogger("sklearn_crf")
-
-#: the numba options of :mod:`sklearn_crf._kernels` without its FMA contraction:
-#: CRFsuite's binaries round a * b and then + c, and the online algorithms
-#: follow discrete decisions (Viterbi paths) where one rounding can flip a tie
-_NJIT = dict(cache=True, nogil=True, error_model="numpy")
-
-#: CRFsuite's FLOAT_MAX (DBL_MAX), the starting point of its Viterbi maxima
-_FLOAT_MAX = 1.7976931348623157e308
-
-#: the online solvers, and the default epoch limits (lbfgs: CRFsuite sets no limit)
-ONLINE_SOLVERS = ("l2sgd", "ap", "pa", "arow")
-DEFAULT_MAX_ITER = {
-    "lbfgs": 1000, "l-bfgs-b": 1000, "l2sgd": 1000, "ap": 100, "pa": 100, "arow": 100,
-}
-
-#: which CRFTagger parameters each solver reads (besides those of every solver)
-#: the early-stopping parameters (a validation set checked after each
-#: iteration): L-BFGS and OWL-QN only
-_EARLY_STOPPING = {
-    "early_stopping", "validation_fraction", "n_iter_no_change",
-    "validation_scoring", "random_state",
-}
-SOLVER_PARAMS = {
-    "lbfgs": {
-        "c1", "c2", "tol", "epsilon", "warm_start", "constrain_training", *_EARLY_STOPPING,
-    },
-    "l-bfgs-b": {
-        "c1", "c2", "tol", "epsilon", "warm_start", "constrain_training", *_EARLY_STOPPING,
-    },
-    "l2sgd": {
-        "c2", "period", "delta", "calibration_eta", "calibration_rate",
-        "calibration_samples", "calibration_candidates", "calibration_max_trials",
-    },
-    "ap": {"epsilon"},
-    "pa": {"epsilon", "pa_type", "c", "error_sensitive", "averaging"},
-    "arow": {"epsilon", "variance", "gamma"},
-}
-#: parameters some solver reads and others ignore
-SOLVER_SPECIFIC = set().union(*SOLVER_PARAMS.values())
-
-
-def resolved_max_iter(solver, max_iter):
-    """``max_iter``, or CRFsuite's default of the solver when it is None."""
-    return DEFAULT_MAX_ITER[solver] if max_iter is None else max_iter
-
-
-#: CRFsuite's default ``epsilon`` of each solver that reads one: the
-#: gradient-norm test of L-BFGS, the mean-loss test of the online algorithms
-DEFAULT_EPSILON = {"lbfgs": 1e-5, "l-bfgs-b": 1e-5, "ap": 0.0, "pa": 0.0, "arow": 0.0}
-
-
-def resolved_epsilon(solver, epsilon):
-    """``epsilon``, or CRFsuite's default of the solver when it is None."""
-    return DEFAULT_EPSILON[solver] if epsilon is None else epsilon
-
-
-def check_solver_params(estimator):
-    """ValueError when a parameter the chosen solver ignores has a non-default value.
-
-    The defaults are those of the estimator's signature; never silently
-    ignore a setting.
-    """
-    params = estimator.get_params(deep=False)
-    signature = inspect.signature(type(estimator).__init__).parameters
-    solver = params["solver"]
-    ignored = sorted(
-        name for name in SOLVER_SPECIFIC - SOLVER_PARAMS[solver]
-        if name in params and not _same(params[name], signature[name].default)
-    )
-    if ignored:
-        detail = "; ".join(
-            f"{name}={params[name]!r} is a parameter of solver "
-            + " / ".join(repr(s) for s, names in SOLVER_PARAMS.items() if name in names)
-            for name in ignored
-        )
-        raise ValueError(
-            f"solver={solver!r} does not use {', '.join(ignored)} ({detail}); leave "
-            "them at their defaults or choose a solver that uses them"
-        )
-    if solver == "l2sgd" and params["c2"] <= 0:
-        raise ValueError(
-            "solver='l2sgd' needs c2 > 0 (its learning rate is 1 / (lambda * (t0 + t)) "
-            f"with lambda = 2 * c2 / n_sequences), got c2={params['c2']!r}"
-        )
-
-
-def _same(a, b):
-    """Equal values, and a bool only equals a bool."""
-    return a == b and isinstance(a, bool) == isinstance(b, bool)
-
-
-def fit_online(solver, corpus, layout, labels, seq_weight, params, verbose=0):
-    """Run online solver ``solver`` on an
-    :class:`~sklearn_crf._vectorizer.EncodedCorpus` with the estimator
-    parameters ``params``.
-
-    Returns ``(w, result)``: the weights in layout order and an
-    :class:`OnlineResult`.
-    """
-    max_iter = resolved_max_iter(solver, params["max_iter"])
-    epsilon = float(resolved_epsilon(solver, params["epsilon"])) if solver != "l2sgd" else 0.0
-    args = (corpus, layout, labels, seq_weight)
-    if solver == "ap":
-        return fit_averaged_perceptron(*args, max_iter=max_iter, epsilon=epsilon, verbose=verbose)
-    if solver == "pa":
-        return fit_passive_aggressive(
-            *args, max_iter=max_iter, epsilon=epsilon, pa_type=params["pa_type"],
-            c=params["c"], error_sensitive=params["error_sensitive"],
-            averaging=params["averaging"], verbose=verbose,
-        )
-    if solver == "arow":
-        return fit_arow(
-            *args, max_iter=max_iter, epsilon=epsilon, variance=params["variance"],
-            gamma=params["gamma"], verbose=verbose,
-        )
-    if solver == "l2sgd":
-        return fit_l2sgd(
-            *args, c2=params["c2"], max_iter=max_iter, period=params["period"],
-            delta=params["delta"], calibration_eta=params["calibration_eta"],
-            calibration_rate=params["calibration_rate"],
-            calibration_samples=params["calibration_samples"],
-            calibration_candidates=params["calibration_candidates"],
-            calibration_max_trials=params["calibration_max_trials"], verbose=verbose,
-        )
-    raise ValueError(f"unknown online solver {solver!r}")
-
-
-@dataclass(frozen=True)
-class OnlineResult:
-    """What an online solver returns besides the weights.
-
-    Attributes
-    ----------
-    n_iter : int
-        Epochs run (for l2sgd, not counting the calibration trials).
-    loss_curve : ndarray of shape (n_iter,)
-        CRFsuite's per-epoch "Loss": l2sgd the regularized negative
-        log-likelihood ``Σ_s w_s·(log Z_s - score_s) + c2·‖w‖²`` at the end of the
-        epoch; ap the weighted fraction of mislabelled tokens summed over
-        sequences; pa and arow the summed hinge costs of the mistakes.
-    loss : float
-        For l2sgd, the loss of the returned (best) epoch; else the last epoch's.
-    converged : bool
-        Whether the stopping test ended training before ``max_iter`` epochs.
-    eta : float
-        l2sgd: the calibrated initial learning rate (NaN for the other solvers).
-    """
-
-    n_iter: int
-    loss_curve: np.ndarray
-    loss: float
-    converged: bool
-    eta: float = float("nan")
-
 
 # --------------------------------------------------------------------------
 # glibc rand(): CRFsuite's instance order
 # --------------------------------------------------------------------------
 
 
-@njit(**_NJIT)
+@exact_kernel
 def glibc_rand_state(seed):
     """State of glibc's ``rand()`` after ``srand(seed)`` (TYPE_3 additive generator).
 
@@ -222,7 +79,7 @@ def glibc_rand_state(seed):
     return state
 
 
-@njit(**_NJIT)
+@exact_kernel
 def glibc_rand(state):
     """Next ``rand()`` of glibc from ``state`` (updated in place), in [0, 2**31)."""
     f = state[31]
@@ -234,7 +91,7 @@ def glibc_rand(state):
     return out
 
 
-@njit(**_NJIT)
+@exact_kernel
 def shuffle_crfsuite(perm, rng):
     """CRFsuite's ``dataset_shuffle``: swap each position with ``rand() % n``."""
     n = perm.shape[0]
@@ -250,25 +107,7 @@ def shuffle_crfsuite(perm, rng):
 # --------------------------------------------------------------------------
 
 
-@njit(**_NJIT)
-def sequence_state_scores(
-    w, scale, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, stop, out
-):
-    """State scores of tokens ``start:stop`` under weights ``scale * w`` into
-    ``out[:stop - start]``."""
-    L = out.shape[1]
-    for t in range(stop - start):
-        for j in range(L):
-            out[t, j] = 0.0
-        tok = start + t
-        for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
-            a = tok_attr[k]
-            v = tok_val[k] * scale if scale != 1.0 else tok_val[k]
-            for p in range(attr_ptr[a], attr_ptr[a + 1]):
-                out[t, attr_label[p]] += w[p] * v
-
-
-@njit(**_NJIT)
+@exact_kernel
 def transition_scores(w, scale, trans_index, out):
     """Dense (L, L) transition scores ``scale * w`` (0 where there is no parameter)."""
     L = out.shape[0]
@@ -283,190 +122,104 @@ def transition_scores(w, scale, trans_index, out):
                 out[i, j] = w[q]
 
 
-@njit(**_NJIT)
-def viterbi_first_max(scores, trans, n, cur, back, path):
-    """CRFsuite's Viterbi: fills ``path[:n]``, returns the best score.
+class OnlineArrays(NamedTuple):
+    """The corpus and layout of one online fit, in CRFsuite's label order.
 
-    Ties go to the lowest label index (strict ``<`` comparisons from -DBL_MAX,
-    as in ``crf1dc_viterbi``). ``cur`` is (n, L) scratch, ``back`` (n, L).
+    Attributes
+    ----------
+    labels : ndarray of int32, shape (n_tokens,)
+        Gold label of each token (internal numbering).
+    seq_weight : ndarray of float64, shape (n_sequences,)
+    tok_ptr, tok_attr, tok_val, seq_ptr : ndarray
+        The corpus, CSR-style (see :mod:`sklearn_crf._engine.scores`).
+    attr_ptr : ndarray of int64, shape (n_attributes + 1,)
+    attr_label : ndarray of int32, shape (n_state,)
+        The state parameters of each attribute (internal label numbering).
+    trans_index : ndarray of int64, shape (L, L)
+        The parameter index of each transition, -1 where it has none.
     """
-    L = scores.shape[1]
-    if n == 0:
-        return 0.0
-    for j in range(L):
-        cur[0, j] = scores[0, j]
-    for t in range(1, n):
-        for j in range(L):
-            best = -_FLOAT_MAX
-            arg = -1
-            for i in range(L):
-                s = cur[t - 1, i] + trans[i, j]
-                if best < s:
-                    best = s
-                    arg = i
-            if arg >= 0:
-                back[t, j] = arg
-            cur[t, j] = best + scores[t, j]
-    best = -_FLOAT_MAX
-    path[n - 1] = 0
-    for i in range(L):
-        if best < cur[n - 1, i]:
-            best = cur[n - 1, i]
-            path[n - 1] = i
-    for t in range(n - 2, -1, -1):
-        path[t] = back[t + 1, path[t + 1]]
-    return best
+
+    labels: np.ndarray
+    seq_weight: np.ndarray
+    tok_ptr: np.ndarray
+    tok_attr: np.ndarray
+    tok_val: np.ndarray
+    seq_ptr: np.ndarray
+    attr_ptr: np.ndarray
+    attr_label: np.ndarray
+    trans_index: np.ndarray
 
 
-@njit(**_NJIT)
-def path_score(scores, trans, path, n):
-    """Score of a label path (``crf1dc_score``): state scores plus transitions."""
-    if n == 0:
-        return 0.0
-    i = path[0]
-    ret = scores[0, i]
-    for t in range(1, n):
-        j = path[t]
-        ret += trans[i, j]
-        ret += scores[t, j]
-        i = j
-    return ret
+class DecodeBuffers(NamedTuple):
+    """Scratch of the score-and-decode step of the perceptron-style epochs.
 
-
-@njit(**_NJIT)
-def forward_backward_scaled_sequence(
-    scores, trans, n, exp_state, exp_trans, alpha, beta, scale, node, edge_sum
-):
-    """CRFsuite's scaled forward-backward for one sequence; returns log Z.
-
-    Fills the node marginals ``node[:n]`` and the edge marginals summed over
-    positions ``edge_sum`` (L, L), as ``crf1dc_marginals`` does. Unlike
-    CRFsuite, the state scores of each position and the transition scores are
-    shifted by their maximum before ``exp`` (the same results, no overflow).
+    Attributes
+    ----------
+    trans : ndarray of shape (L, L)
+        Transition scores under the current weights.
+    scores : ndarray of shape (max_len, L)
+        State scores of the current sequence.
+    viterbi : ViterbiWorkspace
+        Buffers of :func:`~sklearn_crf._engine.viterbi.list_viterbi` (K = 1).
+    path : ndarray of int32, shape (max_len,)
+        The best path of the current sequence.
+    path_score : ndarray of shape (1,)
+        Its score.
     """
-    L = scores.shape[1]
-    for i in range(L):
-        for j in range(L):
-            edge_sum[i, j] = 0.0
-    if n == 0:
-        return 0.0
-    shift = 0.0
-    mt = trans[0, 0]
-    for i in range(L):
-        for j in range(L):
-            if trans[i, j] > mt:
-                mt = trans[i, j]
-    for i in range(L):
-        for j in range(L):
-            exp_trans[i, j] = math.exp(trans[i, j] - mt)
-    shift += (n - 1) * mt
-    for t in range(n):
-        m = scores[t, 0]
-        for j in range(1, L):
-            if scores[t, j] > m:
-                m = scores[t, j]
-        for j in range(L):
-            exp_state[t, j] = math.exp(scores[t, j] - m)
-        shift += m
-    # forward
-    s = 0.0
-    for j in range(L):
-        alpha[0, j] = exp_state[0, j]
-        s += alpha[0, j]
-    scale[0] = 1.0 / s if s != 0.0 else 1.0
-    for j in range(L):
-        alpha[0, j] *= scale[0]
-    for t in range(1, n):
-        for j in range(L):
-            alpha[t, j] = 0.0
-        for i in range(L):
-            a = alpha[t - 1, i]
-            for j in range(L):
-                alpha[t, j] += a * exp_trans[i, j]
-        s = 0.0
-        for j in range(L):
-            alpha[t, j] *= exp_state[t, j]
-            s += alpha[t, j]
-        scale[t] = 1.0 / s if s != 0.0 else 1.0
-        for j in range(L):
-            alpha[t, j] *= scale[t]
-    log_z = 0.0
-    for t in range(n):
-        log_z -= math.log(scale[t])
-    # backward
-    for j in range(L):
-        beta[n - 1, j] = scale[n - 1]
-    row = np.empty(L)
-    for t in range(n - 2, -1, -1):
-        for j in range(L):
-            row[j] = beta[t + 1, j] * exp_state[t + 1, j]
-        for i in range(L):
-            d = 0.0
-            for j in range(L):
-                d += exp_trans[i, j] * row[j]
-            beta[t, i] = d * scale[t]
-    # marginals
-    for t in range(n):
-        inv = 1.0 / scale[t]
-        for j in range(L):
-            node[t, j] = alpha[t, j] * beta[t, j] * inv
-    for t in range(n - 1):
-        for j in range(L):
-            row[j] = beta[t + 1, j] * exp_state[t + 1, j]
-        for i in range(L):
-            a = alpha[t, i]
-            for j in range(L):
-                edge_sum[i, j] += a * exp_trans[i, j] * row[j]
-    return log_z + shift
+
+    trans: np.ndarray
+    scores: np.ndarray
+    viterbi: ViterbiWorkspace
+    path: np.ndarray
+    path_score: np.ndarray
 
 
-@njit(**_NJIT)
-def add_path_features(
-    vec, coef, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index,
-    actives, n_active,
-):
-    """``vec[k] += coef * f_k(x, path)`` for every feature on a label path.
+class MarginBuffers(NamedTuple):
+    """Scratch of passive-aggressive and AROW: the sparse difference vector.
 
-    CRFsuite's ``features_on_path`` order: each token's state features in the
-    order of its attributes, then the transition into it. When ``actives`` is
-    not empty, each touched index is appended to it from ``n_active`` on
-    (duplicates included); returns the new count.
+    Attributes
+    ----------
+    delta : ndarray of shape (n_params,)
+        ``F(x, y) - F(x, ŷ)`` (times a coefficient), zero outside ``actives``.
+    actives : ndarray of int64
+        Indices touched by the two paths.
+    used : ndarray of bool, shape (n_params,)
+        Scratch of :func:`unique_actives` (all False between calls).
     """
-    record = actives.shape[0] > 0
-    prev = -1
-    for t in range(n):
-        tok = start + t
-        j = path[t]
-        for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
-            a = tok_attr[k]
-            for p in range(attr_ptr[a], attr_ptr[a + 1]):
-                if attr_label[p] == j:
-                    vec[p] += coef * tok_val[k]
-                    if record:
-                        actives[n_active] = p
-                        n_active += 1
-        if prev >= 0:
-            q = trans_index[prev, j]
-            if q >= 0:
-                vec[q] += coef
-                if record:
-                    actives[n_active] = q
-                    n_active += 1
-        prev = j
-    return n_active
+
+    delta: np.ndarray
+    actives: np.ndarray
+    used: np.ndarray
 
 
-@njit(**_NJIT)
+class SGDBuffers(NamedTuple):
+    """Scratch of the l2sgd epoch: transition and state scores and the buffers
+    of :func:`~sklearn_crf._engine.forward_backward.forward_backward_scaled_crfsuite`
+    (``exp_state``, ``alpha``, ``beta``, ``node`` (max_len, L), ``exp_trans``,
+    ``edge_sum`` (L, L), ``scale`` (max_len,))."""
+
+    trans: np.ndarray
+    scores: np.ndarray
+    exp_state: np.ndarray
+    exp_trans: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    scale: np.ndarray
+    node: np.ndarray
+    edge_sum: np.ndarray
+
+
+@exact_kernel
 def add_path(vec, coef, path, start, n, arrays, actives, n_active):
-    """:func:`add_path_features` with ``arrays`` (:meth:`_Problem.arrays`)."""
-    _, _, tok_ptr, tok_attr, tok_val, _, attr_ptr, attr_label, trans_index = arrays
-    return add_path_features(
-        vec, coef, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index,
-        actives, n_active,
+    """:func:`~sklearn_crf._engine.scores.add_path_features` (CRFsuite's
+    arithmetic) with the :class:`OnlineArrays` ``arrays``."""
+    return add_path_features_exact(
+        vec, coef, path, start, n, arrays.tok_ptr, arrays.tok_attr, arrays.tok_val,
+        arrays.attr_ptr, arrays.attr_label, arrays.trans_index, actives, n_active,
     )
 
 
-@njit(**_NJIT)
+@exact_kernel
 def unique_actives(actives, n_active, used):
     """Drop repeated indices from ``actives[:n_active]``, keeping first
     occurrences; returns the count."""
@@ -482,7 +235,7 @@ def unique_actives(actives, n_active, used):
     return m
 
 
-@njit(**_NJIT)
+@exact_kernel
 def n_mismatches(labels, start, path, n):
     d = 0
     for t in range(n):
@@ -496,35 +249,33 @@ def n_mismatches(labels, start, path, n):
 # --------------------------------------------------------------------------
 
 
-@njit(**_NJIT)
+@exact_kernel
 def viterbi_under_weights(w, start, n, arrays, buffers):
     """Score sequence tokens ``start .. start + n`` under the weights ``w`` and
-    decode it (CRFsuite's tie rule) into ``buffers``' path; returns the best
-    path's score. The first step of every perceptron-style epoch."""
-    trans_index = arrays[8]
-    attr_ptr, attr_label = arrays[6], arrays[7]
-    tok_ptr, tok_attr, tok_val = arrays[2], arrays[3], arrays[4]
-    trans_scratch, scores, cur, back, path = buffers
-    transition_scores(w, 1.0, trans_index, trans_scratch)
-    sequence_state_scores(
-        w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores
+    decode it (the first maximum on ties, CRFsuite's rule) into
+    ``buffers.path``; returns the best path's score. The first step of every
+    perceptron-style epoch; ``buffers`` is a :class:`DecodeBuffers`."""
+    transition_scores(w, 1.0, arrays.trans_index, buffers.trans)
+    state_scores_sparse_range_exact(
+        w, 1.0, arrays.attr_ptr, arrays.attr_label, arrays.tok_ptr, arrays.tok_attr,
+        arrays.tok_val, start, start + n, buffers.scores,
     )
-    return viterbi_first_max(scores, trans_scratch, n, cur, back, path)
+    list_viterbi(buffers.scores, buffers.trans, n, 1, buffers.viterbi, buffers.path,
+                 buffers.path_score)
+    return buffers.path_score[0]
 
 
-@njit(**_NJIT)
+@exact_kernel
 def perceptron_epoch(w, ws, c, order, arrays, buffers):
     """One epoch of CRFsuite's averaged perceptron over ``order``; returns (loss, c).
 
     On a mistake: ``w += weight·(F(x, y) - F(x, ŷ))`` and ``ws += c·weight·(...)``
     where ``c`` counts the instances seen (from 1); the averaged weights are
-    ``w - ws / c``. ``arrays`` is :meth:`_Problem.arrays`, ``buffers``
-    :meth:`_Problem.viterbi_buffers`.
+    ``w - ws / c``. ``arrays`` is an :class:`OnlineArrays`, ``buffers`` a
+    :class:`DecodeBuffers`.
     """
-    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
-        arrays
-    )
-    trans_scratch, scores, cur, back, path = buffers
+    labels, seq_weight, seq_ptr = arrays.labels, arrays.seq_weight, arrays.seq_ptr
+    path = buffers.path
     empty = np.empty(0, dtype=np.int64)
     loss = 0.0
     for s in order:
@@ -545,32 +296,28 @@ def perceptron_epoch(w, ws, c, order, arrays, buffers):
     return loss, c
 
 
-@njit(**_NJIT)
-def _margin_delta(arrays, start, n, path, coef, margin):
-    """Sparse ``delta = coef·(F(x, y) - F(x, ŷ))`` in ``margin = (delta, actives,
-    used)``: returns the number of distinct indices in ``actives``."""
-    labels = arrays[0]
-    delta, actives, used = margin
-    gold = labels[start : start + n]
-    m = add_path(delta, coef, gold, start, n, arrays, actives, 0)
-    m = add_path(delta, -coef, path, start, n, arrays, actives, m)
-    return unique_actives(actives, m, used)
+@exact_kernel
+def margin_delta(arrays, start, n, path, coef, margin):
+    """Sparse ``delta = coef·(F(x, y) - F(x, ŷ))`` in the :class:`MarginBuffers`
+    ``margin``: returns the number of distinct indices in ``margin.actives``."""
+    gold = arrays.labels[start : start + n]
+    m = add_path(margin.delta, coef, gold, start, n, arrays, margin.actives, 0)
+    m = add_path(margin.delta, -coef, path, start, n, arrays, margin.actives, m)
+    return unique_actives(margin.actives, m, margin.used)
 
 
-@njit(**_NJIT)
+@exact_kernel
 def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, arrays, buffers, margin):
     """One epoch of CRFsuite's passive-aggressive training; returns (summed cost, u).
 
     On a mistake with ``d`` wrong labels: cost = score(ŷ) - score(y) + (√d if
     ``error_sensitive`` else 1); ``tau`` = cost/‖Δ‖² (type 0), min(c,
     cost/‖Δ‖²) (type 1), cost/(‖Δ‖² + 1/(2c)) (type 2); ``w += tau·weight·Δ``,
-    ``ws += tau·weight·u·Δ``. ``margin`` is :meth:`_Problem.margin_buffers`.
+    ``ws += tau·weight·u·Δ``. ``margin`` is a :class:`MarginBuffers`.
     """
-    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
-        arrays
-    )
-    trans_scratch, scores, cur, back, path = buffers
-    delta, actives, _ = margin
+    labels, seq_weight, seq_ptr = arrays.labels, arrays.seq_weight, arrays.seq_ptr
+    path = buffers.path
+    delta, actives = margin.delta, margin.actives
     loss = 0.0
     for s in order:
         start = seq_ptr[s]
@@ -579,12 +326,12 @@ def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, array
             sv = viterbi_under_weights(w, start, n, arrays, buffers)
             d = n_mismatches(labels, start, path, n)
             if d > 0:
-                sc = path_score(scores, trans_scratch, labels[start : start + n], n)
+                sc = path_score(buffers.scores, buffers.trans, labels[start : start + n], n)
                 if error_sensitive:
                     cost = sv - sc + math.sqrt(d)
                 else:
                     cost = sv - sc + 1.0
-                m = _margin_delta(arrays, start, n, path, 1.0, margin)
+                m = margin_delta(arrays, start, n, path, 1.0, margin)
                 norm2 = 0.0
                 for i in range(m):
                     norm2 += delta[actives[i]] * delta[actives[i]]
@@ -606,7 +353,7 @@ def passive_aggressive_epoch(w, ws, u, order, pa_type, c, error_sensitive, array
     return loss, u
 
 
-@njit(**_NJIT)
+@exact_kernel
 def arow_epoch(mean, cov, order, gamma, arrays, buffers, margin):
     """One epoch of CRFsuite's AROW; returns the summed cost.
 
@@ -614,11 +361,9 @@ def arow_epoch(mean, cov, order, gamma, arrays, buffers, margin):
     score(ŷ) - score(y) + d, α = cost / (gamma + Σ Δ_k² cov_k),
     ``mean_k += α·cov_k·Δ_k``, ``cov_k = 1 / (1/cov_k + Δ_k²/gamma)``.
     """
-    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
-        arrays
-    )
-    trans_scratch, scores, cur, back, path = buffers
-    delta, actives, _ = margin
+    labels, seq_weight, seq_ptr = arrays.labels, arrays.seq_weight, arrays.seq_ptr
+    path = buffers.path
+    delta, actives = margin.delta, margin.actives
     loss = 0.0
     for s in order:
         start = seq_ptr[s]
@@ -627,10 +372,10 @@ def arow_epoch(mean, cov, order, gamma, arrays, buffers, margin):
             sv = viterbi_under_weights(mean, start, n, arrays, buffers)
             d = n_mismatches(labels, start, path, n)
             if d > 0:
-                sc = path_score(scores, trans_scratch, labels[start : start + n], n)
+                sc = path_score(buffers.scores, buffers.trans, labels[start : start + n], n)
                 cost = sv - sc + d
                 wt = seq_weight[s]
-                m = _margin_delta(arrays, start, n, path, wt, margin)
+                m = margin_delta(arrays, start, n, path, wt, margin)
                 frac = gamma
                 for i in range(m):
                     k = actives[i]
@@ -646,7 +391,7 @@ def arow_epoch(mean, cov, order, gamma, arrays, buffers, margin):
     return loss
 
 
-@njit(**_NJIT)
+@exact_kernel
 def l2sgd_epoch(w, order, t, t0, lam, arrays, buffers):
     """One epoch of CRFsuite's SGD over ``order``; returns (summed loss, last loss, t, eta).
 
@@ -655,12 +400,13 @@ def l2sgd_epoch(w, order, t, t0, lam, arrays, buffers):
     ``w += (eta / decay)·weight·(F(x, y) - E[F])`` on the stored weights, whose
     true value is ``decay·w``; at the end ``w`` is multiplied by ``decay``. The
     losses are the weighted negative log-likelihoods before each step, without
-    the L2 term. ``buffers`` is ``_SGD.buffers``.
+    the L2 term. ``buffers`` is an :class:`SGDBuffers`.
     """
-    labels, seq_weight, tok_ptr, tok_attr, tok_val, seq_ptr, attr_ptr, attr_label, trans_index = (
-        arrays
-    )
-    trans_scratch, scores, exp_state, exp_trans, alpha, beta, scale, node, edge_sum = buffers
+    labels, seq_weight, seq_ptr = arrays.labels, arrays.seq_weight, arrays.seq_ptr
+    tok_ptr, tok_attr, tok_val = arrays.tok_ptr, arrays.tok_attr, arrays.tok_val
+    attr_ptr, attr_label, trans_index = arrays.attr_ptr, arrays.attr_label, arrays.trans_index
+    b = buffers
+    scores, node, edge_sum = b.scores, b.node, b.edge_sum
     decay = 1.0
     sum_loss = 0.0
     loss = 0.0
@@ -674,12 +420,14 @@ def l2sgd_epoch(w, order, t, t0, lam, arrays, buffers):
         decay *= 1.0 - eta * lam
         gain = eta / decay
         if n > 0:
-            transition_scores(w, decay, trans_index, trans_scratch)
-            sequence_state_scores(
-                w, decay, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n, scores
+            transition_scores(w, decay, trans_index, b.trans)
+            state_scores_sparse_range_exact(
+                w, decay, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, start + n,
+                scores,
             )
-            log_z = forward_backward_scaled_sequence(
-                scores, trans_scratch, n, exp_state, exp_trans, alpha, beta, scale, node, edge_sum
+            log_z = forward_backward_scaled_crfsuite(
+                scores, b.trans, n, b.exp_state, b.exp_trans, b.alpha, b.beta, b.scale, node,
+                edge_sum,
             )
             gold = labels[start : start + n]
             wt = seq_weight[s]
@@ -697,7 +445,7 @@ def l2sgd_epoch(w, order, t, t0, lam, arrays, buffers):
                     q = trans_index[i, j]
                     if q >= 0:
                         w[q] += edge_sum[i, j] * -g
-            loss = (-path_score(scores, trans_scratch, gold, n) + log_z) * wt
+            loss = (-path_score(scores, b.trans, gold, n) + log_z) * wt
         else:
             loss = 0.0
         sum_loss += loss
@@ -716,8 +464,7 @@ class _Problem:
     """The corpus in CRFsuite's label order and the scratch buffers of one fit."""
 
     def __init__(self, corpus, layout, labels, seq_weight):
-        tok_ptr, tok_attr, tok_val = corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
-        seq_ptr = corpus.seq_ptr
+        seq_ptr = np.ascontiguousarray(corpus.seq_ptr, dtype=np.int64)
         L = layout.n_labels
         # CRFsuite numbers labels in order of first appearance; Viterbi ties go
         # to the lowest number, so work in that numbering
@@ -728,47 +475,70 @@ class _Problem:
         unseen = np.setdiff1d(np.arange(L), order)
         rank[np.concatenate([order, unseen]).astype(np.int64)] = np.arange(L, dtype=np.int32)
         self.rank = rank  # internal number of each label
-        self.tok_ptr = np.ascontiguousarray(tok_ptr, dtype=np.int64)
-        self.tok_attr = np.ascontiguousarray(tok_attr, dtype=np.int64)
-        self.tok_val = np.ascontiguousarray(tok_val, dtype=np.float64)
-        self.seq_ptr = np.ascontiguousarray(seq_ptr, dtype=np.int64)
-        self.labels = rank[labels].astype(np.int64)
-        self.seq_weight = np.ascontiguousarray(seq_weight, dtype=np.float64)
-        self.attr_ptr = np.ascontiguousarray(layout.attr_ptr, dtype=np.int64)
-        self.attr_label = rank[layout.attr_label].astype(np.int64)
         n_state = len(layout.attr_label)
-        self.trans_index = np.full((L, L), -1, dtype=np.int64)
-        self.trans_index[rank[layout.trans_from], rank[layout.trans_to]] = n_state + np.arange(
+        trans_index = np.full((L, L), -1, dtype=np.int64)
+        trans_index[rank[layout.trans_from], rank[layout.trans_to]] = n_state + np.arange(
             len(layout.trans_from)
+        )
+        self.arrays = OnlineArrays(
+            labels=rank[labels].astype(np.int32),
+            seq_weight=np.ascontiguousarray(seq_weight, dtype=np.float64),
+            tok_ptr=np.ascontiguousarray(corpus.tok_ptr, dtype=np.int64),
+            tok_attr=np.ascontiguousarray(corpus.tok_attr, dtype=np.int32),
+            tok_val=np.ascontiguousarray(corpus.tok_val, dtype=np.float64),
+            seq_ptr=seq_ptr,
+            attr_ptr=np.ascontiguousarray(layout.attr_ptr, dtype=np.int64),
+            attr_label=rank[layout.attr_label].astype(np.int32),
+            trans_index=trans_index,
         )
         self.n_params = n_state + len(layout.trans_from)
         self.n_seq = len(seq_ptr) - 1
-        lengths = np.diff(self.seq_ptr)
-        T = max(int(lengths.max()) if len(lengths) else 0, 1)
-        self.trans_scratch = np.zeros((L, L))
-        self.scores = np.zeros((T, L))
-        self.cur = np.zeros((T, L))
-        self.back = np.zeros((T, L), dtype=np.int64)
-        self.path = np.zeros(T, dtype=np.int64)
+        lengths = np.diff(seq_ptr)
+        self.max_len = max(int(lengths.max()) if len(lengths) else 0, 1)
+        self.n_labels = L
 
-    def margin_buffers(self):
-        """delta, actives and used buffers of passive-aggressive and AROW."""
-        per_seq = self.tok_ptr[self.seq_ptr[1:]] - self.tok_ptr[self.seq_ptr[:-1]]
-        # a state feature per attribute entry (at most one label matches) and a
-        # transition per token, for both paths
-        cap = 2 * int((per_seq + np.diff(self.seq_ptr)).max(initial=0)) + 1
-        return (
-            np.zeros(self.n_params),
-            np.zeros(cap, dtype=np.int64),
-            np.zeros(self.n_params, dtype=np.bool_),
+    def decode_buffers(self):
+        """The :class:`DecodeBuffers` of the perceptron-style epochs."""
+        T, L = self.max_len, self.n_labels
+        return DecodeBuffers(
+            trans=np.zeros((L, L)), scores=np.zeros((T, L)),
+            viterbi=viterbi_workspace(T, L, 1), path=np.zeros(T, dtype=np.int32),
+            path_score=np.zeros(1),
         )
 
-    def arrays(self):
-        return (self.labels, self.seq_weight, self.tok_ptr, self.tok_attr, self.tok_val,
-                self.seq_ptr, self.attr_ptr, self.attr_label, self.trans_index)
+    def margin_buffers(self):
+        """The :class:`MarginBuffers` of passive-aggressive and AROW."""
+        a = self.arrays
+        per_seq = a.tok_ptr[a.seq_ptr[1:]] - a.tok_ptr[a.seq_ptr[:-1]]
+        # a state feature per attribute entry (at most one label matches) and a
+        # transition per token, for both paths
+        cap = 2 * int((per_seq + np.diff(a.seq_ptr)).max(initial=0)) + 1
+        return MarginBuffers(
+            delta=np.zeros(self.n_params),
+            actives=np.zeros(cap, dtype=np.int64),
+            used=np.zeros(self.n_params, dtype=np.bool_),
+        )
 
-    def viterbi_buffers(self):
-        return (self.trans_scratch, self.scores, self.cur, self.back, self.path)
+    def sgd_buffers(self):
+        """The :class:`SGDBuffers` of the l2sgd epoch."""
+        T, L = self.max_len, self.n_labels
+        return SGDBuffers(
+            trans=np.zeros((L, L)), scores=np.zeros((T, L)), exp_state=np.zeros((T, L)),
+            exp_trans=np.zeros((L, L)), alpha=np.zeros((T, L)), beta=np.zeros((T, L)),
+            scale=np.zeros(T), node=np.zeros((T, L)), edge_sum=np.zeros((L, L)),
+        )
+
+
+def _result(w, losses, loss):
+    """The :class:`~sklearn_crf._optimize.SolverResult` of an online fit.
+
+    ``losses`` is CRFsuite's per-epoch "Loss": l2sgd the regularized negative
+    log-likelihood ``Σ_s w_s·(log Z_s - score_s) + c2·‖w‖²`` at the end of the
+    epoch; ap the weighted fraction of mislabelled tokens summed over
+    sequences; pa and arow the summed hinge costs of the mistakes. ``loss``:
+    for l2sgd the loss of the returned (best) epoch, else the last epoch's.
+    """
+    return SolverResult(w=w, n_iter=len(losses), losses=np.array(losses), loss=float(loss))
 
 
 def _log_epoch(verbose, name, epoch, loss, start, extra=""):
@@ -785,28 +555,26 @@ def fit_averaged_perceptron(
     Each epoch visits the sequences in a new shuffled order; a sequence whose
     Viterbi path has ``d`` wrong labels moves the weights towards its gold
     features and away from the predicted ones. Returns the averaged weights
-    (layout order) and an :class:`OnlineResult`; training stops when the
+    (layout order) and an :class:`~sklearn_crf._optimize.SolverResult`; training stops when the
     epoch's loss divided by the number of sequences is below ``epsilon``.
     """
     p = _Problem(corpus, layout, labels, seq_weight)
+    buffers = p.decode_buffers()
     w = np.zeros(p.n_params)
     ws = np.zeros(p.n_params)
     perm = np.arange(p.n_seq, dtype=np.int64)
     rng = glibc_rand_state(1)
     c = 1
     losses = []
-    converged = False
     start = time.perf_counter()
     for epoch in range(max_iter):
         shuffle_crfsuite(perm, rng)
-        loss, c = perceptron_epoch(w, ws, c, perm, p.arrays(), p.viterbi_buffers())
+        loss, c = perceptron_epoch(w, ws, c, perm, p.arrays, buffers)
         losses.append(loss)
         _log_epoch(verbose, "ap", epoch + 1, loss, start)
         if loss / p.n_seq < epsilon:
-            converged = True
             break
-    wa = w - ws / c
-    return wa, OnlineResult(len(losses), np.array(losses), losses[-1] if losses else 0.0, converged)
+    return _result(w - ws / c, losses, losses[-1] if losses else 0.0)
 
 
 def fit_passive_aggressive(
@@ -816,10 +584,11 @@ def fit_passive_aggressive(
     """CRFsuite's passive-aggressive training (``pa``), types 0, 1 and 2.
 
     Returns the weights (averaged as in the perceptron when ``averaging``) in
-    layout order and an :class:`OnlineResult`; training stops when the epoch's
+    layout order and an :class:`~sklearn_crf._optimize.SolverResult`; training stops when the epoch's
     summed cost divided by the number of sequences is below ``epsilon``.
     """
     p = _Problem(corpus, layout, labels, seq_weight)
+    buffers = p.decode_buffers()
     w = np.zeros(p.n_params)
     ws = np.zeros(p.n_params)
     margin = p.margin_buffers()
@@ -827,21 +596,18 @@ def fit_passive_aggressive(
     rng = glibc_rand_state(1)
     u = 1
     losses = []
-    converged = False
     start = time.perf_counter()
     for epoch in range(max_iter):
         shuffle_crfsuite(perm, rng)
         loss, u = passive_aggressive_epoch(
             w, ws, u, perm, int(pa_type), float(c), bool(error_sensitive),
-            p.arrays(), p.viterbi_buffers(), margin,
+            p.arrays, buffers, margin,
         )
         losses.append(loss)
         _log_epoch(verbose, "pa", epoch + 1, loss, start)
         if loss / p.n_seq < epsilon:
-            converged = True
             break
-    wa = w - ws / u if averaging else w.copy()
-    return wa, OnlineResult(len(losses), np.array(losses), losses[-1] if losses else 0.0, converged)
+    return _result(w - ws / u if averaging else w.copy(), losses, losses[-1] if losses else 0.0)
 
 
 def fit_arow(
@@ -852,48 +618,30 @@ def fit_arow(
 
     Keeps a mean weight and a diagonal variance per feature (starting at
     ``variance``); ``gamma`` trades off the two. Returns the mean weights in
-    layout order and an :class:`OnlineResult`; training stops when the
+    layout order and an :class:`~sklearn_crf._optimize.SolverResult`; training stops when the
     epoch's summed cost divided by the number of sequences is at most
     ``epsilon`` (``<=``, as in CRFsuite: with the default 0 it stops after
     an epoch without mistakes).
     """
     p = _Problem(corpus, layout, labels, seq_weight)
+    buffers = p.decode_buffers()
     mean = np.zeros(p.n_params)
     cov = np.full(p.n_params, float(variance))
     margin = p.margin_buffers()
     perm = np.arange(p.n_seq, dtype=np.int64)
     rng = glibc_rand_state(1)
     losses = []
-    converged = False
     start = time.perf_counter()
     for epoch in range(max_iter):
         shuffle_crfsuite(perm, rng)
         loss = arow_epoch(
-            mean, cov, perm, float(gamma), p.arrays(), p.viterbi_buffers(), margin
+            mean, cov, perm, float(gamma), p.arrays, buffers, margin
         )
         losses.append(loss)
         _log_epoch(verbose, "arow", epoch + 1, loss, start)
         if loss / p.n_seq <= epsilon:
-            converged = True
             break
-    last = losses[-1] if losses else 0.0
-    return mean, OnlineResult(len(losses), np.array(losses), last, converged)
-
-
-class _SGD:
-    """The l2sgd epoch runner over one problem (CRFsuite's ``l2sgd`` function)."""
-
-    def __init__(self, p):
-        self.p = p
-        L = p.trans_index.shape[0]
-        T = p.scores.shape[0]
-        self.buffers = (
-            p.trans_scratch, p.scores, np.zeros((T, L)), np.zeros((L, L)), np.zeros((T, L)),
-            np.zeros((T, L)), np.zeros(T), np.zeros((T, L)), np.zeros((L, L)),
-        )
-
-    def epoch(self, w, order, t, t0, lam):
-        return l2sgd_epoch(w, order, t, t0, lam, self.p.arrays(), self.buffers)
+    return _result(mean, losses, losses[-1] if losses else 0.0)
 
 
 def fit_l2sgd(
@@ -918,7 +666,11 @@ def fit_l2sgd(
     p = _Problem(corpus, layout, labels, seq_weight)
     N = p.n_seq
     lam = 2.0 * c2 / N
-    sgd = _SGD(p)
+    buffers = p.sgd_buffers()
+
+    def run_epoch(w, order, t, t0, lam):
+        return l2sgd_epoch(w, order, t, t0, lam, p.arrays, buffers)
+
     perm = np.arange(N, dtype=np.int64)
     rng = glibc_rand_state(1)
     start = time.perf_counter()
@@ -930,7 +682,7 @@ def fit_l2sgd(
     sample = perm[:S].copy()
     # the initial loss at w = 0, log Z - score = T·log L per sequence
     # (unweighted, as in CRFsuite)
-    init_loss = float(np.diff(p.seq_ptr)[sample].sum()) * math.log(layout.n_labels)
+    init_loss = float(np.diff(p.arrays.seq_ptr)[sample].sum()) * math.log(layout.n_labels)
     num = calibration_candidates
     dec = False
     trials = 1
@@ -939,7 +691,7 @@ def fit_l2sgd(
     best_loss = np.inf
     while num > 0 or not dec:
         w[:] = 0.0
-        loss, last, _, _ = sgd.epoch(w, sample, 0.0, 1.0 / (lam * eta), lam)
+        loss, last, _, _ = run_epoch(w, sample, 0.0, 1.0 / (lam * eta), lam)
         if not np.isfinite(last):
             loss = last
         else:
@@ -980,7 +732,7 @@ def fit_l2sgd(
     converged = False
     for epoch in range(1, max_iter + 1):
         shuffle_crfsuite(perm, rng)
-        sum_loss, last, t, eta_now = sgd.epoch(w, perm, t, t0, lam)
+        sum_loss, last, t, eta_now = run_epoch(w, perm, t, t0, lam)
         if not np.isfinite(last):
             raise FloatingPointError(
                 f"l2sgd: the loss overflowed in epoch {epoch} (learning rate {eta_now:g}); "
@@ -1005,7 +757,7 @@ def fit_l2sgd(
             f"l2sgd stopped after max_iter={max_iter} epochs before the loss improved "
             f"by less than delta={delta} over period={period} epochs",
             ConvergenceWarning,
-            stacklevel=6,  # the caller of CRFTagger.fit
+            stacklevel=caller_stacklevel(),  # the caller of CRFTagger.fit
         )
-    return best_w, OnlineResult(len(losses), np.array(losses), float(best_sum_loss), converged, eta)
+    return _result(best_w, losses, best_sum_loss)
 

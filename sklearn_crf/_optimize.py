@@ -15,6 +15,7 @@ the solver, as in CRFsuite's ``lbfgs`` algorithm:
 All run with BLAS limited to one thread and share one stopping rule.
 """
 
+import contextlib
 import logging
 import os
 import sys
@@ -23,14 +24,47 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from scipy.optimize import Bounds, minimize
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from ._kernels import _NJIT
+from ._engine.config import kernel
 
 logger = logging.getLogger("sklearn_crf")
+
+
+@contextlib.contextmanager
+def progress_logging(verbose):
+    """Within the block, the INFO lines of the ``"sklearn_crf"`` logger (the
+    per-iteration progress) reach the user when ``verbose`` is positive, as
+    scikit-learn's ``verbose`` output does, without duplicates:
+
+    * when logging is not configured (no handler on the logger or its
+      ancestors), a handler writing to ``sys.stderr`` is installed on the
+      logger for the block;
+    * otherwise the user's handlers print them; the logger's level is lowered
+      to INFO for the block if it would drop them.
+
+    The logger's handlers and level are restored at the end. Does nothing
+    when ``verbose`` is 0.
+    """
+    if not verbose:
+        yield
+        return
+    level = logger.level
+    handler = None
+    if not logger.hasHandlers():
+        handler = logging.StreamHandler()  # sys.stderr at the time of each line
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+        if handler is not None:
+            logger.removeHandler(handler)
 
 #: iterations over which the relative decrease of the loss is measured
 PERIOD = 10
@@ -339,18 +373,18 @@ def _check_result(n_iter, max_iter, rule_met, message):
         warnings.warn(
             f"the solver stopped after {n_iter} iterations: {message}",
             ConvergenceWarning,
-            stacklevel=_caller_stacklevel(),
+            stacklevel=caller_stacklevel(),
         )
     elif n_iter >= max_iter:
         warnings.warn(
             f"the solver stopped after max_iter={max_iter} iterations before the "
             "stopping rule was met; increase max_iter or tol for a converged model",
             ConvergenceWarning,
-            stacklevel=_caller_stacklevel(),
+            stacklevel=caller_stacklevel(),
         )
 
 
-def _caller_stacklevel():
+def caller_stacklevel():
     """The ``stacklevel`` that makes a warning point at the first frame outside
     this package and scikit-learn's ``fit`` wrapper (``sklearn/base.py``): the
     line of the caller's code that called ``fit``."""
@@ -374,7 +408,7 @@ def _caller_stacklevel():
 # --------------------------------------------------------------------------
 
 
-@njit(**_NJIT)
+@kernel
 def owlqn_pseudo_gradient(w, g, c1, out):
     """Fill ``out`` with the OWL-QN pseudo-gradient of f(w) + c1·‖w‖₁; returns
     its squared norm.
@@ -401,7 +435,7 @@ def owlqn_pseudo_gradient(w, g, c1, out):
     return sq
 
 
-@njit(**_NJIT)
+@kernel
 def lbfgs_two_loop(pg, s_hist, y_hist, rho, order, d):
     """OWL-QN's search direction: ``d = -H·pg`` by the L-BFGS two-loop recursion
     over the history rows ``order`` (oldest first) of ``s_hist``/``y_hist``
@@ -440,7 +474,7 @@ def lbfgs_two_loop(pg, s_hist, y_hist, rho, order, d):
             d[i] = 0.0
 
 
-@njit(**_NJIT)
+@kernel
 def owlqn_trial_point(w, d, step, pg, w_new, s):
     """``w_new = w + step·d`` kept to the orthant of the step (sign of w, or of
     -pg where w is 0: a component that would cross it is set to 0) and

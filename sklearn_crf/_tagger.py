@@ -11,9 +11,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _constraints, _decoding, _inspection, _kernels, _online
-from ._objective import ConstrainedCRFObjective, CRFObjective, ParameterLayout, build_layout
-from ._optimize import ValidationMonitor, minimize_crf
+from . import _constraints, _engine, _inspection
+from ._objective import CRFObjective, ParameterLayout, build_layout
+from ._optimize import ValidationMonitor, progress_logging
+from ._training.solvers import SOLVERS, TrainingData, check_solver_params
 from ._threads import MIN_TOKENS_PER_THREAD
 from ._threads import n_threads as _n_threads
 from ._validation import check_sequence_weight, check_sequences, encode_labels, label_array
@@ -290,8 +291,11 @@ class CRFTagger(BaseEstimator):
     verbose : int, default=0
         When positive, log the loss, gradient norm and elapsed time of each
         iteration at INFO level on the ``"sklearn_crf"`` logger (see
-        :mod:`logging`; e.g. ``logging.basicConfig(level=logging.INFO)`` shows
-        them). The losses are kept in ``loss_curve_`` whatever ``verbose``.
+        :mod:`logging`). They are shown on stderr without any logging set-up;
+        when logging is configured they go to its handlers instead (once
+        each). The first fit or prediction of a process that has to compile
+        the numba kernels says so at INFO level. The losses are kept in
+        ``loss_curve_`` whatever ``verbose``.
 
     Attributes
     ----------
@@ -416,7 +420,7 @@ class CRFTagger(BaseEstimator):
     _parameter_constraints: dict = {
         "c1": [Interval(Real, 0, None, closed="left")],
         "c2": [Interval(Real, 0, None, closed="left")],
-        "solver": [StrOptions({"lbfgs", "l-bfgs-b", "l2sgd", "ap", "pa", "arow"})],
+        "solver": [StrOptions(set(SOLVERS))],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
         "epsilon": [Interval(Real, 0, None, closed="left"), None],
@@ -576,8 +580,9 @@ class CRFTagger(BaseEstimator):
         >>> crf.best_iteration_ <= crf.n_iter_
         True
         """
-        _online.check_solver_params(self)  # online solvers: parameters of another solver
-        if X_val is not None and self.solver in _online.ONLINE_SOLVERS:
+        check_solver_params(self)  # no parameter of another solver
+        solver = SOLVERS[self.solver]
+        if X_val is not None and not solver.early_stopping:
             raise ValueError(
                 f"solver={self.solver!r} takes no validation set (X_val, y_val): "
                 "validation scores and early stopping need solver 'lbfgs' or 'l-bfgs-b'"
@@ -619,9 +624,8 @@ class CRFTagger(BaseEstimator):
             corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
             len(classes), layout.n_params,
         )
-        if self.solver in _online.ONLINE_SOLVERS:  # online solvers: see _online.py
-            return self._fit_online(vectorizer, classes, layout, corpus, labels, seq_weight)
-        with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
+        with progress_logging(self.verbose), _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
+            _note_compilation()
             monitor = None
             if X_val is not None:
                 score = _validation_score(
@@ -631,22 +635,11 @@ class CRFTagger(BaseEstimator):
                 monitor = ValidationMonitor(
                     score, self.n_iter_no_change if self.early_stopping else None
                 )
-            if masks is None:
-                objective = CRFObjective(
-                    corpus, layout, labels, seq_weight, c2=self.c2, n_chunks=n_threads,
-                )
-            else:
-                objective = ConstrainedCRFObjective(
-                    corpus, layout, labels, seq_weight, c2=self.c2, masks=masks,
-                    n_chunks=n_threads,
-                )
-            w0 = self._warm_start_weights(vectorizer, classes, layout)
-            result = minimize_crf(
-                objective, w0, c1=self.c1, solver=self.solver,
-                max_iter=_online.resolved_max_iter(self.solver, self.max_iter),
-                tol=self.tol,
-                epsilon=_online.resolved_epsilon(self.solver, self.epsilon),
-                verbose=self.verbose, monitor=monitor,
+            result = solver.run(
+                solver, TrainingData(corpus, layout, labels, seq_weight),
+                self.get_params(deep=False), n_threads=n_threads,
+                w0=self._warm_start_weights(vectorizer, classes, layout),
+                constraints=masks, monitor=monitor, verbose=self.verbose,
             )
         self.classes_ = classes
         self.vectorizer_ = vectorizer
@@ -657,24 +650,6 @@ class CRFTagger(BaseEstimator):
         self.loss_ = result.loss
         self.validation_scores_ = result.validation_scores
         self.best_iteration_ = result.best_iteration
-        self._sklearn_crf_version = __version__
-        return self
-
-    def _fit_online(self, vectorizer, classes, layout, corpus, labels, seq_weight):
-        """Fit with one of CRFsuite's online solvers (:mod:`sklearn_crf._online`)."""
-        coef, result = _online.fit_online(
-            self.solver, corpus, layout, labels, seq_weight,
-            self.get_params(deep=False), verbose=self.verbose,
-        )
-        self.classes_ = classes
-        self.vectorizer_ = vectorizer
-        self.layout_ = layout
-        self.coef_ = coef
-        self.n_iter_ = result.n_iter
-        self.loss_curve_ = result.loss_curve
-        self.loss_ = float(result.loss)
-        self.validation_scores_ = None
-        self.best_iteration_ = None
         self._sklearn_crf_version = __version__
         return self
 
@@ -718,8 +693,9 @@ class CRFTagger(BaseEstimator):
             check_is_fitted(self)
         corpus = self.vectorizer_.encode(X)
         layout = self.layout_
+        _note_compilation()
         # straight from coef_: the cost does not grow with the model's size
-        scores = _kernels.state_scores_sparse(
+        scores = _engine.state_scores_sparse(
             self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr,
             corpus.tok_attr, corpus.tok_val, layout.n_labels,
         )
@@ -818,9 +794,9 @@ class CRFTagger(BaseEstimator):
         problem = self._problem(X, allowed)
         seq_ptr = problem.seq_ptr
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            best = _decoding.nbest(problem, n, n_threads)
-            fb = _decoding.forward_backward_log(problem, n_threads)
-        log_p = _decoding.nbest_log_probabilities(problem, fb, best)
+            best = _engine.nbest(problem, n, n_threads)
+            fb = _engine.log_forward_backward(problem, n_threads)
+            log_p = _engine.nbest_log_probabilities(problem, fb, best, n_threads)
         labels = self.classes_.tolist()
         flat = [labels[c] for c in best.paths.tolist()]
         prob = np.exp(log_p).tolist()
@@ -932,10 +908,10 @@ class CRFTagger(BaseEstimator):
         else:
             codes = _encode_known_labels(y, self.classes_.tolist(), seq_ptr)
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            fb = _decoding.forward_backward_log(problem, n_threads)
-        return _decoding.span_log_probs(
-            problem, fb, seq_ptr[:-1], np.diff(seq_ptr), seq_ptr[:-1], codes
-        )
+            fb = _engine.log_forward_backward(problem, n_threads)
+            return _engine.span_log_probs(
+                problem, fb, seq_ptr[:-1], np.diff(seq_ptr), seq_ptr[:-1], codes, n_threads
+            )
 
     def log_partition(self, X, *, allowed=None):
         """log Z of each sequence: the log-sum-exp of the scores of its label
@@ -967,7 +943,7 @@ class CRFTagger(BaseEstimator):
         """
         problem = self._problem(X, allowed)
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            return _decoding.forward_backward_log(problem, n_threads).log_z
+            return _engine.log_forward_backward(problem, n_threads).log_z
 
     def predict_entities(self, X, *, allowed=None):
         """The entities of the predicted labels, with their probabilities.
@@ -1029,8 +1005,9 @@ class CRFTagger(BaseEstimator):
         first = np.array([seq_ptr[s] + a for s, _, a, _ in spans], dtype=np.int64)
         length = np.array([b - a for _, _, a, b in spans], dtype=np.int64)
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            fb = _decoding.forward_backward_log(problem, n_threads)
-        prob = np.exp(_decoding.span_log_probs(problem, fb, first, length, first, codes))
+            fb = _engine.log_forward_backward(problem, n_threads)
+            log_p = _engine.span_log_probs(problem, fb, first, length, first, codes, n_threads)
+        prob = np.exp(log_p)
         out = [[] for _ in sequences]
         for (s, type_, a, b), p in zip(spans, prob.tolist()):
             out[s].append((type_, a, b, p))
@@ -1038,17 +1015,17 @@ class CRFTagger(BaseEstimator):
 
     def _problem(self, X, allowed):
         """Dense scores and transitions of X with ``transition_constraints`` and
-        ``allowed`` applied as -inf (a :class:`~sklearn_crf._decoding.DecodingProblem`);
+        ``allowed`` applied as -inf (a :class:`~sklearn_crf._engine.decoding.DecodingProblem`);
         a ValueError names the first sequence left without an allowed path."""
         scores, seq_ptr = self._state_scores(X)
         classes = self.classes_.tolist()
-        problem = _decoding.apply_constraints(
+        problem = _engine.apply_constraints(
             scores, self.transition_matrix_, seq_ptr,
             _constraints.build_constraints(self.transition_constraints, classes),
             _constraints.token_mask(allowed, classes, seq_ptr),
         )
         if problem.constrained:
-            _decoding.check_feasible(
+            _engine.check_feasible(
                 problem, "transition_constraints and allowed" if allowed is not None
                 else "transition_constraints"
             )
@@ -1057,22 +1034,20 @@ class CRFTagger(BaseEstimator):
     def _node_marginals(self, problem):
         """Node marginals (n_tokens, n_labels) of a decoding problem."""
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            _, node, _ = _kernels.forward_backward_batch(
+            return _engine.forward_backward_batch(
                 problem.scores, problem.trans, problem.seq_ptr, False, n_threads
-            )
-        return node
+            ).node
 
     def _decode(self, problem):
         """Label codes (n_tokens,) chosen by ``decoder``."""
         if self.decoder == "posterior":
-            problem = _decoding.posterior_problem(problem, self._node_marginals(problem))
+            problem = _engine.posterior_problem(problem, self._node_marginals(problem))
         elif self.decoder != "viterbi":
             raise ValueError(f"decoder must be 'viterbi' or 'posterior', got {self.decoder!r}")
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            codes, _ = _kernels.viterbi_batch(
+            return _engine.viterbi_batch(
                 problem.scores, problem.trans, problem.seq_ptr, n_threads
-            )
-        return codes
+            ).labels
 
     def _labels(self, codes, seq_ptr):
         """Label sequences of the codes."""
@@ -1281,6 +1256,16 @@ class CRFTagger(BaseEstimator):
         super().__setstate__(state)
 
 
+def _note_compilation():
+    """The one-time INFO line of a process whose first call compiles the kernels."""
+    if _engine.needs_compiling():
+        logger.info(
+            "compiling the numba kernels on first use (numba's cache holds none "
+            "for them): this takes a while once; later calls, and later processes "
+            "through the cache, reuse them"
+        )
+
+
 def _split_validation(X, y, sample_weight, fraction, random_state):
     """Set aside ``ceil(fraction · n)`` random sequences as a validation set.
 
@@ -1383,12 +1368,12 @@ class _Iterate(BaseEstimator):
         corpus = self.corpus
         layout = self.layout
         self._w_attr = layout.attribute_matrix(self.w, out=self._w_attr)
-        scores = _kernels.state_scores(
+        scores = _engine.state_scores_dense(
             self._w_attr, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
         )
-        codes, _ = _kernels.viterbi_batch(
+        codes = _engine.viterbi_batch(
             scores, layout.transition_matrix(self.w), corpus.seq_ptr, self.n_threads
-        )
+        ).labels
         labels = self.classes.tolist()
         flat = [labels[c] for c in codes.tolist()]
         bounds = corpus.seq_ptr.tolist()

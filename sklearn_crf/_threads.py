@@ -1,56 +1,49 @@
-"""How many numba threads a call uses, and the lock the workqueue layer needs."""
+"""How many threads a call of the engine uses.
+
+The engine's batch driver (:mod:`sklearn_crf._engine.driver`) runs its kernels
+on plain Python threads; numba's own thread pool (``parallel=True``) is never
+used, so no threading layer is involved and calls from several Python threads
+at once need no lock.
+"""
 
 import contextlib
 import sys
-import threading
 
 import numba
 
 #: fewer tokens than this per thread and threads cost more than they bring
 MIN_TOKENS_PER_THREAD = 5000
 
-#: numba's workqueue threading layer (its fallback without OpenMP or TBB) aborts
-#: the process when parallel kernels are entered from two Python threads at once
-_WORKQUEUE_LOCK = threading.Lock()
 
-
-@contextlib.contextmanager
-def n_threads(n_jobs, n_tokens):
-    """Set numba's thread count for the block; yields the count in force.
-
-    The count is ``n_jobs`` (numba's default for None; ``-1`` all cores, ``-2``
-    all but one, ...), and at most one thread per ``MIN_TOKENS_PER_THREAD``
-    tokens: small inputs run on one thread. Inside a task of a Dask worker,
-    it is also at most the worker's thread count (``nthreads``): Dask limits
-    OpenMP and BLAS threads in its workers, not numba's. Under the workqueue
-    threading layer, blocks of different Python threads run one at a time.
-    """
+def available_threads():
+    """The most threads a call may use: ``NUMBA_NUM_THREADS`` (numba's default,
+    all cores; joblib's workers set it to their share of the cores), and inside
+    a task of a Dask worker at most the worker's thread count."""
     available = numba.config.NUMBA_NUM_THREADS
     worker_threads = dask_worker_threads()
     if worker_threads is not None:
         available = min(available, worker_threads)
+    return available
+
+
+@contextlib.contextmanager
+def n_threads(n_jobs, n_tokens):
+    """Yields the thread count of a call on ``n_tokens`` tokens.
+
+    The count is ``n_jobs`` (for None, numba's current count,
+    :func:`numba.get_num_threads`; ``-1`` all cores, ``-2`` all but one, ...),
+    at most :func:`available_threads`, and at most one thread per
+    ``MIN_TOKENS_PER_THREAD`` tokens: small inputs run on one thread. A
+    context manager, so that a call holds one count throughout.
+    """
+    available = available_threads()
     if n_jobs is None:
         n = numba.get_num_threads()
     elif n_jobs < 0:
         n = max(available + 1 + n_jobs, 1)
     else:
         n = n_jobs
-    n = max(1, min(n, available, n_tokens // MIN_TOKENS_PER_THREAD))
-    previous = numba.get_num_threads()
-    numba.set_num_threads(n)
-    lock = _WORKQUEUE_LOCK if _needs_serializing() else contextlib.nullcontext()
-    try:
-        with lock:
-            yield n
-    finally:
-        numba.set_num_threads(previous)
-
-
-def _needs_serializing():
-    try:
-        return numba.threading_layer() == "workqueue"
-    except ValueError:  # no parallel kernel has run yet: the layer is not chosen
-        return True
+    yield max(1, min(n, available, n_tokens // MIN_TOKENS_PER_THREAD))
 
 
 def dask_worker_threads():

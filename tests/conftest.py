@@ -81,3 +81,29 @@ def toy_ner():
         X.append([{"w": w.lower(), "title": w.istitle(), "bias": 1.0} for w in words])
         y.append([f"B-{kinds[a]}", "O", f"B-{kinds[b]}", "O"])
     return X, y
+
+
+def iob2_corpus(seed, n_seq=80, max_len=7, types=("PER", "LOC")):
+    """Random feature-dict sequences whose labels are valid IOB2 (``I-x`` only
+    after ``B-x`` or ``I-x``)."""
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for _ in range(n_seq):
+        n = int(rng.integers(0, max_len + 1))
+        labels = []
+        for t in range(n):
+            prev = labels[-1] if labels else "O"
+            r = rng.random()
+            if prev != "O" and r < 0.4:
+                labels.append("I-" + prev[2:])
+            elif r < 0.7:
+                labels.append("O")
+            else:
+                labels.append("B-" + types[int(rng.integers(len(types)))])
+        X.append([
+            {"w": f"w{rng.integers(8)}", "x": float(rng.normal()), "cap": bool(rng.integers(2)),
+             "is_" + lab[:1]: True}
+            for lab in labels
+        ])
+        y.append(labels)
+    return X, y

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from sklearn_crf import _kernels
+from sklearn_crf import _engine
 
 import _naive
 
@@ -17,7 +17,7 @@ def test_forward_backward_matches_brute_force(L, n_chunks):
     seqs = [rng.normal(size=(n, L)) * 2 for n in lengths]
     trans = rng.normal(size=(L, L)) * 2
     scores, seq_ptr = _naive.batch(seqs)
-    log_z, node, edge = _kernels.forward_backward_batch(
+    log_z, node, edge = _engine.forward_backward_batch(
         scores, trans, seq_ptr, True, n_chunks
     )
     for s, seq in enumerate(seqs):
@@ -32,20 +32,19 @@ def test_forward_backward_matches_brute_force(L, n_chunks):
 
 def _scaled_passes(scores, trans):
     n, L = scores.shape
-    tt = _kernels.transition_terms(trans)
-    ws = _kernels.scaled_workspace(n, L)
+    tt = _engine.transition_terms(trans)
+    ws = _engine.scaled_workspace(n, L)
     raw = scores.copy()
-    log_z = _kernels.forward_scaled(raw, tt, n, ws)
+    log_z = _engine.forward_scaled(raw, tt, n, ws)
     np.testing.assert_array_equal(raw, scores)  # the raw scores are left alone
-    _kernels.backward_scaled(tt, n, ws)
+    _engine.backward_scaled(tt, n, ws)
     return log_z, tt, ws
 
 
 def _log_passes(scores, trans):
     n, L = scores.shape
     la, lb, log_c = np.empty((n, L)), np.empty((n, L)), np.empty(n)
-    log_z = _kernels.forward_log(scores, trans, n, la, log_c)
-    _kernels.backward_log(scores, trans, n, log_c, lb)
+    log_z = _engine.forward_backward_log(scores, trans, n, la, lb, log_c)
     return log_z, la, lb, log_c
 
 
@@ -94,18 +93,18 @@ def test_marginal_kernels_match_brute_force(n):
 
     _, tt, ws = _scaled_passes(scores, trans)
     node, edge, outer = np.empty((n, L)), np.zeros((n, L, L)), np.zeros((4, L, L))
-    assert _kernels.node_marginals_scaled(n, ws, node)
-    _kernels.edge_marginals_scaled(tt, n, ws, edge)
-    _kernels.edge_outer_sum_scaled(n, ws, weight, outer)
+    assert _engine.node_marginals_scaled(n, ws, node)
+    _engine.edge_marginals_scaled(tt, n, ws, edge)
+    _engine.edge_outer_sum_scaled(n, ws, weight, outer)
     np.testing.assert_allclose(node, node_ref, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(edge[1:], edge_ref[1:], rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(tt.exp_trans * outer.sum(axis=0), summed_ref, atol=1e-12)
 
     _, la, lb, log_c = _log_passes(scores, trans)
     node, edge, summed = np.empty((n, L)), np.zeros((n, L, L)), np.zeros((L, L))
-    _kernels.node_marginals_log(n, la, lb, node)
-    _kernels.edge_marginals_log(scores, trans, n, la, lb, log_c, edge)
-    _kernels.edge_sum_log(scores, trans, n, la, lb, log_c, weight, summed)
+    _engine.node_marginals_log(n, la, lb, node)
+    _engine.edge_marginals_log(scores, trans, n, la, lb, log_c, edge)
+    _engine.edge_sum_log(scores, trans, n, la, lb, log_c, weight, summed)
     np.testing.assert_allclose(node, node_ref, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(edge[1:], edge_ref[1:], rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(summed, summed_ref, atol=1e-12)
@@ -118,11 +117,11 @@ def test_scaled_and_log_space_agree():
         scores, trans = _naive.random_crf(rng, n, L, scale=3.0)
         node_s, edge_s = np.zeros((n, L)), np.zeros((n, L, L))
         node_l, edge_l = np.zeros((n, L)), np.zeros((n, L, L))
-        log_z_s = _kernels.marginals_scaled(
-            scores, _kernels.transition_terms(trans), n, _kernels.scaled_workspace(n, L),
+        log_z_s = _engine.marginals_scaled(
+            scores, _engine.transition_terms(trans), n, _engine.scaled_workspace(n, L),
             node_s, edge_s,
         )
-        log_z_l = _kernels.marginals_log(scores, trans, n, node_l, edge_l)
+        log_z_l = _engine.marginals_log(scores, trans, n, node_l, edge_l)
         assert log_z_s == pytest.approx(log_z_l, rel=1e-12)
         np.testing.assert_allclose(node_s, node_l, rtol=1e-9, atol=1e-14)
         np.testing.assert_allclose(edge_s, edge_l, rtol=1e-9, atol=1e-14)
@@ -136,11 +135,11 @@ def test_expected_counts_sequence_matches_brute_force(scale):
     L, weight = 3, 0.7
     for n in [1, 2, 6]:
         scores, trans = _naive.random_crf(rng, n, L, scale=scale)
-        tt = _kernels.transition_terms(trans)
+        tt = _engine.transition_terms(trans)
         edge_sum, outer = np.zeros((L, L)), np.zeros((4, L, L))
         node = np.empty((n, L))
-        log_z = _kernels.expected_counts_sequence(
-            scores, tt, n, _kernels.scaled_workspace(n, L), weight, node, edge_sum, outer
+        log_z = _engine.expected_counts_sequence(
+            scores, tt, n, _engine.scaled_workspace(n, L), weight, node, edge_sum, outer
         )
         node_ref, edge_ref = _naive.marginals(scores, trans)
         summed = edge_sum + tt.exp_trans * outer.sum(axis=0)
@@ -157,12 +156,12 @@ def test_exp_nonpositive_is_within_an_ulp():
         -rng.exponential(scale=s, size=20_000) for s in (0.01, 1.0, 30.0, 300.0)
     ] + [[0.0, -0.0, -1e-300, -0.5 * np.log(2), -1.0, -600.0, -707.99, -708.0]])
     x = x[x >= -708.0]
-    got = np.array([_kernels.exp_nonpositive(v) for v in x])
+    got = np.array([_engine.exp_nonpositive(v) for v in x])
     want = np.exp(x)
     assert got[-8] == 1.0 and got[-7] == 1.0
     np.testing.assert_array_less(np.abs(got - want), 2.0 * np.spacing(want))
-    assert _kernels.exp_nonpositive(-708.5) == 0.0
-    assert _kernels.exp_nonpositive(-1e6) == 0.0
+    assert _engine.exp_nonpositive(-708.5) == 0.0
+    assert _engine.exp_nonpositive(-1e6) == 0.0
 
 
 def test_extreme_weights_fall_back_to_log_space():
@@ -174,7 +173,7 @@ def test_extreme_weights_fall_back_to_log_space():
         if trial % 2:
             trans[rng.integers(L), rng.integers(L)] = -np.inf  # a forbidden transition
         scores_b, seq_ptr = _naive.batch([scores])
-        log_z, node, edge = _kernels.forward_backward_batch(scores_b, trans, seq_ptr, True, 1)
+        log_z, node, edge = _engine.forward_backward_batch(scores_b, trans, seq_ptr, True, 1)
         assert np.isfinite(log_z).all() and np.isfinite(node).all()
         assert log_z[0] == pytest.approx(_naive.log_partition(scores, trans), rel=1e-12)
         node_ref, edge_ref = _naive.marginals(scores, trans)
@@ -189,10 +188,10 @@ def test_long_sequence_is_stable():
     n, L = 200_000, 5
     scores, trans = _naive.random_crf(rng, n, L, scale=5.0)
     seq_ptr = np.array([0, n], dtype=np.int64)
-    log_z, node, _ = _kernels.forward_backward_batch(scores, trans, seq_ptr, False, 1)
+    log_z, node, _ = _engine.forward_backward_batch(scores, trans, seq_ptr, False, 1)
     assert np.isfinite(log_z[0])
     np.testing.assert_allclose(node.sum(axis=1), 1.0, rtol=1e-10)
-    labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, 1)
+    labels, best = _engine.viterbi_batch(scores, trans, seq_ptr, 1)
     assert np.isfinite(best[0]) and best[0] <= log_z[0]
     path_score = scores[np.arange(n), labels].sum() + trans[labels[:-1], labels[1:]].sum()
     assert best[0] == pytest.approx(path_score, rel=1e-10)  # 2e5 terms summed
@@ -206,7 +205,7 @@ def test_viterbi_matches_brute_force(L):
     if L > 1:
         trans[0, 1] = -np.inf
     scores, seq_ptr = _naive.batch(seqs)
-    labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, 2)
+    labels, best = _engine.viterbi_batch(scores, trans, seq_ptr, 2)
     for s, seq in enumerate(seqs):
         if len(seq) == 0:
             continue
@@ -220,12 +219,12 @@ def test_state_scores_match_dense(corpus):
     rng = np.random.default_rng(0)
     w = rng.normal(size=layout.n_state)
     tok_ptr, tok_attr, tok_val = encoded.tok_ptr, encoded.tok_attr, encoded.tok_val
-    got = _kernels.state_scores(layout.attribute_matrix(w), tok_ptr, tok_attr, tok_val)
+    got = _engine.state_scores_dense(layout.attribute_matrix(w), tok_ptr, tok_attr, tok_val)
     ref = _naive.dense_state_scores(
         w, tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, layout.n_labels
     )
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
-    sparse = _kernels.state_scores_sparse(
+    sparse = _engine.state_scores_sparse(
         w, layout.attr_ptr, layout.attr_label, tok_ptr, tok_attr, tok_val, layout.n_labels
     )
     np.testing.assert_array_equal(sparse, got)  # the same sums in the same order
@@ -237,7 +236,7 @@ def test_attribute_index_is_a_stable_sort_by_attribute(corpus):
     ref = np.argsort(tok_attr, kind="stable")
     token_of_entry = np.repeat(np.arange(encoded.n_tokens), np.diff(tok_ptr))
     for values in (encoded.tok_val, np.ones(len(tok_attr))):
-        ptr, tok, val = _kernels.attribute_index(tok_ptr, tok_attr, values,
+        ptr, tok, val = _engine.attribute_index(tok_ptr, tok_attr, values,
                                                  encoded.n_attributes)
         np.testing.assert_array_equal(
             ptr, np.r_[0, np.cumsum(np.bincount(tok_attr, minlength=encoded.n_attributes))]
@@ -279,7 +278,7 @@ def test_pair_frequencies_and_observed_counts_match_python_loops(corpus):
     tok_ptr, tok_attr, tok_val = encoded.tok_ptr, encoded.tok_attr, encoded.tok_val
     seq_ptr = encoded.seq_ptr
     n_attr, L = len(layout.attr_ptr) - 1, layout.n_labels
-    freq, seen = _kernels.pair_frequencies(tok_ptr, tok_attr, tok_val, labels, n_attr, L)
+    freq, seen = _engine.pair_frequencies(tok_ptr, tok_attr, tok_val, labels, n_attr, L)
     ref_freq = np.zeros((n_attr, L))
     ref_seen = np.zeros((n_attr, L), dtype=bool)
     for t in range(len(tok_ptr) - 1):
@@ -296,9 +295,9 @@ def test_pair_frequencies_and_observed_counts_match_python_loops(corpus):
     assert pairs == [tuple(p) for p in np.argwhere(ref_seen & (ref_freq >= 0))]
 
     weights = np.linspace(0.5, 2.0, len(seq_ptr) - 1)
-    obs_state, obs_trans = _kernels.observed_counts(
-        tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, labels,
-        seq_ptr, weights, layout.n_state, L,
+    observed = _engine.observed_counts(
+        tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label,
+        layout.transition_index(), labels, seq_ptr, weights, layout.n_params,
     )
     dense = np.zeros((n_attr, L))
     ref_trans = np.zeros((L, L))
@@ -308,5 +307,7 @@ def test_pair_frequencies_and_observed_counts_match_python_loops(corpus):
                 dense[tok_attr[k], labels[t]] += weights[s] * tok_val[k]
             if t > seq_ptr[s]:
                 ref_trans[labels[t - 1], labels[t]] += weights[s]
-    np.testing.assert_allclose(obs_state, dense.ravel()[layout.dense_index()])
-    np.testing.assert_allclose(obs_trans, ref_trans)
+    np.testing.assert_allclose(observed[: layout.n_state], dense.ravel()[layout.dense_index()])
+    np.testing.assert_allclose(
+        observed[layout.n_state :], ref_trans[layout.trans_from, layout.trans_to]
+    )

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from sklearn_crf._objective import CRFObjective, block_bounds
+from sklearn_crf._engine import block_bounds
+from sklearn_crf._objective import CRFObjective
 
 import _naive
 from conftest import corpus_arrays, random_corpus

@@ -13,7 +13,8 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_crf import CRFTagger, SequenceFeaturizer
-from sklearn_crf import _online
+from sklearn_crf import _engine, _online
+from sklearn_crf._training.solvers import SOLVERS as SOLVER_TABLE
 from sklearn_crf.datasets import load_conll2002
 
 import _naive
@@ -63,16 +64,17 @@ def test_sequence_scores_match_the_dense_weights(seed):
     corpus, layout, labels = _problem(seed, all_possible_transitions=seed % 2 == 0)
     p = _online._Problem(corpus, layout, labels, np.ones(len(corpus.seq_ptr) - 1))
     w = _random_weights(layout, seed)
-    trans = np.zeros_like(p.trans_scratch)
-    _online.transition_scores(w, 0.5, p.trans_index, trans)
+    a = p.arrays
+    trans = np.zeros((layout.n_labels, layout.n_labels))
+    _online.transition_scores(w, 0.5, a.trans_index, trans)
     r = p.rank  # the kernels number the labels by first appearance
     for s in range(p.n_seq):
         scores_ref, trans_ref = _naive.sequence_scores(w, layout, corpus, s)
         n = len(scores_ref)
         out = np.zeros((max(n, 1), layout.n_labels))
-        _online.sequence_state_scores(
-            w, 0.5, p.attr_ptr, p.attr_label, p.tok_ptr, p.tok_attr, p.tok_val,
-            p.seq_ptr[s], p.seq_ptr[s + 1], out,
+        _engine.state_scores_sparse_range_exact(
+            w, 0.5, a.attr_ptr, a.attr_label, a.tok_ptr, a.tok_attr, a.tok_val,
+            a.seq_ptr[s], a.seq_ptr[s + 1], out,
         )
         np.testing.assert_allclose(out[:n][:, r], 0.5 * scores_ref, atol=1e-12)
         np.testing.assert_allclose(trans[np.ix_(r, r)], 0.5 * trans_ref, atol=1e-12)
@@ -83,7 +85,7 @@ def test_labels_are_numbered_by_first_appearance():
     p = _online._Problem(corpus, layout, labels, np.ones(len(corpus.seq_ptr) - 1))
     first = list(dict.fromkeys(labels.tolist()))
     assert p.rank[first].tolist() == list(range(len(first)))
-    np.testing.assert_array_equal(p.labels, p.rank[labels])
+    np.testing.assert_array_equal(p.arrays.labels, p.rank[labels])
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -91,23 +93,23 @@ def test_viterbi_is_the_brute_force_argmax(seed):
     rng = np.random.default_rng(seed)
     n, L = int(rng.integers(1, 6)), int(rng.integers(1, 5))
     scores, trans = rng.normal(size=(n, L)), rng.normal(size=(L, L))
-    path = np.zeros(n, dtype=np.int64)
-    best = _online.viterbi_first_max(
-        scores, trans, n, np.zeros((n, L)), np.zeros((n, L), dtype=np.int64), path
-    )
+    path = np.zeros(n, dtype=np.int32)
+    best = np.zeros(1)
+    _engine.list_viterbi(scores, trans, n, 1, _engine.viterbi_workspace(n, L, 1), path, best)
+    best = best[0]
     ref_path, ref_score = _naive.best_path(scores, trans)
     np.testing.assert_array_equal(path, ref_path)
     assert best == pytest.approx(ref_score, abs=1e-12)
-    assert _online.path_score(scores, trans, path, n) == pytest.approx(ref_score, abs=1e-12)
+    assert _engine.path_score(scores, trans, path, n) == pytest.approx(ref_score, abs=1e-12)
 
 
 def test_viterbi_ties_go_to_the_first_label():
     # CRFsuite compares with a strict <: with all scores equal, label 0 everywhere
     n, L = 4, 3
-    path = np.full(n, -1, dtype=np.int64)
-    _online.viterbi_first_max(
-        np.zeros((n, L)), np.zeros((L, L)), n, np.zeros((n, L)),
-        np.zeros((n, L), dtype=np.int64), path,
+    path = np.full(n, -1, dtype=np.int32)
+    _engine.list_viterbi(
+        np.zeros((n, L)), np.zeros((L, L)), n, 1, _engine.viterbi_workspace(n, L, 1), path,
+        np.zeros(1),
     )
     assert path.tolist() == [0, 0, 0, 0]
 
@@ -120,7 +122,7 @@ def test_forward_backward_matches_brute_force(seed):
     scores, trans = scale * rng.normal(size=(n, L)), rng.normal(size=(L, L))
     node = np.zeros((n, L))
     edge_sum = np.zeros((L, L))
-    log_z = _online.forward_backward_scaled_sequence(
+    log_z = _engine.forward_backward_scaled_crfsuite(
         scores, trans, n, np.zeros((n, L)), np.zeros((L, L)), np.zeros((n, L)),
         np.zeros((n, L)), np.zeros(n), node, edge_sum,
     )
@@ -141,9 +143,10 @@ def test_path_features_and_actives(seed):
         vec = np.zeros(layout.n_params)
         actives = np.zeros(100, dtype=np.int64)
         internal = p.rank[path]
-        m = _online.add_path_features(
-            vec, 2.0, internal, start, stop - start, p.tok_ptr, p.tok_attr, p.tok_val,
-            p.attr_ptr, p.attr_label, p.trans_index, actives, 0,
+        m = _engine.add_path_features_exact(
+            vec, 2.0, internal, start, stop - start, p.arrays.tok_ptr, p.arrays.tok_attr,
+            p.arrays.tok_val, p.arrays.attr_ptr, p.arrays.attr_label, p.arrays.trans_index,
+            actives, 0,
         )
         ref = _naive.feature_vector(layout, corpus, s, path)
         np.testing.assert_allclose(vec, 2.0 * ref, atol=1e-12)
@@ -166,7 +169,7 @@ def _epoch_setup(seed, weights=False):
     # brute force and kernel see the same problem
     p = _online._Problem(corpus, layout, labels, seq_weight)
     internal_layout = type(layout)(
-        attr_ptr=layout.attr_ptr, attr_label=p.attr_label.astype(np.int32),
+        attr_ptr=layout.attr_ptr, attr_label=p.arrays.attr_label.astype(np.int32),
         trans_from=_from_index(p, 0), trans_to=_from_index(p, 1), n_labels=layout.n_labels,
     )
     order = np.random.default_rng(seed + 100).permutation(n_seq).astype(np.int64)
@@ -175,10 +178,10 @@ def _epoch_setup(seed, weights=False):
 
 def _from_index(p, axis):
     """trans_from (axis 0) or trans_to (axis 1) in parameter order, internal labels."""
-    n_state = len(p.attr_label)
+    n_state = len(p.arrays.attr_label)
     out = np.zeros(p.n_params - n_state, dtype=np.int32)
-    i, j = np.nonzero(p.trans_index >= 0)
-    out[p.trans_index[i, j] - n_state] = (i, j)[axis]
+    i, j = np.nonzero(p.arrays.trans_index >= 0)
+    out[p.arrays.trans_index[i, j] - n_state] = (i, j)[axis]
     return out
 
 
@@ -189,8 +192,8 @@ def test_perceptron_epochs_match_the_naive_twin(seed):
     rw, rws, rc = w.copy(), ws.copy(), 1
     c = 1
     for _ in range(3):
-        loss, c = _online.perceptron_epoch(w, ws, c, order, p.arrays(), p.viterbi_buffers())
-        rw, rws, rc, rloss = _naive.perceptron_epoch(rw, rws, rc, order, layout, corpus, p.labels, sw)
+        loss, c = _online.perceptron_epoch(w, ws, c, order, p.arrays, p.decode_buffers())
+        rw, rws, rc, rloss = _naive.perceptron_epoch(rw, rws, rc, order, layout, corpus, p.arrays.labels, sw)
         assert c == rc and loss == pytest.approx(rloss)
         np.testing.assert_allclose(w, rw, atol=1e-10)
         np.testing.assert_allclose(ws, rws, atol=1e-10)
@@ -201,33 +204,33 @@ def test_perceptron_epochs_match_the_naive_twin(seed):
 def test_passive_aggressive_epochs_match_the_naive_twin(pa_type, error_sensitive):
     p, layout, corpus, order, sw = _epoch_setup(pa_type, weights=True)
     w, ws = np.zeros(p.n_params), np.zeros(p.n_params)
-    delta, actives, used = p.margin_buffers()
+    margin = p.margin_buffers()
     rw, rws, ru, u = w.copy(), ws.copy(), 1, 1
     for _ in range(3):
         loss, u = _online.passive_aggressive_epoch(
-            w, ws, u, order, pa_type, 0.3, error_sensitive, p.arrays(),
-            p.viterbi_buffers(), (delta, actives, used),
+            w, ws, u, order, pa_type, 0.3, error_sensitive, p.arrays,
+            p.decode_buffers(), margin,
         )
         rw, rws, ru, rloss = _naive.passive_aggressive_epoch(
-            rw, rws, ru, order, layout, corpus, p.labels, sw, pa_type, 0.3, error_sensitive
+            rw, rws, ru, order, layout, corpus, p.arrays.labels, sw, pa_type, 0.3, error_sensitive
         )
         assert u == ru and loss == pytest.approx(rloss)
         np.testing.assert_allclose(w, rw, atol=1e-10)
         np.testing.assert_allclose(ws, rws, atol=1e-10)
-        assert not delta.any()
+        assert not margin.delta.any()
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_arow_epochs_match_the_naive_twin(seed):
     p, layout, corpus, order, sw = _epoch_setup(seed, weights=seed == 1)
     mean, cov = np.zeros(p.n_params), np.full(p.n_params, 0.7)
-    delta, actives, used = p.margin_buffers()
+    margin = p.margin_buffers()
     rmean, rcov = mean.copy(), cov.copy()
     for _ in range(3):
         loss = _online.arow_epoch(
-            mean, cov, order, 1.5, p.arrays(), p.viterbi_buffers(), (delta, actives, used)
+            mean, cov, order, 1.5, p.arrays, p.decode_buffers(), margin
         )
-        rmean, rcov, rloss = _naive.arow_epoch(rmean, rcov, order, layout, corpus, p.labels, sw, 1.5)
+        rmean, rcov, rloss = _naive.arow_epoch(rmean, rcov, order, layout, corpus, p.arrays.labels, sw, 1.5)
         assert loss == pytest.approx(rloss)
         np.testing.assert_allclose(mean, rmean, atol=1e-10)
         np.testing.assert_allclose(cov, rcov, atol=1e-10)
@@ -236,13 +239,13 @@ def test_arow_epochs_match_the_naive_twin(seed):
 @pytest.mark.parametrize("seed", range(3))
 def test_sgd_epochs_with_lazy_decay_match_the_naive_twin(seed):
     p, layout, corpus, order, sw = _epoch_setup(seed, weights=seed == 1)
-    sgd = _online._SGD(p)
+    buffers = p.sgd_buffers()
     lam, t0 = 0.3, 4.0
     w = np.zeros(p.n_params)
     rw, rt, t = w.copy(), 0.0, 0.0
     for _ in range(3):
-        loss, _, t, _ = sgd.epoch(w, order, t, t0, lam)
-        rw, rt, rloss = _naive.sgd_epoch(rw, order, rt, t0, lam, layout, corpus, p.labels, sw)
+        loss, _, t, _ = _online.l2sgd_epoch(w, order, t, t0, lam, p.arrays, buffers)
+        rw, rt, rloss = _naive.sgd_epoch(rw, order, rt, t0, lam, layout, corpus, p.arrays.labels, sw)
         assert t == rt and loss == pytest.approx(rloss, rel=1e-10)
         np.testing.assert_allclose(w, rw, atol=1e-10)
 
@@ -376,14 +379,14 @@ def test_defaults_are_crfsuites(solver):
         if name.startswith("feature."):
             continue
         if name == "max_iterations":
-            assert _online.resolved_max_iter(solver, ours["max_iter"]) == value
+            assert SOLVER_TABLE[solver].resolved_max_iter(ours["max_iter"]) == value
         elif name == "epsilon":  # None: CRFsuite's default of the algorithm, 0
             assert ours["epsilon"] is None and value == 0.0
         else:
             assert ours[names.get(name, name.replace(".", "_"))] == value, name
     # the parameters the solver reads are exactly CRFsuite's, besides max_iter
     crfsuite_names = {names.get(n, n.replace(".", "_")) for n in theirs if not n.startswith("feature.")}
-    assert _online.SOLVER_PARAMS[solver] == crfsuite_names - {None}
+    assert SOLVER_TABLE[solver].params == crfsuite_names - {None}
 
 
 def test_epsilon_none_is_crfsuites_lbfgs_epsilon():
@@ -391,8 +394,8 @@ def test_epsilon_none_is_crfsuites_lbfgs_epsilon():
 
     theirs = pycrfsuite.Trainer(algorithm="lbfgs", verbose=False).get_params()["epsilon"]
     for solver in ("lbfgs", "l-bfgs-b"):
-        assert _online.resolved_epsilon(solver, CRFTagger().epsilon) == theirs
-        assert _online.resolved_max_iter(solver, CRFTagger().max_iter) == 1000
+        assert SOLVER_TABLE[solver].resolved_epsilon(CRFTagger().epsilon) == theirs
+        assert SOLVER_TABLE[solver].resolved_max_iter(CRFTagger().max_iter) == 1000
 
 
 def test_lbfgs_with_epsilon_none_fits_as_with_1e5(toy_ner):

@@ -148,3 +148,47 @@ def test_split_weights_objective_matches_brute_force_and_finite_differences():
     for d in directions:
         num = (fun(x + eps * d)[0] - fun(x - eps * d)[0]) / (2 * eps)
         assert num == pytest.approx(g @ d, rel=1e-6, abs=1e-7)
+
+
+# --------------------------------------------------------------------------
+# verbose output
+# --------------------------------------------------------------------------
+
+_VERBOSE_FIT = """
+import logging, sys, warnings
+{setup}
+warnings.simplefilter("ignore")
+from sklearn_crf import CRFTagger
+X = [[{{"w": "John"}}, {{"w": "runs"}}], [{{"w": "Mary"}}, {{"w": "sleeps"}}]]
+y = [["PER", "O"], ["PER", "O"]]
+crf = CRFTagger(max_iter=3, tol=0, verbose=1).fit(X, y)
+logger = logging.getLogger("sklearn_crf")
+print(crf.n_iter_, len(logger.handlers), logger.level)
+"""
+
+
+def _verbose_fit(setup):
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    child = subprocess.run(
+        [sys.executable, "-c", _VERBOSE_FIT.format(setup=setup)], capture_output=True,
+        text=True, timeout=300, cwd=root, env=dict(os.environ, PYTHONPATH=root),
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
+    lines = [line for line in child.stderr.splitlines() if "iter " in line]
+    return child.stdout.split(), lines
+
+
+@pytest.mark.parametrize("setup", [
+    "",  # no logging set-up: a handler on stderr for the fit
+    "logging.basicConfig(level=logging.INFO)",  # the user's handler, at INFO
+    "logging.basicConfig()",  # the user's handler, at WARNING: lowered for the fit
+], ids=["unconfigured", "info", "warning"])
+def test_verbose_shows_each_iteration_once_on_stderr(setup):
+    (n_iter, n_handlers, level), lines = _verbose_fit(setup)
+    assert n_iter == "3"
+    assert [line.split("iter", 1)[1].split()[0] for line in lines] == ["1", "2", "3"]
+    assert (n_handlers, level) == ("0", "0")  # the logger is left as it was

@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from sklearn_crf import CRFTagger, _kernels
+from sklearn_crf import CRFTagger, _engine
 from sklearn_crf._threads import MIN_TOKENS_PER_THREAD
 
 import _naive
@@ -105,7 +105,7 @@ def test_marginals_and_log_z_equal_brute_force(crf, n_chunks):
     seqs, trans, scale = crf
     scores, seq_ptr = _naive.batch(seqs, trans.shape[0])
     with _one_thread():
-        log_z, node, edge = _kernels.forward_backward_batch(
+        log_z, node, edge = _engine.forward_backward_batch(
             scores, trans, seq_ptr, True, n_chunks
         )
     tol = 1e-12 * max(1.0, scale) * 10
@@ -127,8 +127,8 @@ def test_viterbi_score_is_the_brute_force_maximum(crf, n_chunks):
     seqs, trans, scale = crf
     scores, seq_ptr = _naive.batch(seqs, trans.shape[0])
     with _one_thread():
-        labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, n_chunks)
-        log_z, _, _ = _kernels.forward_backward_batch(scores, trans, seq_ptr, False, n_chunks)
+        labels, best = _engine.viterbi_batch(scores, trans, seq_ptr, n_chunks)
+        log_z, _, _ = _engine.forward_backward_batch(scores, trans, seq_ptr, False, n_chunks)
     for s, seq in enumerate(seqs):
         a, b = seq_ptr[s], seq_ptr[s + 1]
         if a == b:
@@ -149,8 +149,8 @@ def test_long_sequences_identities(crf, n_chunks):
     seqs, trans, scale = crf
     L = trans.shape[0]
     scores, seq_ptr = _naive.batch(seqs, L)
-    log_z, node, edge = _kernels.forward_backward_batch(scores, trans, seq_ptr, True, n_chunks)
-    labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, n_chunks)
+    log_z, node, edge = _engine.forward_backward_batch(scores, trans, seq_ptr, True, n_chunks)
+    labels, best = _engine.viterbi_batch(scores, trans, seq_ptr, n_chunks)
     for s, seq in enumerate(seqs):
         a, b = seq_ptr[s], seq_ptr[s + 1]
         n = b - a
@@ -169,17 +169,17 @@ def test_long_sequences_identities(crf, n_chunks):
 def test_scaled_and_log_space_schemes_agree(crf):
     seqs, trans, _ = crf
     L = trans.shape[0]
-    tt = _kernels.transition_terms(trans)
+    tt = _engine.transition_terms(trans)
     for seq in seqs:
         n = len(seq)
         if n == 0:
             continue
         node_s, edge_s = np.zeros((n, L)), np.zeros((n, L, L))
-        log_z_s = _kernels.marginals_scaled(
-            seq, tt, n, _kernels.scaled_workspace(n, L), node_s, edge_s
+        log_z_s = _engine.marginals_scaled(
+            seq, tt, n, _engine.scaled_workspace(n, L), node_s, edge_s
         )
         node_l, edge_l = np.zeros((n, L)), np.zeros((n, L, L))
-        log_z_l = _kernels.marginals_log(seq, trans, n, node_l, edge_l)
+        log_z_l = _engine.marginals_log(seq, trans, n, node_l, edge_l)
         if np.isnan(log_z_s):  # scaling may decline (e.g. a state decays geometrically
             continue  # behind forbidden transitions); callers then use log space
         assert log_z_s == pytest.approx(log_z_l, rel=1e-12, abs=1e-12 * n)
@@ -197,12 +197,12 @@ def test_shifting_scores_shifts_log_z_and_nothing_else(crf, data):
     shift = data.draw(hnp.arrays(np.float64, (len(scores),), elements=UNIT)) * 10 * scale
     t_shift = data.draw(UNIT) * scale
     shifted = scores + shift[:, None]
-    log_z, node, edge = _kernels.forward_backward_batch(scores, trans, seq_ptr, True, 1)
-    log_z2, node2, edge2 = _kernels.forward_backward_batch(
+    log_z, node, edge = _engine.forward_backward_batch(scores, trans, seq_ptr, True, 1)
+    log_z2, node2, edge2 = _engine.forward_backward_batch(
         shifted, trans + t_shift, seq_ptr, True, 1
     )
-    _, best = _kernels.viterbi_batch(scores, trans, seq_ptr, 1)
-    labels2, best2 = _kernels.viterbi_batch(shifted, trans + t_shift, seq_ptr, 1)
+    _, best = _engine.viterbi_batch(scores, trans, seq_ptr, 1)
+    labels2, best2 = _engine.viterbi_batch(shifted, trans + t_shift, seq_ptr, 1)
     for s in range(len(seqs)):
         a, b = seq_ptr[s], seq_ptr[s + 1]
         if a == b:
@@ -224,13 +224,13 @@ def test_kernels_do_not_depend_on_batching(crf, n_chunks, data):
     L = trans.shape[0]
     order = data.draw(st.permutations(range(len(seqs))))
     scores, seq_ptr = _naive.batch([seqs[i] for i in order], L)
-    log_z, node, edge = _kernels.forward_backward_batch(scores, trans, seq_ptr, True, n_chunks)
-    labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, n_chunks)
+    log_z, node, edge = _engine.forward_backward_batch(scores, trans, seq_ptr, True, n_chunks)
+    labels, best = _engine.viterbi_batch(scores, trans, seq_ptr, n_chunks)
     for k, i in enumerate(order):
         a, b = seq_ptr[k], seq_ptr[k + 1]
         one, one_ptr = _naive.batch([seqs[i]], L)
-        lz1, node1, edge1 = _kernels.forward_backward_batch(one, trans, one_ptr, True, 1)
-        labels1, best1 = _kernels.viterbi_batch(one, trans, one_ptr, 1)
+        lz1, node1, edge1 = _engine.forward_backward_batch(one, trans, one_ptr, True, 1)
+        labels1, best1 = _engine.viterbi_batch(one, trans, one_ptr, 1)
         assert lz1[0] == log_z[k] and best1[0] == best[k]
         assert np.array_equal(node1, node[a:b]) and np.array_equal(edge1, edge[a:b])
         assert np.array_equal(labels1, labels[a:b])

@@ -28,13 +28,13 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_crf import CRFTagger, InconsistentVersionWarning, __version__, _kernels
+from sklearn_crf import CRFTagger, InconsistentVersionWarning, __version__, _engine
 from sklearn_crf._objective import CRFObjective, build_layout
 from sklearn_crf._threads import MIN_TOKENS_PER_THREAD
 from sklearn_crf._vectorizer import EncodedCorpus
 
 import _naive
-from conftest import corpus_arrays, outcome, random_corpus
+from conftest import corpus_arrays, iob2_corpus, outcome, random_corpus
 
 # --------------------------------------------------------------------------
 # bad input
@@ -461,8 +461,8 @@ def million(request):
     trans[0, 1] = trans[2, 0] = -np.inf
     checkpoints = [1, 2, 3, N_LONG // 2 - 1, N_LONG // 2, N_LONG - 2]
     seq_ptr = np.array([0, N_LONG], dtype=np.int64)
-    log_z, node, edge = _kernels.forward_backward_batch(scores, trans, seq_ptr, True, 1)
-    labels, best = _kernels.viterbi_batch(scores, trans, seq_ptr, 1)
+    log_z, node, edge = _engine.forward_backward_batch(scores, trans, seq_ptr, True, 1)
+    labels, best = _engine.viterbi_batch(scores, trans, seq_ptr, 1)
     return types.SimpleNamespace(
         regime=request.param, scores=scores, trans=trans, scale=scale,
         log_z=log_z[0], node=node, edge=edge, labels=labels, best=best[0],
@@ -511,7 +511,7 @@ def _run_log_space(m, trans=None):
     trans = m.trans if trans is None else trans
     n, L = m.scores.shape
     node, edge = np.zeros((n, L)), np.zeros((n, L, L))
-    log_z = _kernels.marginals_log(m.scores, trans, n, node, edge)
+    log_z = _engine.marginals_log(m.scores, trans, n, node, edge)
     return log_z, node, edge
 
 
@@ -519,8 +519,8 @@ def _run_scaled(m, trans=None):
     trans = m.trans if trans is None else trans
     n, L = m.scores.shape
     node, edge = np.zeros((n, L)), np.zeros((n, L, L))
-    log_z = _kernels.marginals_scaled(
-        m.scores, _kernels.transition_terms(trans), n, _kernels.scaled_workspace(n, L),
+    log_z = _engine.marginals_scaled(
+        m.scores, _engine.transition_terms(trans), n, _engine.scaled_workspace(n, L),
         node, edge,
     )
     return log_z, node, edge
@@ -565,7 +565,7 @@ def test_marginals_with_weights_1e4_on_10000_tokens():
     scores = rng.normal(scale=1e4, size=(n, L))
     trans = rng.normal(scale=1e4, size=(L, L))
     trans[0, 1] = -np.inf
-    _, node, _ = _kernels.forward_backward_batch(scores, trans, np.array([0, n]), False, 1)
+    _, node, _ = _engine.forward_backward_batch(scores, trans, np.array([0, n]), False, 1)
     np.testing.assert_allclose(node.sum(axis=1), 1.0, rtol=0, atol=1e-6)
 
 
@@ -581,7 +581,7 @@ def test_partial_underflow_short_sequences(seed, n, prefix, scale):
     scores, trans = _naive.seeded_crf(seed, n, scale)
     scores = scores[:prefix]
     seq_ptr = np.array([0, prefix], dtype=np.int64)
-    log_z, node, edge = _kernels.forward_backward_batch(scores, trans, seq_ptr, True, 1)
+    log_z, node, edge = _engine.forward_backward_batch(scores, trans, seq_ptr, True, 1)
     assert log_z[0] == pytest.approx(_naive.log_partition(scores, trans), rel=1e-12)
     node_ref, edge_ref = _naive.marginals(scores, trans)
     np.testing.assert_allclose(node, node_ref, rtol=0, atol=1e-9)
@@ -593,7 +593,7 @@ def test_partial_underflow_long_sequences(seed):
     """Forward and backward lose the same path here: rows still sum to 1, log Z is wrong."""
     n = 300
     scores, trans = _naive.seeded_crf(seed, n, 1000.0)
-    log_z, node, edge = _kernels.forward_backward_batch(
+    log_z, node, edge = _engine.forward_backward_batch(
         scores, trans, np.array([0, n], dtype=np.int64), True, 1
     )
     ref_log_z, _, ref_node, ref_edge = _reference(scores, trans, [1, 100, 200])
@@ -733,11 +733,11 @@ def test_fits_are_bitwise_identical_for_any_n_jobs(threaded_corpus, params):
 
 def test_forced_block_split_gives_the_same_bits_on_one_and_two_threads(monkeypatch):
     """Small blocks and a thread for every token: n_jobs=1 and 2 give the same model."""
-    import sklearn_crf._objective
+    import sklearn_crf._engine.driver
     import sklearn_crf._threads
 
     monkeypatch.setattr(sklearn_crf._threads, "MIN_TOKENS_PER_THREAD", 1)
-    monkeypatch.setattr(sklearn_crf._objective, "BLOCK_TOKENS", 8)
+    monkeypatch.setattr(sklearn_crf._engine.driver, "BLOCK_TOKENS", 8)
     X, y = random_corpus(13, n_seq=60, max_len=6, n_labels=4)
     coefs = []
     for n_jobs in (1, 2):
@@ -747,6 +747,96 @@ def test_forced_block_split_gives_the_same_bits_on_one_and_two_threads(monkeypat
             crf.fit(X, y)
         coefs.append(crf.coef_.tobytes())
     assert coefs[0] == coefs[1]
+
+
+@pytest.fixture
+def many_blocks(monkeypatch):
+    """Blocks of 16 tokens, a thread for every token and 3 threads available:
+    every call splits its work into many blocks, on 1, 2 or 3 threads."""
+    import sklearn_crf._engine.driver
+    import sklearn_crf._tagger
+    import sklearn_crf._threads
+
+    monkeypatch.setattr(sklearn_crf._threads, "MIN_TOKENS_PER_THREAD", 1)
+    monkeypatch.setattr(sklearn_crf._tagger, "MIN_TOKENS_PER_THREAD", 1)
+    monkeypatch.setattr(sklearn_crf._threads, "available_threads", lambda: 3)
+    monkeypatch.setattr(sklearn_crf._engine.driver, "BLOCK_TOKENS", 16)
+
+
+DETERMINISM_FITS = {
+    "l-bfgs-b-l2": dict(c2=0.5),
+    "owlqn": dict(c1=0.1, c2=0.05),
+    "l-bfgs-b-split": dict(c1=0.1, c2=0.05, solver="l-bfgs-b", all_possible_transitions=True),
+    "constrained": dict(c2=0.1, transition_constraints="IOB2", constrain_training=True),
+    "early-stopping": dict(c2=0.1, early_stopping=True, n_iter_no_change=3, random_state=0,
+                           validation_scoring="entity_f1"),
+    "all-possible": dict(c2=0.1, all_possible_states=True, all_possible_transitions=True),
+    "ap": dict(solver="ap", max_iter=4),
+    "pa": dict(solver="pa", max_iter=4),
+    "arow": dict(solver="arow", max_iter=4),
+    "l2sgd": dict(solver="l2sgd", max_iter=4, calibration_samples=20),
+}
+
+
+@pytest.mark.parametrize("params", DETERMINISM_FITS.values(), ids=DETERMINISM_FITS.keys())
+def test_every_fit_is_bitwise_identical_on_1_2_and_3_threads(many_blocks, params):
+    X, y = iob2_corpus(21)
+    fits = []
+    for n_jobs in (1, 2, 3):
+        kwargs = dict(max_iter=15) if "solver" in params else dict(max_iter=15, tol=0)
+        kwargs.update(params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fits.append(CRFTagger(n_jobs=n_jobs, **kwargs).fit(
+                X, y, sample_weight=np.linspace(0.5, 1.5, len(X))))
+    ref = fits[0]
+    for crf in fits[1:]:
+        assert crf.coef_.tobytes() == ref.coef_.tobytes()
+        assert crf.loss_curve_.tobytes() == ref.loss_curve_.tobytes()
+        assert crf.n_iter_ == ref.n_iter_
+
+
+@pytest.fixture(scope="module")
+def iob2_model():
+    X, y = iob2_corpus(22)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        crf = CRFTagger(c2=0.1, max_iter=20, transition_constraints="IOB2").fit(X, y)
+    X_test, y_test = iob2_corpus(23, n_seq=120)
+    allowed = [[label if t % 3 == 0 else None for t, label in enumerate(seq)] for seq in y_test]
+    return crf, X_test, y_test, allowed
+
+
+INFERENCE = {
+    "predict": lambda crf, X, y, allowed: crf.predict(X, allowed=allowed),
+    "predict-posterior": lambda crf, X, y, allowed: crf.set_params(decoder="posterior").predict(
+        X, allowed=allowed),
+    "predict_marginals": lambda crf, X, y, allowed: np.concatenate(
+        crf.predict_marginals(X, allowed=allowed, output="array")).tobytes(),
+    "predict_nbest": lambda crf, X, y, allowed: crf.predict_nbest(X, 4, allowed=allowed),
+    "predict_entities": lambda crf, X, y, allowed: crf.predict_entities(X, allowed=allowed),
+    "log_probability": lambda crf, X, y, allowed: crf.log_probability(
+        X, y, allowed=allowed).tobytes(),
+    "log_probability-predicted": lambda crf, X, y, allowed: crf.log_probability(
+        X, allowed=allowed).tobytes(),
+    "log_partition": lambda crf, X, y, allowed: crf.log_partition(X, allowed=allowed).tobytes(),
+}
+
+
+@pytest.mark.parametrize("constraints", [None, "IOB2"])
+@pytest.mark.parametrize("with_allowed", [False, True], ids=["free", "allowed"])
+@pytest.mark.parametrize("method", INFERENCE.values(), ids=INFERENCE.keys())
+def test_every_inference_method_is_bitwise_identical_on_1_2_and_3_threads(
+    many_blocks, iob2_model, method, constraints, with_allowed
+):
+    crf, X, y, allowed = iob2_model
+    crf = copy.deepcopy(crf).set_params(transition_constraints=constraints)
+    results = [
+        method(crf.set_params(n_jobs=n_jobs, decoder="viterbi"), X, y,
+               allowed if with_allowed else None)
+        for n_jobs in (1, 2, 3)
+    ]
+    assert results[0] == results[1] == results[2]
 
 
 # --------------------------------------------------------------------------
@@ -934,7 +1024,7 @@ def test_concurrent_predictions_equal_sequential_ones(threaded_corpus):
         assert result == expected[call], call
 
 
-_WORKQUEUE_CHILD = """
+_PLAIN_THREADS_CHILD = """
 import sys, warnings
 from concurrent.futures import ThreadPoolExecutor
 import numba
@@ -946,18 +1036,27 @@ X, y = random_corpus(11, n_seq=int(sys.argv[2]), max_len=5, n_labels=4)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", ConvergenceWarning)
     crf = CRFTagger(c2=0.1, max_iter=5, n_jobs=2).fit(X, y)
-assert numba.threading_layer() == "workqueue"
 ref = crf.predict(X)
 with ThreadPoolExecutor(max_workers=4) as pool:
     assert all(r == ref for r in pool.map(lambda _: crf.predict(X), range(60)))
+crf.predict_nbest(X[:50], 3), crf.predict_marginals(X[:50]), crf.log_partition(X)
+try:
+    numba.threading_layer()
+except ValueError:  # no parallel kernel ever ran: no threading layer was chosen
+    pass
+else:
+    raise AssertionError("a kernel started numba's thread pool")
 """
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
-def test_concurrent_predictions_with_the_workqueue_threading_layer():
+def test_threaded_calls_never_start_numbas_thread_pool():
+    """The engine runs on plain threads: even under numba's workqueue layer
+    (which aborts when two Python threads enter parallel kernels at once),
+    concurrent threaded calls work, and no parallel kernel ever runs."""
     env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue")
     child = subprocess.run(
-        [sys.executable, "-c", _WORKQUEUE_CHILD, os.path.dirname(__file__), str(N_THREADED // 2)],
+        [sys.executable, "-c", _PLAIN_THREADS_CHILD, os.path.dirname(__file__), str(N_THREADED // 2)],
         env=env, capture_output=True, text=True, timeout=300,
     )
     assert child.returncode == 0, child.stderr[-2000:]

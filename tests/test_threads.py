@@ -1,4 +1,4 @@
-"""The thread policy of the numba kernels."""
+"""The thread policy of the engine."""
 
 import numba
 
@@ -12,11 +12,16 @@ def test_small_inputs_run_on_one_thread():
         assert n == min(2, numba.config.NUMBA_NUM_THREADS)
 
 
-def test_negative_n_jobs_counts_from_all_cores_and_the_count_is_restored():
+def test_negative_n_jobs_counts_from_all_cores():
     available = numba.config.NUMBA_NUM_THREADS
-    before = numba.get_num_threads()
     with n_threads(-1, 100 * MIN_TOKENS_PER_THREAD) as n:
-        assert n == available == numba.get_num_threads()
+        assert n == available
     with n_threads(-available - 5, 100 * MIN_TOKENS_PER_THREAD) as n:
         assert n == 1
+
+
+def test_numba_thread_count_is_left_alone():
+    before = numba.get_num_threads()
+    with n_threads(1, 100 * MIN_TOKENS_PER_THREAD):
+        assert numba.get_num_threads() == before
     assert numba.get_num_threads() == before

@@ -1,0 +1,754 @@
+"""Forward-backward for linear-chain CRFs: scaled and log space, marginals,
+expected counts, span probabilities.
+
+Dense state scores (n_tokens, L) and sequence offsets ``seq_ptr`` (see
+:mod:`sklearn_crf._engine.scores`). Two numeric schemes, each written once:
+
+* scaled (:func:`forward_scaled`, :func:`backward_scaled`): per-position
+  scaling (Rabiner's scheme, as in CRFsuite and Wapiti), one ``exp`` per state
+  score instead of one per label pair; used where it is provably exact
+  (see :func:`forward_scaled`);
+* normalized log space (:func:`forward_backward_log`): exact for any weights,
+  -inf (forbidden) transitions and state scores included; L² exps per
+  position. Constraints of every kind are -inf scores, so the constrained
+  variants are these same kernels.
+
+:func:`forward_backward_scaled_crfsuite` is CRFsuite's own arithmetic
+(``crf1dc_marginals``), for the l2sgd solver, whose weights follow CRFsuite's
+to the last bits a sequential algorithm can keep.
+
+Every kernel has a brute-force twin in ``tests/_naive.py``.
+"""
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import types
+from numba.extending import intrinsic
+
+from .config import exact_kernel, kernel
+from .scores import logsumexp_row, max_length
+
+#: largest spread (max - min) of state plus transition weights at a position for
+#: which the scaled forward-backward is used; beyond it, log space
+MAX_SCALED_SPREAD = 600.0
+
+
+# --------------------------------------------------------------------------
+# exp for the scaled forward-backward
+# --------------------------------------------------------------------------
+
+
+@intrinsic
+def _int64_bits_as_float64(typingctx, x):
+    """Reinterpret the bits of an int64 as a float64 (LLVM bitcast)."""
+    sig = types.float64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+
+    return sig, codegen
+
+
+_LOG2E = 1.4426950408889634
+#: ln 2 split in a high part with trailing zero bits and a low part (Cody-Waite)
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+
+
+@kernel(inline="always")
+def exp_nonpositive(x):
+    """``exp(x)`` for ``-708 <= x <= 0`` to within about 1 ulp; 0 below -708.
+
+    Cody-Waite range reduction ``x = k ln 2 + r`` with ``|r| <= ln 2 / 2``, the
+    degree-13 Taylor polynomial of ``exp(r)`` (truncation error below 1e-17
+    relative), and ``2**k`` built from its exponent bits. Branch-free apart
+    from the final select, so that LLVM vectorizes a loop over it, which it
+    cannot do with a call to libm's ``exp``: about 2x faster here. Used where
+    the arguments are known to lie in [-MAX_SCALED_SPREAD, 0].
+    """
+    k = np.floor(x * _LOG2E + 0.5)
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    p = 1.0 / 6227020800.0
+    p = p * r + 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
+    if x >= -708.0:
+        return p * _int64_bits_as_float64((np.int64(k) + 1023) << 52)
+    return 0.0
+
+
+# --------------------------------------------------------------------------
+# forward-backward with per-position scaling (the fast path)
+# --------------------------------------------------------------------------
+#
+# The state scores are shifted by their maximum at each position and
+# exponentiated once (``exp_scores``); the transitions by their maximum
+# (``exp_trans = exp(trans - trans_max)``, see :func:`transition_terms`). The
+# alphas are normalized at each position (``scale[t]`` the constant), the betas
+# divided by the same constants, so both stay O(1). Loops run over the last
+# (contiguous) axis innermost so that LLVM can vectorize them without
+# reassociating sums (hence the transposed matrix for the backward pass).
+
+
+TransitionTerms = namedtuple(
+    "TransitionTerms", ["trans", "exp_trans", "exp_trans_t", "trans_max", "spread"]
+)
+TransitionTerms.__doc__ = """What the scaled passes need of the (L, L) transition weights.
+
+``exp_trans = exp(trans - trans_max)``, ``exp_trans_t`` its transpose
+(C-contiguous), ``trans_max`` the largest weight and ``spread`` the largest
+minus the smallest (inf when one is -inf or any is not finite)."""
+
+ScaledWorkspace = namedtuple("ScaledWorkspace", ["exp_scores", "alpha", "beta", "scale"])
+ScaledWorkspace.__doc__ = """Buffers of the scaled passes for sequences of up to
+``max_len`` tokens: ``exp_scores``, ``alpha``, ``beta`` (max_len, L) and
+``scale`` (max_len,); see :func:`scaled_workspace`."""
+
+
+@kernel
+def transition_terms(trans):
+    """The :class:`TransitionTerms` of the (L, L) transition weights."""
+    L = trans.shape[0]
+    trans_max = -np.inf
+    trans_min = np.inf
+    for i in range(L):
+        for j in range(L):
+            v = trans[i, j]
+            if v > trans_max:
+                trans_max = v
+            if v < trans_min:
+                trans_min = v
+    exp_trans = np.zeros((L, L))
+    if np.isfinite(trans_max):
+        for i in range(L):
+            for j in range(L):
+                exp_trans[i, j] = np.exp(trans[i, j] - trans_max)
+    spread = trans_max - trans_min
+    if not np.isfinite(spread):
+        spread = np.inf
+    return TransitionTerms(
+        trans, exp_trans, np.ascontiguousarray(exp_trans.T), trans_max, spread
+    )
+
+
+@kernel(inline="always")
+def scaled_workspace(max_len, L):
+    """A :class:`ScaledWorkspace` for sequences of up to ``max_len`` tokens."""
+    return ScaledWorkspace(
+        np.empty((max_len, L)), np.empty((max_len, L)), np.empty((max_len, L)),
+        np.empty(max_len),
+    )
+
+
+@kernel
+def forward_scaled(scores, tt, n, ws):
+    """Scaled forward pass over the state scores ``scores[:n]`` (left as they are).
+
+    Fills ``ws.exp_scores[:n]`` (the scores shifted by their row maximum and
+    exponentiated), ``ws.alpha[:n]`` (normalized: each row sums to 1) and
+    ``ws.scale[:n]`` (the normalizing constants); returns log Z, or NaN when
+    scaling cannot be trusted (the caller then uses log space).
+
+    Scaling is exact up to rounding when, at every position, the spread of the
+    state scores plus ``tt.spread`` is at most ``MAX_SCALED_SPREAD``: every
+    normalized alpha is then at least ``exp(-MAX_SCALED_SPREAD) / L²`` and
+    every beta at least ``exp(-MAX_SCALED_SPREAD) / L``, far from underflow,
+    and a product that does underflow is negligible beside the largest term of
+    its sum. (With a forbidden, -inf, transition there is no such bound: a
+    label reachable only from unlikely labels can decay to 0 and be lost for
+    good.)
+    """
+    L = scores.shape[1]
+    exp_scores, alpha, scale = ws.exp_scores, ws.alpha, ws.scale
+    exp_trans = tt.exp_trans
+    log_z = 0.0
+    for t in range(n):
+        src = scores[t]
+        row = exp_scores[t]
+        m = src[0]
+        lo = src[0]
+        for j in range(1, L):
+            if src[j] > m:
+                m = src[j]
+            if src[j] < lo:
+                lo = src[j]
+        if not (m - lo + tt.spread <= MAX_SCALED_SPREAD):
+            return np.nan  # also when m or lo is not finite
+        log_z += m
+        for j in range(L):
+            row[j] = exp_nonpositive(src[j] - m)
+    if n > 1:
+        if not np.isfinite(tt.trans_max):
+            return np.nan
+        log_z += (n - 1) * tt.trans_max
+    c = 0.0
+    for j in range(L):
+        alpha[0, j] = exp_scores[0, j]
+        c += exp_scores[0, j]
+    if not (c > 0.0 and np.isfinite(c)):
+        return np.nan
+    inv = 1.0 / c
+    for j in range(L):
+        alpha[0, j] *= inv
+    log_z += np.log(c)
+    scale[0] = c
+    for t in range(1, n):
+        cur = alpha[t]
+        prev = alpha[t - 1]
+        for j in range(L):
+            cur[j] = 0.0
+        for i in range(L):
+            a = prev[i]
+            e = exp_trans[i]
+            for j in range(L):
+                cur[j] += a * e[j]
+        row = exp_scores[t]
+        c = 0.0
+        for j in range(L):
+            cur[j] *= row[j]
+            c += cur[j]
+        if not (c > 0.0 and np.isfinite(c)):
+            return np.nan
+        inv = 1.0 / c
+        for j in range(L):
+            cur[j] *= inv
+        log_z += np.log(c)
+        scale[t] = c
+    if not np.isfinite(log_z):
+        return np.nan
+    return log_z
+
+
+@kernel
+def backward_scaled(tt, n, ws):
+    """Scaled backward pass after :func:`forward_scaled`: fills ``ws.beta[:n]``
+    (divided by the forward pass's constants, so ``alpha * beta`` are the node
+    marginals)."""
+    L = ws.beta.shape[1]
+    beta, exp_scores, scale = ws.beta, ws.exp_scores, ws.scale
+    exp_trans_t = tt.exp_trans_t
+    for j in range(L):
+        beta[n - 1, j] = 1.0
+    for t in range(n - 2, -1, -1):
+        inv = 1.0 / scale[t + 1]
+        nxt = beta[t + 1]
+        row = exp_scores[t + 1]
+        cur = beta[t]
+        for i in range(L):
+            cur[i] = 0.0
+        for j in range(L):
+            v = row[j] * nxt[j] * inv
+            e = exp_trans_t[j]
+            for i in range(L):
+                cur[i] += e[i] * v
+
+
+@kernel
+def node_marginals_scaled(n, ws, node):
+    """``node[:n] = alpha * beta``; False when a product is not finite."""
+    L = node.shape[1]
+    ok = True
+    for t in range(n):
+        a = ws.alpha[t]
+        b = ws.beta[t]
+        out = node[t]
+        for j in range(L):
+            out[j] = a[j] * b[j]
+            if not np.isfinite(out[j]):
+                ok = False
+    return ok
+
+
+@kernel
+def edge_marginals_scaled(tt, n, ws, edge):
+    """``edge[t, i, j] = p(y[t-1] = i, y[t] = j)`` for t in 1..n-1 from the
+    scaled passes."""
+    L = edge.shape[1]
+    exp_trans = tt.exp_trans
+    tmp = np.empty(L)  # exp_scores[t] * beta[t], shared by every row i
+    for t in range(1, n):
+        inv = 1.0 / ws.scale[t]
+        row = ws.exp_scores[t]
+        b = ws.beta[t]
+        for j in range(L):
+            tmp[j] = row[j] * b[j]
+        prev = ws.alpha[t - 1]
+        dest = edge[t]
+        for i in range(L):
+            a = prev[i] * inv
+            e = exp_trans[i]
+            d = dest[i]
+            for j in range(L):
+                d[j] = a * e[j] * tmp[j]
+
+
+@kernel
+def edge_outer_sum_scaled(n, ws, weight, outer):
+    """Add ``weight`` times ``alpha[t-1, i] / c_t · exp_scores[t, j] beta[t, j]``
+    summed over t in 1..n-1 to ``outer`` (4, L, L), position t into
+    ``outer[t % 4]`` (four independent accumulators instead of one long chain
+    of dependent additions).
+
+    The edge marginals summed over the positions are ``exp_trans *
+    outer.sum(0)``, a product the caller does once for all sequences.
+    """
+    L = outer.shape[1]
+    tmp = np.empty(L)
+    for t in range(1, n):
+        inv = 1.0 / ws.scale[t]
+        inv *= weight
+        row = ws.exp_scores[t]
+        b = ws.beta[t]
+        for j in range(L):
+            tmp[j] = row[j] * b[j]
+        prev = ws.alpha[t - 1]
+        dest = outer[t & 3]
+        for i in range(L):
+            a = prev[i] * inv
+            d = dest[i]
+            for j in range(L):
+                d[j] += a * tmp[j]
+
+
+
+# --------------------------------------------------------------------------
+# forward-backward in normalized log space (exact for any weights)
+# --------------------------------------------------------------------------
+#
+# The log alphas are normalized at each position (``log_c[t]``, the log of the
+# scaling constant, is subtracted) and the log betas shifted by the same
+# constants, the log-space twin of the scaled scheme: both stay O(1) however
+# long the sequence and large the weights, so ``exp(la + lb)`` keeps full
+# precision. Exact for any weights, including -inf transitions and state
+# scores (constraints); L² exps per position.
+
+
+@kernel
+def forward_backward_log(scores, trans, n, log_alpha, log_beta, log_c):
+    """Normalized log-space forward-backward of one sequence: fills
+    ``log_alpha[:n]`` (each row's exps sum to 1), ``log_beta[:n]`` (shifted by
+    the same constants) and ``log_c[:n]``, and returns log Z = Σ log_c (-inf
+    when no path has a finite score; the buffers are then -inf too)."""
+    L = scores.shape[1]
+    if n == 0:
+        return 0.0
+    la, lb = log_alpha, log_beta
+    tmp = np.empty(L)
+    for j in range(L):
+        la[0, j] = scores[0, j]
+    log_c[0] = logsumexp_row(la[0], L)
+    dead = log_c[0] == -np.inf
+    if not dead:
+        for j in range(L):
+            la[0, j] -= log_c[0]
+    for t in range(1, n):
+        if dead:
+            break
+        for j in range(L):
+            for i in range(L):
+                tmp[i] = la[t - 1, i] + trans[i, j]
+            la[t, j] = scores[t, j] + logsumexp_row(tmp, L)
+        log_c[t] = logsumexp_row(la[t], L)
+        dead = log_c[t] == -np.inf
+        for j in range(L):
+            la[t, j] -= log_c[t]
+    if dead:
+        for t in range(n):
+            log_c[t] = -np.inf
+            for j in range(L):
+                la[t, j] = -np.inf
+                lb[t, j] = -np.inf
+        return -np.inf
+    log_z = 0.0
+    for t in range(n):
+        log_z += log_c[t]
+    for j in range(L):
+        lb[n - 1, j] = 0.0
+    for t in range(n - 2, -1, -1):
+        for i in range(L):
+            for j in range(L):
+                tmp[j] = trans[i, j] + scores[t + 1, j] + lb[t + 1, j]
+            lb[t, i] = logsumexp_row(tmp, L) - log_c[t + 1]
+    return log_z
+
+
+@kernel
+def node_marginals_log(n, log_alpha, log_beta, node):
+    """``node[:n] = exp(log_alpha + log_beta)``."""
+    L = node.shape[1]
+    for t in range(n):
+        for j in range(L):
+            node[t, j] = np.exp(log_alpha[t, j] + log_beta[t, j])
+
+
+@kernel
+def edge_marginals_log(scores, trans, n, log_alpha, log_beta, log_c, edge):
+    """``edge[t, i, j] = p(y[t-1] = i, y[t] = j)`` for t in 1..n-1 from the
+    log-space passes."""
+    L = scores.shape[1]
+    la, lb = log_alpha, log_beta
+    for t in range(1, n):
+        for i in range(L):
+            for j in range(L):
+                edge[t, i, j] = np.exp(
+                    la[t - 1, i] + trans[i, j] + scores[t, j] + lb[t, j] - log_c[t]
+                )
+
+
+@kernel
+def edge_sum_log(scores, trans, n, log_alpha, log_beta, log_c, weight, edge_sum):
+    """Add ``weight`` times the edge marginals summed over t in 1..n-1 to
+    ``edge_sum`` (L, L), from the log-space passes."""
+    L = scores.shape[1]
+    la, lb = log_alpha, log_beta
+    for t in range(1, n):
+        for i in range(L):
+            for j in range(L):
+                p = np.exp(
+                    la[t - 1, i] + trans[i, j] + scores[t, j] + lb[t, j] - log_c[t]
+                )
+                edge_sum[i, j] += weight * p
+
+
+# --------------------------------------------------------------------------
+# one sequence: the passes put together
+# --------------------------------------------------------------------------
+
+
+@kernel
+def marginals_scaled(scores, tt, n, ws, node, edge):
+    """log Z and node marginals (``node[:n]``) of one sequence by the scaled
+    passes, and the edge marginals (``edge[1:n]``) unless ``edge`` has zero
+    length; NaN when scaling cannot be trusted (outputs then undefined)."""
+    if n == 0:
+        return 0.0
+    log_z = forward_scaled(scores, tt, n, ws)
+    if np.isnan(log_z):
+        return log_z
+    backward_scaled(tt, n, ws)
+    if not node_marginals_scaled(n, ws, node):
+        return np.nan
+    if edge.shape[0] > 0:
+        edge_marginals_scaled(tt, n, ws, edge)
+    return log_z
+
+
+@kernel
+def marginals_log(scores, trans, n, node, edge):
+    """:func:`marginals_scaled` in log space: exact for any weights."""
+    L = scores.shape[1]
+    log_alpha = np.empty((n, L))
+    log_beta = np.empty((n, L))
+    log_c = np.empty(n)
+    log_z = forward_backward_log(scores, trans, n, log_alpha, log_beta, log_c)
+    node_marginals_log(n, log_alpha, log_beta, node)
+    if edge.shape[0] > 0:
+        edge_marginals_log(scores, trans, n, log_alpha, log_beta, log_c, edge)
+    return log_z
+
+
+@kernel
+def marginals_sequence(scores, tt, n, ws, node, edge):
+    """:func:`marginals_scaled`, or :func:`marginals_log` where scaling declines."""
+    log_z = marginals_scaled(scores, tt, n, ws, node, edge)
+    if np.isnan(log_z):
+        log_z = marginals_log(scores, tt.trans, n, node, edge)
+    return log_z
+
+
+@kernel
+def expected_counts_sequence(scores, tt, n, ws, weight, node, edge_sum, outer):
+    """What the gradient needs of one sequence: log Z (returned), the node
+    marginals (``node[:n]``) and, times ``weight``, the edge marginals summed
+    over positions.
+
+    The scaled passes add outer products to ``outer`` (4, L, L), to be
+    multiplied by ``exp_trans`` (see :func:`edge_outer_sum_scaled`); where
+    scaling declines, the log-space passes add the summed edge marginals to
+    ``edge_sum`` (L, L) instead. Outer products are only added once the
+    sequence is known good.
+    """
+    if n == 0:
+        return 0.0
+    log_z = forward_scaled(scores, tt, n, ws)
+    if not np.isnan(log_z):
+        backward_scaled(tt, n, ws)
+        if node_marginals_scaled(n, ws, node):
+            edge_outer_sum_scaled(n, ws, weight, outer)
+            return log_z
+    L = scores.shape[1]
+    log_alpha = np.empty((n, L))
+    log_beta = np.empty((n, L))
+    log_c = np.empty(n)
+    log_z = forward_backward_log(scores, tt.trans, n, log_alpha, log_beta, log_c)
+    node_marginals_log(n, log_alpha, log_beta, node)
+    edge_sum_log(scores, tt.trans, n, log_alpha, log_beta, log_c, weight, edge_sum)
+    return log_z
+
+
+
+
+# --------------------------------------------------------------------------
+# over ranges of sequences and blocks (run by the driver)
+# --------------------------------------------------------------------------
+
+
+@kernel
+def marginals_sequences(scores, trans, seq_ptr, first, stop, log_z, node, edge):
+    """log Z (``log_z[s]``), node marginals and, unless ``edge`` has zero
+    length, edge marginals of sequences ``first..stop-1`` (rows of ``node``
+    and ``edge`` as in :func:`forward_backward_batch`)."""
+    L = scores.shape[1]
+    tt = transition_terms(trans)
+    ws = scaled_workspace(max_length(seq_ptr[first:stop + 1]), L)
+    with_edges = edge.shape[0] > 0
+    for s in range(first, stop):
+        a = seq_ptr[s]
+        b = seq_ptr[s + 1]
+        if b == a:
+            continue
+        log_z[s] = marginals_sequence(
+            scores[a:b], tt, b - a, ws, node[a:b], edge[a:b] if with_edges else edge
+        )
+
+
+
+
+@kernel
+def forward_backward_blocks(
+    scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
+    seq_log_z, block_log_z, block_outer, block_edge,
+):
+    """Phase 1 of the gradient for blocks ``first..stop-1``, in place.
+
+    ``scores_node`` (n_tokens, L) holds the state scores on entry. Block ``b``
+    holds sequences ``block_ptr[b]..block_ptr[b + 1]-1``. For each of its
+    sequences ``s`` (weight ``v_s``): the rows of its tokens in
+    ``scores_node`` are replaced by ``v_s`` times the node marginals (zeros
+    when ``v_s`` is 0), ``seq_log_z[s]`` gets log Z_s (0 when ``v_s`` is 0);
+    ``block_log_z[b]`` gets Σ v_s log Z_s; ``block_outer[b]`` (4, L, L) and
+    ``block_edge[b]`` (L, L) the weighted edge sums of
+    :func:`expected_counts_sequence` (zeroed first). ``max_len`` is at least
+    the longest sequence. Also what :func:`forward_backward_batch` runs for
+    the node marginals alone (weights 1), so that one compiled kernel serves
+    both.
+    """
+    L = trans.shape[0]
+    tt = transition_terms(trans)
+    raw = np.empty((max_len, L))
+    ws = scaled_workspace(max_len, L)
+    for b in range(first, stop):
+        outer = block_outer[b]
+        edge = block_edge[b]
+        for i in range(L):
+            for j in range(L):
+                edge[i, j] = 0.0
+                for r in range(4):
+                    outer[r, i, j] = 0.0
+        acc = 0.0
+        for s in range(block_ptr[b], block_ptr[b + 1]):
+            a = seq_ptr[s]
+            e = seq_ptr[s + 1]
+            n = e - a
+            weight = seq_weight[s]
+            seq_log_z[s] = 0.0
+            if n == 0:
+                continue
+            node = scores_node[a:e]
+            if weight == 0.0:
+                for t in range(n):
+                    for j in range(L):
+                        node[t, j] = 0.0
+                continue
+            for t in range(n):
+                for j in range(L):
+                    raw[t, j] = node[t, j]
+            log_z = expected_counts_sequence(raw, tt, n, ws, weight, node, edge, outer)
+            seq_log_z[s] = log_z
+            acc += weight * log_z
+            if weight != 1.0:
+                for t in range(n):
+                    for j in range(L):
+                        node[t, j] *= weight
+        block_log_z[b] = acc
+
+
+
+
+@kernel
+def transition_gradient(trans, block_outer, block_edge):
+    """Expected transition counts (L, L) from the blocks' edge sums of
+    :func:`forward_backward_blocks`, added in block order."""
+    L = trans.shape[0]
+    exp_trans = transition_terms(trans).exp_trans
+    out = np.empty((L, L))
+    for i in range(L):
+        for j in range(L):
+            o0 = 0.0
+            o1 = 0.0
+            o2 = 0.0
+            o3 = 0.0
+            edge = 0.0
+            for b in range(block_outer.shape[0]):
+                o0 += block_outer[b, 0, i, j]
+                o1 += block_outer[b, 1, i, j]
+                o2 += block_outer[b, 2, i, j]
+                o3 += block_outer[b, 3, i, j]
+                edge += block_edge[b, i, j]
+            out[i, j] = edge + ((o0 + o1) + (o2 + o3)) * exp_trans[i, j]
+    return out
+
+
+
+
+@kernel
+def log_forward_backward_sequences(scores, trans, seq_ptr, first, stop, log_z, la, lb, log_c):
+    """:func:`forward_backward_log` of sequences ``first..stop-1``: ``log_z[s]``
+    and the rows of their tokens in ``la``, ``lb``, ``log_c``."""
+    for s in range(first, stop):
+        a = seq_ptr[s]
+        b = seq_ptr[s + 1]
+        log_z[s] = forward_backward_log(
+            scores[a:b], trans, b - a, la[a:b], lb[a:b], log_c[a:b]
+        )
+
+
+@kernel
+def span_log_probabilities(scores, trans, log_alpha, log_beta, log_c, first, length,
+                           code_ptr, codes, start, stop, out):
+    """log p(y[a .. a+m-1] = the given labels | x) of spans ``start..stop-1``
+    into ``out``.
+
+    Span ``k`` covers the tokens ``first[k] .. first[k] + length[k] - 1``
+    (global token indices, within one sequence) with the labels
+    ``codes[code_ptr[k] : code_ptr[k] + length[k]]``. With the normalized
+    quantities of :func:`forward_backward_log`, the probability is
+    ``alpha[a, y_a] · Π_{t=a+1}^{b} exp(trans[y_{t-1}, y_t] + scores[t, y_t]) /
+    c_t · beta[b, y_b]``: a sum of O(1) terms in log space, so it keeps its
+    precision on long sequences with large weights (unlike ``score(y) - log
+    Z``). A whole sequence as one span gives log p(y | x). -inf when the
+    labels are not allowed; clipped at 0 against rounding.
+    """
+    for k in range(start, stop):
+        a = first[k]
+        m = length[k]
+        base = code_ptr[k]
+        if m == 0:
+            out[k] = 0.0
+            continue
+        y = codes[base]
+        v = log_alpha[a, y]
+        for t in range(1, m):
+            prev = y
+            y = codes[base + t]
+            v += trans[prev, y] + scores[a + t, y] - log_c[a + t]
+        v += log_beta[a + m - 1, y]
+        if np.isnan(v):
+            v = -np.inf
+        elif v > 0.0:  # rounding (about 1e-16 times the weights): a probability is <= 1
+            v = 0.0
+        out[k] = v
+
+
+# --------------------------------------------------------------------------
+# CRFsuite's arithmetic (the l2sgd solver)
+# --------------------------------------------------------------------------
+
+
+@exact_kernel
+def forward_backward_scaled_crfsuite(
+    scores, trans, n, exp_state, exp_trans, alpha, beta, scale, node, edge_sum
+):
+    """CRFsuite's scaled forward-backward for one sequence; returns log Z.
+
+    Fills the node marginals ``node[:n]`` and the edge marginals summed over
+    positions ``edge_sum`` (L, L), as ``crf1dc_marginals`` does. Unlike
+    CRFsuite, the state scores of each position and the transition scores are
+    shifted by their maximum before ``exp`` (the same results, no overflow).
+    """
+    L = scores.shape[1]
+    for i in range(L):
+        for j in range(L):
+            edge_sum[i, j] = 0.0
+    if n == 0:
+        return 0.0
+    shift = 0.0
+    mt = trans[0, 0]
+    for i in range(L):
+        for j in range(L):
+            if trans[i, j] > mt:
+                mt = trans[i, j]
+    for i in range(L):
+        for j in range(L):
+            exp_trans[i, j] = math.exp(trans[i, j] - mt)
+    shift += (n - 1) * mt
+    for t in range(n):
+        m = scores[t, 0]
+        for j in range(1, L):
+            if scores[t, j] > m:
+                m = scores[t, j]
+        for j in range(L):
+            exp_state[t, j] = math.exp(scores[t, j] - m)
+        shift += m
+    # forward
+    s = 0.0
+    for j in range(L):
+        alpha[0, j] = exp_state[0, j]
+        s += alpha[0, j]
+    scale[0] = 1.0 / s if s != 0.0 else 1.0
+    for j in range(L):
+        alpha[0, j] *= scale[0]
+    for t in range(1, n):
+        for j in range(L):
+            alpha[t, j] = 0.0
+        for i in range(L):
+            a = alpha[t - 1, i]
+            for j in range(L):
+                alpha[t, j] += a * exp_trans[i, j]
+        s = 0.0
+        for j in range(L):
+            alpha[t, j] *= exp_state[t, j]
+            s += alpha[t, j]
+        scale[t] = 1.0 / s if s != 0.0 else 1.0
+        for j in range(L):
+            alpha[t, j] *= scale[t]
+    log_z = 0.0
+    for t in range(n):
+        log_z -= math.log(scale[t])
+    # backward
+    for j in range(L):
+        beta[n - 1, j] = scale[n - 1]
+    row = np.empty(L)
+    for t in range(n - 2, -1, -1):
+        for j in range(L):
+            row[j] = beta[t + 1, j] * exp_state[t + 1, j]
+        for i in range(L):
+            d = 0.0
+            for j in range(L):
+                d += exp_trans[i, j] * row[j]
+            beta[t, i] = d * scale[t]
+    # marginals
+    for t in range(n):
+        inv = 1.0 / scale[t]
+        for j in range(L):
+            node[t, j] = alpha[t, j] * beta[t, j] * inv
+    for t in range(n - 1):
+        for j in range(L):
+            row[j] = beta[t + 1, j] * exp_state[t + 1, j]
+        for i in range(L):
+            a = alpha[t, i]
+            for j in range(L):
+                edge_sum[i, j] += a * exp_trans[i, j] * row[j]
+    return log_z + shift

@@ -1,0 +1,290 @@
+"""State scores and the per-attribute sums of the gradient.
+
+Ragged data is CSR-style, with one dtype per array everywhere (so that each
+kernel compiles once):
+
+* tokens → attributes: ``tok_ptr`` (n_tokens + 1, int64), ``tok_attr`` (int32
+  attribute ids), ``tok_val`` (float64 attribute values);
+* sequences → tokens: ``seq_ptr`` (n_sequences + 1, int64);
+* attributes → state parameters: ``attr_ptr`` (n_attributes + 1, int64) and
+  ``attr_label`` (int32 label of each state parameter). The state parameter of
+  the ``j``-th label of attribute ``a`` has index ``attr_ptr[a] + j``.
+
+Training gathers the state weights from a dense (n_attributes, L) matrix
+``w_attr`` (zero where a pair has no parameter): a whole contiguous row per
+attribute vectorizes and has no data-dependent branches
+(:func:`state_scores_dense_range`). Prediction and the online solvers walk the
+sparse label lists of the parameter vector instead
+(:func:`state_scores_sparse_range`), so that a call costs the same whatever
+the size of the model.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .config import exact_twin, kernel
+
+AttributeIndex = namedtuple("AttributeIndex", ["ptr", "tok", "val"])
+AttributeIndex.__doc__ = """The entries of a corpus by attribute (CSC), so that
+per-parameter sums need no scatter from several threads: ``ptr``
+(n_attributes + 1,) int64, the entries of attribute ``a`` being
+``ptr[a]:ptr[a + 1]`` in token order; ``tok`` (n_entries,) int32 their tokens;
+``val`` (n_entries,) float64 their values, empty when every value is 1."""
+
+
+@kernel(inline="always")
+def max_length(seq_ptr):
+    """The length of the longest sequence (0 when there is none)."""
+    m = 0
+    for s in range(seq_ptr.shape[0] - 1):
+        d = seq_ptr[s + 1] - seq_ptr[s]
+        if d > m:
+            m = d
+    return m
+
+
+@kernel(inline="always")
+def logsumexp_row(x, n):
+    """``log Σ exp(x[:n])``, -inf when every entry is -inf."""
+    m = -np.inf
+    for i in range(n):
+        if x[i] > m:
+            m = x[i]
+    if m == -np.inf:
+        return -np.inf
+    s = 0.0
+    for i in range(n):
+        s += np.exp(x[i] - m)
+    return m + np.log(s)
+
+
+@kernel
+def state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, start, stop, out):
+    """Fill ``out[: stop - start]`` with the state scores of tokens
+    ``start..stop-1`` from the dense (n_attributes, L) state weights."""
+    L = out.shape[1]
+    for t in range(start, stop):
+        row = out[t - start]
+        for j in range(L):
+            row[j] = 0.0
+        for k in range(tok_ptr[t], tok_ptr[t + 1]):
+            w = w_attr[tok_attr[k]]
+            v = tok_val[k]
+            for j in range(L):
+                row[j] += v * w[j]
+
+
+@kernel
+def state_scores_sparse_range(
+    w, scale, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, start, stop, out
+):
+    """Fill ``out[: stop - start]`` with the state scores of tokens
+    ``start..stop-1`` under the weights ``scale * w`` (the first
+    ``attr_ptr[-1]`` entries of ``w`` are the state weights), through the
+    attribute → parameter lists: the cost is proportional to the tokens'
+    entries and their parameters, not to the size of the model.
+
+    For each label the products are added in the order of the token's
+    entries, as in :func:`state_scores_dense_range` (which also adds the zeros
+    of pairs without a parameter), so both give the same numbers. Compiled
+    twice: here, and without FMA contraction for the online solvers
+    (:data:`state_scores_sparse_range_exact`, CRFsuite's arithmetic).
+    """
+    L = out.shape[1]
+    for t in range(stop - start):
+        for j in range(L):
+            out[t, j] = 0.0
+        tok = start + t
+        for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
+            a = tok_attr[k]
+            v = tok_val[k] * scale if scale != 1.0 else tok_val[k]
+            for p in range(attr_ptr[a], attr_ptr[a + 1]):
+                out[t, attr_label[p]] += w[p] * v
+
+
+state_scores_sparse_range_exact = exact_twin(state_scores_sparse_range)
+
+
+def state_scores_dense(w_attr, tok_ptr, tok_attr, tok_val):
+    """State scores of every token, shape (n_tokens, L), from the dense
+    (n_attributes, L) state weights."""
+    n_tokens = tok_ptr.shape[0] - 1
+    out = np.empty((n_tokens, w_attr.shape[1]))
+    state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, 0, n_tokens, out)
+    return out
+
+
+def state_scores_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, n_labels):
+    """State scores of every token, shape (n_tokens, n_labels), from the
+    parameter vector (:func:`state_scores_sparse_range`)."""
+    n_tokens = tok_ptr.shape[0] - 1
+    out = np.empty((n_tokens, n_labels))
+    state_scores_sparse_range(
+        w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, 0, n_tokens, out
+    )
+    return out
+
+
+# --------------------------------------------------------------------------
+# per-attribute sums: the observed and expected counts of the state features
+# --------------------------------------------------------------------------
+
+
+@kernel
+def attribute_index(tok_ptr, tok_attr, tok_val, n_attributes):
+    """The :class:`AttributeIndex` of a corpus (a counting sort, stable)."""
+    n_entries = tok_attr.shape[0]
+    ptr = np.zeros(n_attributes + 1, dtype=np.int64)
+    all_ones = True
+    for k in range(n_entries):
+        ptr[tok_attr[k] + 1] += 1
+        if tok_val[k] != 1.0:
+            all_ones = False
+    for a in range(n_attributes):
+        ptr[a + 1] += ptr[a]
+    fill = ptr[:-1].copy()
+    tok = np.empty(n_entries, dtype=np.int32)
+    val = np.empty(0 if all_ones else n_entries)
+    for t in range(tok_ptr.shape[0] - 1):
+        for k in range(tok_ptr[t], tok_ptr[t + 1]):
+            a = tok_attr[k]
+            i = fill[a]
+            tok[i] = t
+            if not all_ones:
+                val[i] = tok_val[k]
+            fill[a] = i + 1
+    return AttributeIndex(ptr, tok, val)
+
+
+@kernel
+def gather_state_counts(
+    wnode, index_ptr, index_tok, index_val, attr_ptr, attr_label, first, stop, g_state,
+):
+    """The expected count of each state parameter of attributes
+    ``first..stop-1``: ``g_state[p] = Σ_k val_k · wnode[tok_k, label_p]`` over
+    the attribute's entries ``k`` in token order (``index_ptr``/``index_tok``
+    from :func:`attribute_index`; ``index_val`` their values, or empty when
+    every value is 1). Each attribute is written by one call, so the result
+    does not depend on how attributes are shared among threads."""
+    L = wnode.shape[1]
+    acc = np.empty(L)
+    ones = index_val.shape[0] == 0
+    for a in range(first, stop):
+        p0 = attr_ptr[a]
+        p1 = attr_ptr[a + 1]
+        if p1 == p0:
+            continue
+        k0 = index_ptr[a]
+        k1 = index_ptr[a + 1]
+        if 2 * (p1 - p0) >= L:  # most labels: whole rows, vectorized
+            for j in range(L):
+                acc[j] = 0.0
+            for k in range(k0, k1):
+                row = wnode[index_tok[k]]
+                if ones:
+                    for j in range(L):
+                        acc[j] += row[j]
+                else:
+                    v = index_val[k]
+                    for j in range(L):
+                        acc[j] += v * row[j]
+            for p in range(p0, p1):
+                g_state[p] = acc[attr_label[p]]
+        else:  # a few labels: only theirs
+            for p in range(p0, p1):
+                acc[p - p0] = 0.0
+            for k in range(k0, k1):
+                row = wnode[index_tok[k]]
+                if ones:
+                    for p in range(p0, p1):
+                        acc[p - p0] += row[attr_label[p]]
+                else:
+                    v = index_val[k]
+                    for p in range(p0, p1):
+                        acc[p - p0] += v * row[attr_label[p]]
+            for p in range(p0, p1):
+                g_state[p] = acc[p - p0]
+
+
+@kernel
+def add_path_features(
+    vec, coef, path, start, n, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index,
+    actives, n_active,
+):
+    """``vec[k] += coef * f_k(x, path)`` for every feature on a label path.
+
+    CRFsuite's ``features_on_path`` order: each token's state features in the
+    order of its attributes, then the transition into it. When ``actives`` is
+    not empty, each touched index is appended to it from ``n_active`` on
+    (duplicates included); returns the new count. Compiled twice: here
+    (the observed counts of the objective) and without FMA contraction for the
+    online solvers (:data:`add_path_features_exact`).
+    """
+    record = actives.shape[0] > 0
+    prev = -1
+    for t in range(n):
+        tok = start + t
+        j = path[t]
+        for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
+            a = tok_attr[k]
+            for p in range(attr_ptr[a], attr_ptr[a + 1]):
+                if attr_label[p] == j:
+                    vec[p] += coef * tok_val[k]
+                    if record:
+                        actives[n_active] = p
+                        n_active += 1
+        if prev >= 0:
+            q = trans_index[prev, j]
+            if q >= 0:
+                vec[q] += coef
+                if record:
+                    actives[n_active] = q
+                    n_active += 1
+        prev = j
+    return n_active
+
+
+add_path_features_exact = exact_twin(add_path_features)
+
+
+@kernel
+def observed_counts(
+    tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index, labels, seq_ptr,
+    seq_weight, n_params,
+):
+    """Weighted observed feature counts on the gold paths (n_params,): Σ_s v_s
+    F(x_s, y_s) by :func:`add_path_features`, sequences in order.
+
+    A token attribute whose (attribute, gold label) pair has no parameter (pruned
+    by ``min_freq``) contributes nothing; nor does a transition without one
+    (``trans_index`` -1).
+    """
+    out = np.zeros(n_params)
+    no_actives = np.empty(0, dtype=np.int64)
+    for s in range(seq_ptr.shape[0] - 1):
+        a = seq_ptr[s]
+        n = seq_ptr[s + 1] - a
+        add_path_features(
+            out, seq_weight[s], labels[a:a + n], a, n, tok_ptr, tok_attr, tok_val,
+            attr_ptr, attr_label, trans_index, no_actives, 0,
+        )
+    return out
+
+
+@kernel
+def pair_frequencies(tok_ptr, tok_attr, tok_val, labels, n_attributes, n_labels):
+    """Sum of values and occurrence flags of every (attribute, label) pair.
+
+    Returns ``freq`` (n_attributes, L) float64 and ``seen`` (n_attributes, L) bool
+    over the tokens' gold labels.
+    """
+    freq = np.zeros((n_attributes, n_labels))
+    seen = np.zeros((n_attributes, n_labels), dtype=np.bool_)
+    for tok in range(tok_ptr.shape[0] - 1):
+        y = labels[tok]
+        for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
+            a = tok_attr[k]
+            freq[a, y] += tok_val[k]
+            seen[a, y] = True
+    return freq, seen

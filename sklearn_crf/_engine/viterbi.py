@@ -1,0 +1,187 @@
+"""Best label paths: the list Viterbi (n-best; the best path is n-best at n=1),
+path scores, and the reachability test of constrained problems.
+
+Constraints are -inf scores (a forbidden transition, a label a token may not
+take): max-plus is exact with them, and a path of score -inf is never listed.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .config import kernel
+from .scores import max_length
+
+ViterbiWorkspace = namedtuple(
+    "ViterbiWorkspace", ["delta", "back_label", "back_rank", "count", "heads"]
+)
+ViterbiWorkspace.__doc__ = """Buffers of :func:`list_viterbi` for sequences of up
+to ``max_len`` tokens and ``K`` paths: ``delta`` (max_len, L, K) float64,
+``back_label`` and ``back_rank`` (max_len, L, K) int32, ``count`` (max_len, L)
+int32, ``heads`` (L,) int32; see :func:`viterbi_workspace`."""
+
+
+@kernel(inline="always")
+def viterbi_workspace(max_len, L, K):
+    """A :class:`ViterbiWorkspace` for sequences of up to ``max_len`` tokens."""
+    max_len = max(max_len, 1)
+    return ViterbiWorkspace(
+        np.empty((max_len, L, K)), np.empty((max_len, L, K), dtype=np.int32),
+        np.empty((max_len, L, K), dtype=np.int32), np.empty((max_len, L), dtype=np.int32),
+        np.empty(L, dtype=np.int32),
+    )
+
+
+@kernel
+def list_viterbi(scores, trans, n, K, ws, paths, path_scores):
+    """List Viterbi: the ``K`` best paths of one sequence of length ``n``.
+
+    ``delta[t, j, k]`` is the score of the k-th best path prefix ending with
+    label j at position t, ``back_label``/``back_rank`` where it came from and
+    ``count[t, j]`` how many prefixes have a finite score (all buffers >= n
+    rows). Each list is the merge of the sorted lists of position t-1 shifted
+    by the transition weights: O(n L² K). Paths of score -inf are never
+    listed, so no path is listed twice.
+
+    Ties are broken by the labels read from the end: of two paths of equal
+    score, the one whose last label has the smaller code comes first, then the
+    one whose label before it is smaller, and so on (the first label found in
+    each merge wins, and labels are scanned in increasing order).
+
+    With ``K = 1`` it is the Viterbi algorithm (max-plus, the first maximum
+    in label order on ties: CRFsuite's rule too), and the one written in the
+    package. ``ws`` is a :class:`ViterbiWorkspace`.
+
+    Fills ``paths[r * n : (r + 1) * n]`` and ``path_scores[r]`` for each rank
+    ``r`` found; returns the number of paths found.
+    """
+    L = scores.shape[1]
+    delta, back_label, back_rank = ws.delta, ws.back_label, ws.back_rank
+    count, heads = ws.count, ws.heads
+    if n == 0:
+        path_scores[0] = 0.0
+        return 1
+    for j in range(L):
+        v = scores[0, j]
+        if v > -np.inf:
+            delta[0, j, 0] = v
+            count[0, j] = 1
+        else:
+            count[0, j] = 0
+    for t in range(1, n):
+        for j in range(L):
+            s = scores[t, j]
+            m = 0
+            if s > -np.inf:
+                for i in range(L):
+                    heads[i] = 0
+                while m < K:
+                    best = -np.inf
+                    arg = -1
+                    for i in range(L):
+                        h = heads[i]
+                        if h < count[t - 1, i]:
+                            v = delta[t - 1, i, h] + trans[i, j]
+                            if v > best:
+                                best = v
+                                arg = i
+                    if arg < 0:
+                        break
+                    delta[t, j, m] = best + s
+                    back_label[t, j, m] = arg
+                    back_rank[t, j, m] = heads[arg]
+                    heads[arg] += 1
+                    m += 1
+            count[t, j] = m
+    # merge the lists of the last position
+    for i in range(L):
+        heads[i] = 0
+    found = 0
+    while found < K:
+        best = -np.inf
+        arg = -1
+        for i in range(L):
+            h = heads[i]
+            if h < count[n - 1, i]:
+                v = delta[n - 1, i, h]
+                if v > best:
+                    best = v
+                    arg = i
+        if arg < 0:
+            break
+        path_scores[found] = best
+        j = arg
+        k = heads[arg]
+        heads[arg] += 1
+        out = paths[found * n:(found + 1) * n]
+        out[n - 1] = j
+        for t in range(n - 1, 0, -1):
+            i = back_label[t, j, k]
+            k = back_rank[t, j, k]
+            j = i
+            out[t - 1] = j
+        found += 1
+    return found
+
+
+@kernel
+def list_viterbi_sequences(scores, trans, seq_ptr, K, first, stop, paths, path_scores, counts):
+    """:func:`list_viterbi` of sequences ``first..stop-1``: the paths of
+    sequence ``s`` (length ``T_s``) in ``paths[seq_ptr[s] * K :]``, path ``r``
+    at ``r * T_s``; ``path_scores[s, r]`` and ``counts[s]`` the number found."""
+    L = scores.shape[1]
+    ws = viterbi_workspace(max_length(seq_ptr[first:stop + 1]), L, K)
+    for s in range(first, stop):
+        a = seq_ptr[s]
+        b = seq_ptr[s + 1]
+        counts[s] = list_viterbi(
+            scores[a:b], trans, b - a, K, ws, paths[a * K:b * K], path_scores[s]
+        )
+
+
+@kernel
+def path_score(scores, trans, path, n):
+    """Score of a label path (``crf1dc_score``): state scores plus transitions."""
+    if n == 0:
+        return 0.0
+    i = path[0]
+    ret = scores[0, i]
+    for t in range(1, n):
+        j = path[t]
+        ret += trans[i, j]
+        ret += scores[t, j]
+        i = j
+    return ret
+
+
+@kernel
+def first_dead_tokens(scores, trans, seq_ptr):
+    """Per sequence, the first token at which no label is reachable by a path of
+    finite score from the start (forward reachability), or -1 when the sequence
+    has such a path."""
+    L = scores.shape[1]
+    n_seq = seq_ptr.shape[0] - 1
+    out = np.full(n_seq, -1, dtype=np.int64)
+    reach = np.empty(L, dtype=np.bool_)
+    new = np.empty(L, dtype=np.bool_)
+    for s in range(n_seq):
+        a = seq_ptr[s]
+        b = seq_ptr[s + 1]
+        for t in range(a, b):
+            any_ = False
+            for j in range(L):
+                ok = scores[t, j] > -np.inf
+                if ok and t > a:
+                    ok = False
+                    for i in range(L):
+                        if reach[i] and trans[i, j] > -np.inf:
+                            ok = True
+                            break
+                new[j] = ok
+                any_ = any_ or ok
+            for j in range(L):
+                reach[j] = new[j]
+            if not any_:
+                out[s] = t - a
+                break
+    return out

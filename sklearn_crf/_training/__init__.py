@@ -1,0 +1,1 @@
+"""Training: the table of solvers (:mod:`.solvers`), what each reads and how it runs."""
