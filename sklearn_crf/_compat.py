@@ -17,7 +17,6 @@ import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
-from fractions import Fraction
 from numbers import Integral, Real
 from typing import NamedTuple
 
@@ -33,7 +32,7 @@ from ._tagger import CRFTagger
 
 logger = logging.getLogger("sklearn_crf")
 
-__all__ = ["CRF", "LabelScore", "ModelFile", "Tagger", "TrainingLog"]
+__all__ = ["CRF", "ModelFile", "Tagger", "TrainingLog"]
 
 #: the training algorithms of sklearn-crfsuite (CRFsuite) and CRFTagger's solver
 #: of each, from the solver table
@@ -63,24 +62,6 @@ UNLIMITED_ITERATIONS = 10**7
 _BOOL = ["boolean", Options(Integral, {0, 1})]
 
 
-class LabelScore(NamedTuple):
-    """CRFsuite's evaluation of one label on the development set.
-
-    The same fields as python-crfsuite's ``LabelScore``: ``match`` tokens
-    predicted with the label that have it, ``model`` tokens predicted with it,
-    ``ref`` tokens that have it; ``precision``, ``recall`` and ``f1`` are None
-    when no token of the development set has the label (CRFsuite prints
-    ``******`` for them).
-    """
-
-    match: int
-    model: int
-    ref: int
-    precision: float
-    recall: float
-    f1: float
-
-
 @dataclass
 class TrainingLog:
     """What sklearn-crfsuite's ``training_log_`` holds, from a CRFTagger fit.
@@ -100,7 +81,7 @@ class TrainingLog:
         ``"active_features"`` (the number of non-zero weights). With a
         development set (``fit(X, y, X_dev, y_dev)``), the last iteration has
         CRFsuite's holdout evaluation of the fitted model: ``"scores"`` maps
-        each label to a :class:`LabelScore`, and ``"avg_precision"``,
+        each label to a :class:`~sklearn_crf.metrics.LabelScore`, and ``"avg_precision"``,
         ``"avg_recall"``, ``"avg_f1"`` (CRFsuite's macro averages: the sum
         over labels divided by the number of labels, labels absent from the
         development set counting 0), ``"item_accuracy"`` and
@@ -139,80 +120,6 @@ class ModelFile(NamedTuple):
     name: str
     auto: bool
     keep_tempfiles: bool
-
-
-def crfsuite_holdout_evaluation(y_true, y_pred, labels):
-    """CRFsuite's evaluation of predicted label sequences (its holdout report).
-
-    Parameters
-    ----------
-    y_true, y_pred : list of sequences of str
-        The reference and predicted labels, sequence by sequence.
-    labels : list of str
-        The model's labels; labels of ``y_true`` that are not among them are
-        added after them, as CRFsuite adds the labels of its holdout data to
-        its label set.
-
-    Returns
-    -------
-    evaluation : dict
-        ``"scores"`` (label -> :class:`LabelScore`), ``"avg_precision"``,
-        ``"avg_recall"``, ``"avg_f1"``, ``"item_accuracy"``,
-        ``"item_accuracy_float"``, ``"instance_accuracy"``,
-        ``"instance_accuracy_float"``, with CRFsuite's definitions
-        (``crfsuite_evaluation_finalize``).
-    """
-    labels = list(labels)
-    index = {label: i for i, label in enumerate(labels)}
-    for seq in y_true:
-        for label in seq:
-            if label not in index:
-                index[label] = len(labels)
-                labels.append(label)
-    n = len(labels)
-    match = np.zeros(n, dtype=np.int64)
-    model = np.zeros(n, dtype=np.int64)
-    ref = np.zeros(n, dtype=np.int64)
-    correct_sequences = 0
-    n_items = 0
-    for true_seq, pred_seq in zip(y_true, y_pred):
-        all_right = True
-        for a, b in zip(true_seq, pred_seq):
-            i, j = index[a], index[b]
-            ref[i] += 1
-            model[j] += 1
-            if i == j:
-                match[i] += 1
-            else:
-                all_right = False
-        n_items += len(true_seq)
-        correct_sequences += all_right
-    scores = {}
-    sums = np.zeros(3)
-    for i, label in enumerate(labels):
-        if ref[i] == 0:
-            scores[label] = LabelScore(0, int(model[i]), 0, None, None, None)
-            continue
-        precision = match[i] / model[i] if model[i] > 0 else 0.0
-        recall = match[i] / ref[i]
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-        scores[label] = LabelScore(
-            int(match[i]), int(model[i]), int(ref[i]), float(precision), float(recall), float(f1)
-        )
-        sums += (precision, recall, f1)
-    avg = sums / n
-    item = Fraction(int(match.sum()), n_items) if n_items else Fraction(0)
-    instance = Fraction(correct_sequences, len(y_true)) if len(y_true) else Fraction(0)
-    return {
-        "scores": scores,
-        "avg_precision": float(avg[0]),
-        "avg_recall": float(avg[1]),
-        "avg_f1": float(avg[2]),
-        "item_accuracy": item,
-        "item_accuracy_float": float(item),
-        "instance_accuracy": instance,
-        "instance_accuracy_float": float(instance),
-    }
 
 
 class Tagger:
@@ -698,8 +605,10 @@ class CRF(BaseEstimator):
                        y if isinstance(y, (list, tuple)) else list(y))
         log = _training_log(tagger, time.perf_counter() - start)
         if X_dev is not None:
-            evaluation = crfsuite_holdout_evaluation(
-                y_dev, tagger.predict(X_dev), tagger.classes_.tolist()
+            from .metrics import crfsuite_holdout_report
+
+            evaluation = crfsuite_holdout_report(
+                y_dev, tagger.predict(X_dev), tagger.classes_.tolist(), output_dict=True
             )
             log.iterations[-1].update(evaluation)
             if self.verbose:

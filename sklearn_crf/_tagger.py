@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _constraints, _engine, _inspection
+from . import _constraints, _engine, _explain, _inspection, _schemes
 from ._objective import CRFObjective, ParameterLayout, build_layout
 from ._optimize import ValidationMonitor, progress_logging
 from ._training.solvers import SOLVERS, TrainingData, check_solver_params
@@ -950,8 +950,8 @@ class CRFTagger(BaseEstimator):
 
         The labels are those of :meth:`predict`; they are read into entities
         with seqeval's strict mode for the scheme of
-        ``transition_constraints`` when it is a scheme name (BMES read as
-        IOBES), and with the default, conlleval, rules otherwise (see
+        ``transition_constraints`` when it is a scheme name (BMES included),
+        and with the default, conlleval, rules otherwise (see
         :func:`sklearn_crf.metrics.get_entities`). Labels must be strings.
 
         Parameters
@@ -982,8 +982,6 @@ class CRFTagger(BaseEstimator):
         ...  crf.predict_entities([[{"w": "Mary"}, {"w": "Smith"}, {"w": "runs"}]])[0]]
         [('PER', 0, 2, 0.838)]
         """
-        from .metrics import get_entities
-
         problem = self._problem(X, allowed)
         if not all(isinstance(label, str) for label in self.classes_.tolist()):
             raise TypeError(
@@ -994,14 +992,10 @@ class CRFTagger(BaseEstimator):
         seq_ptr = problem.seq_ptr
         scheme = self.transition_constraints
         scheme = scheme if isinstance(scheme, str) else None
-        read = {"scheme": "IOBES" if scheme == "BMES" else scheme,
-                "mode": None if scheme is None else "strict"}
         sequences = self._labels(codes, seq_ptr)
         spans = []
         for s, labels in enumerate(sequences):
-            if scheme == "BMES":
-                labels = ["I" + label[1:] if label[:2] == "M-" else label for label in labels]
-            spans.extend((s, *entity) for entity in get_entities(labels, **read))
+            spans.extend((s, *entity) for entity in _schemes.read_entities(labels, scheme))
         first = np.array([seq_ptr[s] + a for s, _, a, _ in spans], dtype=np.int64)
         length = np.array([b - a for _, _, a, b in spans], dtype=np.int64)
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
@@ -1113,6 +1107,87 @@ class CRFTagger(BaseEstimator):
         ``transition_features_``. Pairs that are absent have weight 0.
         """
         return _inspection.transition_features(self)
+
+    def explain_prediction(self, X, y=None, *, allowed=None, top=None):
+        """Explain label paths: each attribute's and transition's share of their scores.
+
+        Per token, the contribution ``weight × value`` of each attribute for
+        the token's label and the weight of the incoming transition; they add
+        up to the path's score ``log p(y | x) + log Z(x)``. Per entity, the
+        terms inside it and its probability. See
+        :func:`sklearn_crf._explain.explain_prediction` for the details.
+
+        Parameters
+        ----------
+        X : list of sequences of dict
+            Sequences of feature dicts, as in :meth:`fit`.
+        y : list of sequences of labels, default=None
+            The label paths to explain; None explains the predicted ones.
+        allowed : list, default=None
+            Labels each token may take, as in :meth:`predict`.
+        top : int, default=None
+            Keep only the ``top`` largest terms of each token and entity (the
+            others summed in ``other``, so totals stay exact).
+
+        Returns
+        -------
+        explanations : list of SequenceExplanation
+            One per sequence: ``labels``, ``tokens``, ``score``,
+            ``log_partition``, ``log_probability``, ``entities``; ``str()``
+            renders it, ``.to_records()`` lists its terms.
+
+        Examples
+        --------
+        >>> from sklearn_crf import CRFTagger
+        >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
+        ...      [{"w": "The", "cap": True}, {"w": "end"}]]
+        >>> y = [["B-PER", "O"], ["O", "O"]]
+        >>> crf = CRFTagger(c2=0.1).fit(X, y)
+        >>> ex = crf.explain_prediction([X[0]])[0]
+        >>> ex.labels
+        ['B-PER', 'O']
+        >>> bool(abs(ex.score - (ex.log_probability + ex.log_partition)) < 1e-12)
+        True
+        """
+        return _explain.explain_prediction(self, X, y, allowed=allowed, top=top)
+
+    def compare_labels(self, x, t, a, b, *, y=None, allowed=None):
+        """Why label ``a`` and not label ``b`` at token ``t`` of one sequence.
+
+        The terms of the two paths' scores that differ when token ``t`` of a
+        path (the predicted one, or ``y``) takes ``a`` or ``b``. See
+        :func:`sklearn_crf._explain.compare_labels` for the details.
+
+        Parameters
+        ----------
+        x : sequence of dict
+            One sequence of feature dicts.
+        t : int
+            The token, ``0 <= t < len(x)``.
+        a, b : label
+            The two labels compared.
+        y : sequence of labels, default=None
+            The path's labels; None is the predicted path.
+        allowed : list, default=None
+            Labels each token of ``x`` may take.
+
+        Returns
+        -------
+        comparison : LabelComparison
+            The differing terms and ``difference = score_a - score_b``.
+
+        Examples
+        --------
+        >>> from sklearn_crf import CRFTagger
+        >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
+        ...      [{"w": "The", "cap": True}, {"w": "end"}]]
+        >>> y = [["B-PER", "O"], ["O", "O"]]
+        >>> crf = CRFTagger(c2=0.1).fit(X, y)
+        >>> cmp = crf.compare_labels(X[0], 0, "B-PER", "O")
+        >>> bool(abs(cmp.difference - (cmp.log_probability_a - cmp.log_probability_b)) < 1e-9)
+        True
+        """
+        return _explain.compare_labels(self, x, t, a, b, y=y, allowed=allowed)
 
     def top_features(self, n=10):
         """The strongest positive and negative state weights of each label.

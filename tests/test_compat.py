@@ -25,9 +25,8 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.utils import estimator_checks
 
 from sklearn_crf import CRF, CRFTagger, SequenceFeaturizer, metrics, scorers
-from sklearn_crf._compat import (
-    ALGORITHM_PARAMETERS, LabelScore, Tagger, TrainingLog, crfsuite_holdout_evaluation,
-)
+from sklearn_crf._compat import ALGORITHM_PARAMETERS, Tagger, TrainingLog
+from sklearn_crf.metrics import LabelScore, crfsuite_holdout_report
 from sklearn_crf.datasets import load_conll2002
 
 ALGORITHMS = ["lbfgs", "l2sgd", "pa", "ap", "arow"]
@@ -461,7 +460,7 @@ def test_dev_evaluation_is_crfsuites(conll, crfsuite_model):
     _, _, X_dev, y_dev = conll
     theirs, _ = crfsuite_model
     want = theirs.training_log_.last_iteration
-    got = crfsuite_holdout_evaluation(y_dev, theirs.predict(X_dev), theirs.classes_)
+    got = crfsuite_holdout_report(y_dev, theirs.predict(X_dev), theirs.classes_, output_dict=True)
     for label, score in want["scores"].items():
         mine = got["scores"][label]
         assert mine[:3] == score[:3]
@@ -478,7 +477,7 @@ def test_dev_evaluation_of_the_fitted_model(conll):
     X, y, X_dev, y_dev = conll
     crf = CRF(c2=0.1, max_iterations=15).fit(X, y, X_dev=X_dev, y_dev=y_dev)
     got = crf.training_log_.last_iteration
-    want = crfsuite_holdout_evaluation(y_dev, crf.predict(X_dev), crf.classes_)
+    want = crfsuite_holdout_report(y_dev, crf.predict(X_dev), crf.classes_, output_dict=True)
     assert {k: got[k] for k in want} == want
     assert got["item_accuracy_float"] == crf.score(X_dev, y_dev)
     assert got["instance_accuracy_float"] == metrics.sequence_accuracy_score(
@@ -489,8 +488,8 @@ def test_dev_evaluation_of_the_fitted_model(conll):
 def test_dev_evaluation_edge_cases():
     # a label never predicted nor present; a dev-only label; the macro average
     # divides by every label
-    got = crfsuite_holdout_evaluation(
-        [["a", "b"], ["c"]], [["a", "a"], ["a"]], ["a", "b", "d"]
+    got = crfsuite_holdout_report(
+        [["a", "b"], ["c"]], [["a", "a"], ["a"]], ["a", "b", "d"], output_dict=True
     )
     assert got["scores"]["a"] == LabelScore(1, 3, 1, 1 / 3, 1.0, 0.5)
     assert got["scores"]["b"] == LabelScore(0, 0, 1, 0.0, 0.0, 0.0)
