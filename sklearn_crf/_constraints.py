@@ -3,7 +3,7 @@
 A constraint set is turned into boolean masks over the label codes of a fitted
 tagger (:class:`TransitionConstraints`: allowed transitions, allowed first and
 last labels) and, for ``allowed=`` arguments, a boolean (n_tokens, n_labels)
-mask of the labels each token may take. :mod:`sklearn_crf._decoding` applies
+mask of the labels each token may take. :mod:`sklearn_crf._engine.decoding` applies
 them as -inf scores.
 
 A scheme's masks are the transitions of :func:`sklearn_crf._schemes.may_follow`

@@ -248,21 +248,6 @@ def test_attribute_index_is_a_stable_sort_by_attribute(corpus):
             np.testing.assert_array_equal(val, values[ref])
 
 
-def test_run_ranges_covers_every_item_once_and_raises():
-    from sklearn_crf._parallel import run_ranges
-
-    for n_threads, n_items in [(1, 0), (1, 5), (2, 1), (3, 50), (8, 7)]:
-        seen = []
-        run_ranges(n_threads, n_items, lambda lo, hi: seen.extend(range(lo, hi)))
-        assert sorted(seen) == list(range(n_items))
-
-    def fail(lo, hi):
-        raise ValueError(f"range {lo}")
-
-    with pytest.raises(ValueError, match="range"):
-        run_ranges(3, 20, fail)
-
-
 @pytest.fixture
 def corpus():
     from conftest import corpus_arrays, random_corpus
