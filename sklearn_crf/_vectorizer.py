@@ -1,7 +1,8 @@
 """SequenceVectorizer: sequences of feature dicts → an :class:`EncodedCorpus`."""
 
 import math
-from itertools import chain, repeat
+from array import array
+from itertools import accumulate, chain, repeat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -518,6 +519,9 @@ _MISS = 1 << 62
 #: most sequences encoded in one batch; with a memo that grows, batches start
 #: at one sequence and double, so that repeats within a batch rarely miss
 _BATCH = 256
+#: fewer tokens than this in a batch: token by token (NumPy's cost per call
+#: would outweigh the batch's lookups; e.g. one sentence at a time)
+_SMALL = 64
 
 
 def _encode_entries(X, vocab):
@@ -532,15 +536,13 @@ def _encode_entries(X, vocab):
     ``dict.items``, into a NumPy array: no Python code per item); only the
     items that miss run the rules of :func:`_encode_item`, in order, and their
     entries are spliced in place. A batch with another token form (a list of
-    names, a Mapping) or an unhashable value (a list, a nested dict) goes token
-    by token. Either way entries keep the token's order, attributes join the
+    names, a Mapping) or an unhashable value (a list, a nested dict), or with
+    few tokens (one sentence), goes token by token (:func:`_encode_tokens`). Either way entries keep the token's order, attributes join the
     vocabulary in order of first appearance, and misses are handled in the
     order of X (so the first bad value is the one reported).
     """
     n_seq = len(X)
-    seq_ptr = np.zeros(n_seq + 1, dtype=np.int64)
-    if n_seq:
-        np.cumsum(np.fromiter(map(len, X), np.int64, n_seq), out=seq_ptr[1:])
+    seq_ptr = np.frombuffer(array("q", accumulate(map(len, X), initial=0)), dtype=np.int64)
     get_pair = vocab.pairs.get
     entry_parts, count_parts, slow_pos, slow_val = [], [], [], []
     n_entries = 0  # entries of the batches done
@@ -550,10 +552,11 @@ def _encode_entries(X, vocab):
     while start < n_seq:
         stop = min(start + step, n_seq)
         step = min(2 * step, _BATCH)
-        tokens = list(chain.from_iterable(X[start:stop]))
+        batch = X[start:stop]
+        tokens = list(chain.from_iterable(batch))
         start = stop
         ids = None
-        if not set(map(type, tokens)) - {dict}:
+        if len(tokens) >= _SMALL and not set(map(type, tokens)) - {dict}:
             counts = np.fromiter(map(len, tokens), np.int64, len(tokens))
             try:
                 ids = np.fromiter(
@@ -562,36 +565,47 @@ def _encode_entries(X, vocab):
                     np.int64, int(counts.sum()))
             except TypeError:  # an unhashable value: token by token
                 pass
+        slow = ()
         if ids is not None:
             miss = np.flatnonzero(ids == _MISS)
             if len(miss):
                 ids, counts, slow = _resolve_misses(X, vocab, tokens, counts, ids, miss,
                                                     n_tok, seq_ptr)
-                for pos, x in slow:
-                    slow_pos.append(n_entries + pos)
-                    slow_val.append(x)
         else:
-            out, counts, slow = _encode_tokens(X, vocab, tokens, n_tok, seq_ptr)
-            ids = np.array(out, dtype=np.int64)
-            for pos, x in slow:
-                slow_pos.append(n_entries + pos)
-                slow_val.append(x)
+            ids, counts, slow = _encode_tokens(X, vocab, start - len(batch), start)
+        for pos, x in slow:
+            slow_pos.append(n_entries + pos)
+            slow_val.append(x)
         entry_parts.append(ids)
         count_parts.append(counts)
         n_entries += len(ids)
         n_tok += len(tokens)
-    tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
-    if count_parts:
-        np.cumsum(np.concatenate(count_parts), out=tok_ptr[1:])
-    entries = np.concatenate(entry_parts) if entry_parts else np.zeros(0, np.int64)
+    if len(count_parts) == 1 and not isinstance(count_parts[0], np.ndarray):
+        # one small batch (one sentence): no NumPy call per step
+        tok_ptr = np.frombuffer(array("q", accumulate(count_parts[0], initial=0)),
+                                dtype=np.int64)
+        entries = _as_int64(entry_parts[0])
+    else:
+        tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
+        if count_parts:
+            np.cumsum(np.concatenate(list(map(_as_int64, count_parts))), out=tok_ptr[1:])
+        entries = (np.concatenate(list(map(_as_int64, entry_parts))) if entry_parts
+                   else np.zeros(0, np.int64))
     return (tok_ptr, entries, np.array(slow_pos, dtype=np.int64),
             np.array(slow_val, dtype=np.float64), seq_ptr)
 
 
-def _where(seq_ptr, token):
-    """(sequence, token within it) of a token index of X."""
-    s = int(np.searchsorted(seq_ptr, token, side="right")) - 1
-    return s, token - int(seq_ptr[s])
+def _as_int64(part):
+    """An ndarray or an ``array("q")`` as an int64 ndarray, without a copy."""
+    if isinstance(part, np.ndarray):
+        return part
+    return np.frombuffer(part, dtype=np.int64) if len(part) else np.zeros(0, np.int64)
+
+
+def _where(seq_ptr, tokens):
+    """(sequence, token within it) of token indices of X (an int or an array)."""
+    s = np.searchsorted(seq_ptr, tokens, side="right") - 1
+    return s, tokens - seq_ptr[s]
 
 
 def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
@@ -601,28 +615,30 @@ def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
     its entries whose value is not 1."""
     item_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(counts, out=item_ptr[1:])
-    miss_tok = (np.searchsorted(item_ptr, miss, side="right") - 1).tolist()
-    item_ptr = item_ptr.tolist()
+    miss_tok = np.searchsorted(item_ptr, miss, side="right") - 1
+    miss_item = (miss - item_ptr[miss_tok]).tolist()  # index within its token
+    miss_s, miss_t = (a.tolist() for a in _where(seq_ptr, miss_tok + first_token))
     out = []  # the entries of the misses, one after another
     slow = []  # (index into out, value)
-    n_out = np.empty(len(miss), dtype=np.int64)
-    last = -1
-    for m, (p, t) in enumerate(zip(miss.tolist(), miss_tok)):
+    n_out = []  # entries of each miss
+    last = None
+    for t, i, s, t_in_s in zip(miss_tok.tolist(), miss_item, miss_s, miss_t):
         if t != last:
             last = t
             items = list(tokens[t].items())
-            s, t_in_s = _where(seq_ptr, first_token + t)
         before = len(out)
-        key, value = items[p - item_ptr[t]]
+        key, value = items[i]
         _encode_item(X, vocab, key, value, s, t_in_s, out, slow)
-        n_out[m] = len(out) - before
+        n_out.append(len(out) - before)
+    n_out = np.array(n_out, dtype=np.int64)
     if len(out) == len(miss) and not (n_out != 1).any():
         ids[miss] = out
         return ids, counts, [(int(miss[i]), x) for i, x in slow]
     sizes = np.ones(len(ids), dtype=np.int64)
     sizes[miss] = n_out
-    starts = np.cumsum(sizes) - sizes  # where each item's entries go
-    merged = np.empty(int(sizes.sum()), dtype=np.int64)
+    ends = np.cumsum(sizes)
+    starts = ends - sizes  # where each item's entries go
+    merged = np.empty(int(ends[-1]), dtype=np.int64)
     hit = np.ones(len(ids), dtype=bool)
     hit[miss] = False
     merged[starts[hit]] = ids[hit]
@@ -630,43 +646,42 @@ def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
     out_pos = (np.repeat(starts[miss] - out_first, n_out)
                + np.arange(len(out), dtype=np.int64))  # where each entry of out goes
     merged[out_pos] = out
-    ends = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=ends[1:])
-    bounds = ends[item_ptr]
+    bounds = np.concatenate(([0], ends))[item_ptr]
     return merged, np.diff(bounds), [(int(out_pos[i]), x) for i, x in slow]
 
 
-def _encode_tokens(X, vocab, tokens, first_token, seq_ptr):
-    """A batch token by token (any token form): its entries (a list), entries
-    per token and (position, value) of its entries whose value is not 1."""
+def _encode_tokens(X, vocab, first_seq, stop_seq):
+    """Sequences ``first_seq:stop_seq`` of X token by token (any token form):
+    their entries (a list), entries per token and (position, value) of the
+    entries whose value is not 1."""
     get_pair = vocab.pairs.get
     lookup = vocab.lookup
-    out = []
+    out = array("q")  # the int64 entries, without a Python int object each
     extend = out.extend
     slow = []
-    counts = np.empty(len(tokens), dtype=np.int64)
-    for t, token in enumerate(tokens):
-        before = len(out)
-        if type(token) is dict or isinstance(token, Mapping):
-            try:
-                ids = list(map(get_pair, token.items()))
-            except TypeError:  # an unhashable value: a list, a dict
-                ids = None
-            if ids is not None and None not in ids:
-                extend(ids)
+    counts = array("q")
+    for s in range(first_seq, stop_seq):
+        for t, token in enumerate(X[s]):
+            before = len(out)
+            if type(token) is dict or isinstance(token, Mapping):
+                try:
+                    ids = list(map(get_pair, token.items()))
+                except TypeError:  # an unhashable value: a list, a dict
+                    ids = None
+                if ids is not None and None not in ids:
+                    extend(ids)
+                else:
+                    for (key, value), idx in zip(token.items(), ids or repeat(None)):
+                        if idx is None:
+                            _encode_item(X, vocab, key, value, s, t, out, slow)
+                        else:
+                            out.append(idx)
             else:
-                s, t_in_s = _where(seq_ptr, first_token + t)
-                for (key, value), idx in zip(token.items(), ids or repeat(None)):
-                    if idx is None:
-                        _encode_item(X, vocab, key, value, s, t_in_s, out, slow)
-                    else:
+                for name, _ in _list_token(token, s, t):
+                    idx = lookup(name)
+                    if idx is not None:
                         out.append(idx)
-        else:
-            for name, _ in _list_token(token, *_where(seq_ptr, first_token + t)):
-                idx = lookup(name)
-                if idx is not None:
-                    out.append(idx)
-        counts[t] = len(out) - before
+            counts.append(len(out) - before)
     return out, counts, slow
 
 
@@ -718,18 +733,25 @@ def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
     entries: ``tok_ptr``, ``tok_attr``, ``tok_val`` of the non-zero entries
     (value 1 but ``slow_val`` at ``slow_pos``) and ``zero_tok``, ``zero_attr``
     of the zero entries (``~a`` for attribute ``a``)."""
-    tok_val = np.ones(len(entries), dtype=np.float64)
-    tok_val[slow_pos] = slow_val
-    zero = entries < 0
-    if not zero.any():
+    keep = entries >= 0
+    if keep.all():
+        tok_val = np.empty(len(entries), dtype=np.float64)
+        tok_val.fill(1.0)
+        if len(slow_pos):
+            tok_val[slow_pos] = slow_val
         return (tok_ptr, entries.astype(np.int32), tok_val, np.zeros(0, dtype=np.int64),
                 np.zeros(0, dtype=np.int32))
-    tok_of_entry = np.repeat(np.arange(len(tok_ptr) - 1, dtype=np.int64), np.diff(tok_ptr))
-    keep = ~zero
-    kept = np.zeros(len(entries) + 1, dtype=np.int64)
-    np.cumsum(keep, out=kept[1:])
-    return (kept[tok_ptr], entries[keep].astype(np.int32), tok_val[keep],
-            tok_of_entry[zero], (~entries[zero]).astype(np.int32))
+    zero = (~keep).nonzero()[0]
+    zero_attr = (~entries[zero]).astype(np.int32)
+    zero_tok = tok_ptr.searchsorted(zero, side="right") - 1
+    tok_attr = entries[keep].astype(np.int32)
+    tok_val = np.empty(len(tok_attr), dtype=np.float64)
+    tok_val.fill(1.0)
+    if len(slow_pos):
+        # a slow entry (a value neither 1 nor 0) moves back by the zero entries before it
+        tok_val[slow_pos - zero.searchsorted(slow_pos)] = slow_val
+    return (tok_ptr - zero.searchsorted(tok_ptr), tok_attr, tok_val, zero_tok, zero_attr)
+
 
 def _decode(value, s, t, name):
     try:
