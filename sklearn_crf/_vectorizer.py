@@ -162,6 +162,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         number of distinct slots seen in :meth:`fit`.
     hash_slots_ : ndarray of shape (n_attributes_,), dtype int64
         When hashing, the slot of each attribute id (not set otherwise).
+    slot_ids_ : mapping of int to int
+        When hashing, the attribute id of each slot in ``hash_slots_`` (its
+        inverse; read-only; not set otherwise).
     vocabulary_ : dict of str to int
         Attribute name → column index, in order of first appearance (not set
         when hashing).
