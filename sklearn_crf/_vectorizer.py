@@ -540,9 +540,10 @@ def _encode_entries(X, vocab):
     items that miss run the rules of :func:`_encode_item`, in order, and their
     entries are spliced in place. A batch with another token form (a list of
     names, a Mapping) or an unhashable value (a list, a nested dict), or with
-    few tokens (one sentence), goes token by token (:func:`_encode_tokens`). Either way entries keep the token's order, attributes join the
-    vocabulary in order of first appearance, and misses are handled in the
-    order of X (so the first bad value is the one reported).
+    few tokens (one sentence), goes token by token (:func:`_encode_tokens`).
+    Either way entries keep the token's order, attributes join the vocabulary
+    in order of first appearance, and misses are handled in the order of X (so
+    the first bad value is the one reported).
     """
     n_seq = len(X)
     seq_ptr = np.frombuffer(array("q", accumulate(map(len, X), initial=0)), dtype=np.int64)
