@@ -2,8 +2,10 @@
 
 import math
 from array import array
+from itertools import accumulate, chain, repeat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,7 +16,6 @@ from sklearn.utils import murmurhash3_32
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from . import _kernels
 from ._validation import check_sequences
 
 _NUMBER_TYPES = (int, float, np.integer, np.floating, np.bool_)
@@ -161,6 +162,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         number of distinct slots seen in :meth:`fit`.
     hash_slots_ : ndarray of shape (n_attributes_,), dtype int64
         When hashing, the slot of each attribute id (not set otherwise).
+    slot_ids_ : mapping of int to int
+        When hashing, the attribute id of each slot in ``hash_slots_`` (its
+        inverse; read-only; not set otherwise).
     vocabulary_ : dict of str to int
         Attribute name → column index, in order of first appearance (not set
         when hashing).
@@ -335,165 +339,83 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             shape=(corpus.n_tokens, self._n_slots),
         )
 
-    def _encode(self, X, fitting, generic=False):
+    def _vocabulary(self, fitting):
+        """The vocabulary strategy of one call: by name (with the pair memo) or by
+        hash slot. Fitting gives a new, empty one (set on ``self`` by
+        :meth:`_encode` only once the whole of X is valid)."""
+        if fitting:
+            if self.n_features is not None:
+                return _HashingSlots(self.n_features, {}, grow=True)
+            return _NameVocabulary({}, {}, grow=True)
+        if "_n_slots" in self.__dict__:
+            return _HashingSlots(self._n_slots, self._slot_ids, grow=False)
+        return _NameVocabulary(self.vocabulary_, self.__dict__.get("_pair_ids", {}),
+                               grow=False)
+
+    def _encode(self, X, fitting):
         """The one pass over X behind every method: an :class:`EncodedCorpus`.
 
         When ``fitting``, sets the fitted attributes (only after the whole of X
-        is valid); otherwise changes nothing on ``self``. With a vocabulary
-        (not hashing) the work is done by :meth:`_encode_pairs`, unless
-        ``generic`` (the reference its tests compare with).
-
-        Attribute name → id goes through ``vocabulary_`` or, when hashing, the
-        hash slot of the name and ``_slot_ids`` (slot → id, the slots seen in
-        fit). Two caches skip building the attribute name of the common
-        features: ``_str_ids[key][value]`` for str values and ``_num_ids[key]``
-        for numbers; a miss builds the name. Without hashing they are filled by
-        fit only (a call that is not fitting reads them); when hashing every
-        call has its own, so the fitted state grows with the slots only.
-
-        The zero rule, the one place where it lives: an entry whose value is 0
-        (a number, bool or NumPy scalar equal to 0, at any depth of nested
-        dicts) is not stored with the others but listed in the zero entries;
-        when fitting, its attribute joins the vocabulary (as in CRFsuite).
+        is valid); otherwise changes nothing on ``self``. One encode loop
+        (:func:`_encode_entries`) over a vocabulary strategy:
+        :class:`_NameVocabulary` (``vocabulary_`` and the (key, value) pair
+        memo ``_pair_ids``, filled by fit only) or :class:`_HashingSlots`
+        (``_slot_ids``, slot → id for the slots seen in fit, and a memo of the
+        call's own, so that the fitted state grows with the slots only).
         """
-        hashing = self.n_features if fitting else getattr(self, "_n_slots", None)
-        if not (hashing or generic) and (fitting or "_pair_ids" in self.__dict__):
-            return self._encode_pairs(X, fitting)
-        check_sequences(X, "X", allow_empty=not fitting)
-        if fitting:
-            vocab, str_ids, num_ids = {}, {}, {}
-        elif hashing:
-            vocab, str_ids, num_ids = self._slot_ids, {}, {}
-        else:
-            vocab, str_ids, num_ids = self.vocabulary_, {}, {}  # see _encode_pairs
-        fill_caches = fitting or bool(hashing)
-        attrs = array("i")
-        vals = array("d")
-        add_attr = attrs.append
-        add_val = vals.append
-        tok_ptr = array("q", [0])
-        seq_ptr = array("q", [0])
-        get_str = str_ids.get
-        get_num = num_ids.get
-        zero_tok = array("q")
-        zero_attr = array("i")
-        add_zero_tok = zero_tok.append
-        add_zero_attr = zero_attr.append
-        n_tok = 0  # tokens done, i.e. the index of the current one
-
-        def token_index():
-            """Index of the current token within its sequence (error paths)."""
-            return n_tok - seq_ptr[-1]
-
-        def lookup(name):
-            key = murmurhash3_32(name, positive=True) % hashing if hashing else name
-            idx = vocab.get(key)
-            if idx is None and fitting:
-                idx = vocab[key] = len(vocab)
-            return idx
-
-        def add_entries(pairs):
-            for name, x in pairs:
-                idx = lookup(name)
-                if idx is None:
-                    if not math.isfinite(x):
-                        _raise_bad_value(X)
-                elif x == 0.0:
-                    add_zero_tok(n_tok)
-                    add_zero_attr(idx)
-                else:
-                    add_attr(idx)
-                    add_val(x)
-
+        if type(X) is not list or not all(type(seq) is list for seq in X):
+            check_sequences(X, "X", allow_empty=not fitting)
+        elif fitting and not X:
+            check_sequences(X, "X")
+        vocab = self._vocabulary(fitting)
         try:
-            for s, seq in enumerate(X):
-                for token in seq:
-                    if type(token) is not dict and not isinstance(token, Mapping):
-                        add_entries(_list_token(token, s, token_index()))
-                        tok_ptr.append(len(attrs))
-                        n_tok += 1
-                        continue
-                    for key, value in token.items():
-                        tv = type(value)
-                        if tv is str:
-                            ids = get_str(key)
-                            idx = None if ids is None else ids.get(value)
-                            if idx is None:
-                                if ids is None and type(key) is not str:
-                                    add_entries(_flatten_feature(key, value, s, token_index()))
-                                    continue
-                                idx = lookup(key + ":" + value)
-                                if idx is None:
-                                    continue
-                                if fill_caches:
-                                    if ids is None:
-                                        ids = str_ids[key] = {}
-                                    ids[value] = idx
-                            add_attr(idx)
-                            add_val(1.0)
-                        elif tv is float or tv is int or tv is bool:
-                            idx = get_num(key)
-                            if idx is None:
-                                if type(key) is not str:
-                                    add_entries(_flatten_feature(key, value, s, token_index()))
-                                    continue
-                                idx = lookup(key)
-                                if idx is None:
-                                    if not math.isfinite(value):
-                                        _raise_bad_value(X)
-                                    continue
-                                if fill_caches:
-                                    num_ids[key] = idx
-                            if not value:
-                                add_zero_tok(n_tok)
-                                add_zero_attr(idx)
-                                continue
-                            add_attr(idx)
-                            add_val(value)
-                        else:
-                            add_entries(_flatten_feature(key, value, s, token_index()))
-                    tok_ptr.append(len(attrs))
-                    n_tok += 1
-                seq_ptr.append(len(tok_ptr) - 1)
+            tok_ptr, entries, slow_pos, slow_val, seq_ptr = _encode_entries(X, vocab)
         except (OverflowError, UnicodeDecodeError):
             _raise_bad_value(X)
-        tok_val = np.frombuffer(vals, dtype=np.float64) if len(vals) else np.zeros(0)
-        if not np.all(np.isfinite(tok_val)):
-            _raise_bad_value(X)
-        if len(vocab) > np.iinfo(np.int32).max:
+        if len(vocab.ids) > _MAX_ATTRIBUTES:
             raise ValueError("more than 2**31 - 1 distinct attributes")
-        if fitting and hashing:
-            # no name caches kept: they would grow with the attributes, not the slots
-            for name in ("vocabulary_", "feature_names_", "_str_ids", "_num_ids", "_pair_ids"):
+        if fitting:
+            for name in vocab.other_state:
                 self.__dict__.pop(name, None)
-            self.n_attributes_ = len(vocab)
-            self.hash_slots_ = np.fromiter(vocab, dtype=np.int64, count=len(vocab))
-            self._slot_ids = vocab
-            self._n_slots = hashing
-        elif fitting:
-            for name in ("hash_slots_", "_slot_ids", "_n_slots"):
-                self.__dict__.pop(name, None)
-            self.n_attributes_ = len(vocab)
-            self.vocabulary_ = vocab
-            self.feature_names_ = list(vocab)
-            # the generic rules' reference run (generic=True): the memo of _encode_pairs
-            for name in ("_str_ids", "_num_ids"):
-                self.__dict__.pop(name, None)
-            self._pair_ids = _pair_ids(str_ids, num_ids)
+            for name, value in vocab.fitted_state().items():
+                setattr(self, name, value)
+        tok_ptr, tok_attr, tok_val, zero_tok, zero_attr = _split_zero_entries(
+            tok_ptr, entries, slow_pos, slow_val)
         return EncodedCorpus(
-            tok_ptr=np.frombuffer(tok_ptr, dtype=np.int64),
-            tok_attr=_as_array(attrs, np.int32),
+            tok_ptr=tok_ptr,
+            tok_attr=tok_attr,
             tok_val=tok_val,
-            seq_ptr=np.frombuffer(seq_ptr, dtype=np.int64),
+            seq_ptr=seq_ptr,
             n_attributes=self.n_attributes_,
-            zero_tok=_as_array(zero_tok, np.int64),
-            zero_attr=_as_array(zero_attr, np.int32),
+            zero_tok=zero_tok,
+            zero_attr=zero_attr,
         )
+
+    @property
+    def slot_ids_(self):
+        """When hashing, the attribute id of each hash slot seen in :meth:`fit`.
+
+        A read-only mapping, slot (int) → attribute id (int): the inverse of
+        ``hash_slots_``. Not set when not hashing.
+
+        Examples
+        --------
+        >>> from sklearn_crf import SequenceVectorizer
+        >>> vec = SequenceVectorizer(n_features=8).fit([[{"w": "a"}]])
+        >>> dict(vec.slot_ids_) == {int(vec.hash_slots_[0]): 0}
+        True
+        """
+        try:
+            return MappingProxyType(self.__dict__["_slot_ids"])
+        except KeyError:
+            raise AttributeError(
+                "slot_ids_ is set by fit, and only when hashing (n_features is an int)"
+            ) from None
 
     def __getstate__(self):
         # the memo's tuple keys as per-key dicts (what skops and JSON can store);
-        # __setstate__ rebuilds it
-        state = super().__getstate__()
+        # __setstate__ rebuilds it. A copy: object.__getstate__ returns __dict__ itself
+        state = dict(super().__getstate__())
         pairs = state.pop("_pair_ids", None)
         if pairs is not None:
             str_ids, num_ids = {}, {}
@@ -519,130 +441,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             state["_pair_ids"] = _pair_ids(state.pop("_str_ids"), state.pop("_num_ids", {}))
         super().__setstate__(state)
 
-    def _encode_pairs(self, X, fitting):
-        """:meth:`_encode` with a vocabulary: the same corpus and fitted state
-        as the generic rules, faster.
-
-        A token dict's ``(key, value)`` items are looked up all at once in
-        ``_pair_ids`` (``map`` over ``dict.items()``: no Python code per
-        feature), a memo of the pairs seen in fit: ``(key, str value)`` →
-        attribute id, and for number keys seen with the value 1 or 0
-        ``(key, True)`` → id, ``(key, False)`` → ``~id`` (a zero entry). ``True`` and ``False``
-        equal 1 and 0 of every numeric type, so these hit for the values 1
-        and 0 whatever their type: value 1 and a zero, as the generic rules
-        say. An item that misses (a new or unseen string, another number, a
-        list, a nested dict, a bad key or value) goes through the generic
-        rules (:func:`_flatten_feature`) in place, so entries keep the
-        token's order and attributes join the vocabulary in order of first
-        appearance; when fitting, its pair joins the memo. Zero entries are
-        split off at the end by one kernel.
-        """
-        if type(X) is not list or not all(type(seq) is list for seq in X):
-            check_sequences(X, "X", allow_empty=not fitting)
-        elif fitting and not X:
-            check_sequences(X, "X")
-        if fitting:
-            vocab, pairs = {}, {}
-        else:
-            vocab, pairs = self.vocabulary_, self._pair_ids
-        get_pair = pairs.get
-        attrs = array("i")
-        extend = attrs.extend
-        tok_ptr = array("q", [0])
-        add_ptr = tok_ptr.append
-        seq_ptr = array("q", [0])
-        slow_pos = []  # entries whose value is not 1, and their values
-        slow_val = []
-
-        def lookup(name):
-            idx = vocab.get(name)
-            if idx is None and fitting:
-                idx = vocab[name] = len(vocab)
-            return idx
-
-        def add_slow(items, ids, s, t, memo=fitting):
-            """The entries of a token with a miss, in the token's order."""
-            append = attrs.append
-            for (key, value), idx in zip(items, ids):
-                if idx is not None:
-                    append(idx)
-                    continue
-                if not fitting and type(value) is str and type(key) is str:
-                    idx = vocab.get(key + ":" + value)  # mostly an unseen value
-                    if idx is not None:
-                        append(idx)
-                    continue
-                for name, x in _flatten_feature(key, value, s, t):
-                    if not math.isfinite(x):
-                        _raise_bad_value(X)
-                    idx = lookup(name)
-                    if idx is None:
-                        continue
-                    if x == 0.0:
-                        append(~idx)
-                    else:
-                        if x != 1.0:
-                            slow_pos.append(len(attrs))
-                            slow_val.append(x)
-                        append(idx)
-                if memo and type(key) is str:
-                    tv = type(value)
-                    if tv is str:
-                        pairs[(key, value)] = vocab[key + ":" + value]
-                    elif (tv is bool or tv is int or tv is float) and (
-                        value == 1 or value == 0
-                    ):  # the values seen: (key, True) or (key, False)
-                        idx = vocab[key]
-                        pairs[(key, bool(value))] = idx if value else ~idx
-
-        try:
-            for s, seq in enumerate(X):
-                for token in seq:
-                    if type(token) is dict or isinstance(token, Mapping):
-                        try:
-                            ids = list(map(get_pair, token.items()))
-                        except TypeError:  # an unhashable value: a list, a dict
-                            ids = None
-                        if ids is not None and None not in ids:
-                            extend(ids)
-                        else:
-                            items = list(token.items())
-                            add_slow(items, ids or [None] * len(items), s,
-                                     len(tok_ptr) - 1 - seq_ptr[-1])
-                    else:
-                        names = _list_token(token, s, len(tok_ptr) - 1 - seq_ptr[-1])
-                        add_slow(names, [None] * len(names), s,
-                                 len(tok_ptr) - 1 - seq_ptr[-1], memo=False)
-                    add_ptr(len(attrs))
-                seq_ptr.append(len(tok_ptr) - 1)
-        except (OverflowError, UnicodeDecodeError):
-            _raise_bad_value(X)
-        if len(vocab) > _MAX_ATTRIBUTES:
-            raise ValueError("more than 2**31 - 1 distinct attributes")
-        if fitting:
-            for name in ("hash_slots_", "_slot_ids", "_n_slots", "_str_ids", "_num_ids"):
-                self.__dict__.pop(name, None)
-            self.n_attributes_ = len(vocab)
-            self.vocabulary_ = vocab
-            self.feature_names_ = list(vocab)
-            self._pair_ids = pairs
-        tok_ptr, tok_attr, tok_val, zero_tok, zero_attr = _kernels.split_zero_entries(
-            np.frombuffer(tok_ptr, dtype=np.int64), _as_array(attrs, np.int32),
-            np.array(slow_pos, dtype=np.int64), np.array(slow_val, dtype=np.float64),
-        )
-        return EncodedCorpus(
-            tok_ptr=tok_ptr,
-            tok_attr=tok_attr,
-            tok_val=tok_val,
-            seq_ptr=np.frombuffer(seq_ptr, dtype=np.int64),
-            n_attributes=self.n_attributes_,
-            zero_tok=zero_tok,
-            zero_attr=zero_attr,
-        )
-
 
 def _pair_ids(str_ids, num_ids):
-    """The memo of :meth:`SequenceVectorizer._encode_pairs` from fit's caches:
+    """The pair memo of :class:`_NameVocabulary` from the per-key caches:
     ``(key, value) → id`` for str values, ``(key, True) → id`` and
     ``(key, False) → ~id`` for number keys."""
     pairs = {}
@@ -655,10 +456,305 @@ def _pair_ids(str_ids, num_ids):
     return pairs
 
 
-def _as_array(buffer, dtype):
-    """An ``array.array`` as an ndarray without a copy (np.frombuffer rejects
-    empty buffers)."""
-    return np.frombuffer(buffer, dtype=dtype) if len(buffer) else np.zeros(0, dtype)
+class _NameVocabulary:
+    """Vocabulary strategy by name: attribute name → id, and the (key, value) memo.
+
+    ``ids`` maps attribute names to ids (``vocabulary_``). ``pairs`` is the memo
+    that lets a token's items be looked up without building names: ``(key, str
+    value)`` → id, and for a number key seen with the value 1 or 0 ``(key,
+    True)`` → id, ``(key, False)`` → ``~id`` (a zero entry). ``True`` and
+    ``False`` equal 1 and 0 of every numeric type, so these hit for the values
+    1 and 0 whatever their type. ``grow`` (fitting): a name not yet known gets
+    the next id and the memo is filled; otherwise both are only read.
+    """
+
+    other_state = ("hash_slots_", "_slot_ids", "_n_slots", "_str_ids", "_num_ids")
+
+    def __init__(self, ids, pairs, grow):
+        self.ids = ids
+        self.pairs = pairs
+        self.grow = self.fill_memo = grow
+
+    def lookup(self, name):
+        """The id of an attribute name (None: unknown, when not growing)."""
+        idx = self.ids.get(name)
+        if idx is None and self.grow:
+            idx = self.ids[name] = len(self.ids)
+        return idx
+
+    def fitted_state(self):
+        return {"n_attributes_": len(self.ids), "vocabulary_": self.ids,
+                "feature_names_": list(self.ids), "_pair_ids": self.pairs}
+
+
+class _HashingSlots:
+    """Vocabulary strategy by hash slot: MurmurHash3 of the name modulo ``n_slots``,
+    and slot → id (``ids``) for the slots seen in fit (``grow``: a new slot gets
+    the next id). The pair memo (as :class:`_NameVocabulary`'s) is the call's
+    own, so the fitted state grows with the slots, not with the names."""
+
+    other_state = ("vocabulary_", "feature_names_", "_str_ids", "_num_ids", "_pair_ids")
+
+    def __init__(self, n_slots, ids, grow):
+        self.n_slots = n_slots
+        self.ids = ids
+        self.pairs = {}
+        self.grow = grow
+        self.fill_memo = True
+
+    def lookup(self, name):
+        """The id of an attribute name's slot (None: a slot unseen in fit)."""
+        slot = murmurhash3_32(name, positive=True) % self.n_slots
+        idx = self.ids.get(slot)
+        if idx is None and self.grow:
+            idx = self.ids[slot] = len(self.ids)
+        return idx
+
+    def fitted_state(self):
+        ids = self.ids
+        return {"n_attributes_": len(ids),
+                "hash_slots_": np.fromiter(ids, dtype=np.int64, count=len(ids)),
+                "_slot_ids": ids, "_n_slots": self.n_slots}
+
+
+#: no attribute id (ids are int32; a zero entry of attribute ``a`` is ``~a``)
+_MISS = 1 << 62
+#: most sequences encoded in one batch; with a memo that grows, batches start
+#: at one sequence and double, so that repeats within a batch rarely miss
+_BATCH = 256
+#: fewer tokens than this in a batch: token by token (NumPy's cost per call
+#: would outweigh the batch's lookups; e.g. one sentence at a time)
+_SMALL = 64
+
+
+def _encode_entries(X, vocab):
+    """The one encode loop: X's entries under the vocabulary strategy ``vocab``.
+
+    Returns ``tok_ptr``, ``entries`` (int64: attribute ``a``, or ``~a`` for a
+    zero entry), ``slow_pos``, ``slow_val`` (the entries whose value is not 1:
+    positions, values) and ``seq_ptr``, for :func:`_split_zero_entries`.
+
+    Sequences go in batches. When every token of a batch is a dict, all their
+    ``(key, value)`` items are looked up in the memo at once (``map`` over
+    ``dict.items``, into a NumPy array: no Python code per item); only the
+    items that miss run the rules of :func:`_encode_item`, in order, and their
+    entries are spliced in place. A batch with another token form (a list of
+    names, a Mapping) or an unhashable value (a list, a nested dict), or with
+    few tokens (one sentence), goes token by token (:func:`_encode_tokens`).
+    Either way entries keep the token's order, attributes join the vocabulary
+    in order of first appearance, and misses are handled in the order of X (so
+    the first bad value is the one reported).
+    """
+    n_seq = len(X)
+    seq_ptr = np.frombuffer(array("q", accumulate(map(len, X), initial=0)), dtype=np.int64)
+    get_pair = vocab.pairs.get
+    entry_parts, count_parts, slow_pos, slow_val = [], [], [], []
+    n_entries = 0  # entries of the batches done
+    n_tok = 0  # tokens of the batches done
+    step = 1 if vocab.fill_memo else _BATCH
+    start = 0
+    while start < n_seq:
+        stop = min(start + step, n_seq)
+        step = min(2 * step, _BATCH)
+        batch = X[start:stop]
+        tokens = list(chain.from_iterable(batch))
+        start = stop
+        ids = None
+        if len(tokens) >= _SMALL and not set(map(type, tokens)) - {dict}:
+            counts = np.fromiter(map(len, tokens), np.int64, len(tokens))
+            try:
+                ids = np.fromiter(
+                    map(get_pair, chain.from_iterable(map(dict.items, tokens)),
+                        repeat(_MISS)),
+                    np.int64, int(counts.sum()))
+            except TypeError:  # an unhashable value: token by token
+                pass
+        slow = ()
+        if ids is not None:
+            miss = np.flatnonzero(ids == _MISS)
+            if len(miss):
+                ids, counts, slow = _resolve_misses(X, vocab, tokens, counts, ids, miss,
+                                                    n_tok, seq_ptr)
+        else:
+            ids, counts, slow = _encode_tokens(X, vocab, start - len(batch), start)
+        for pos, x in slow:
+            slow_pos.append(n_entries + pos)
+            slow_val.append(x)
+        entry_parts.append(ids)
+        count_parts.append(counts)
+        n_entries += len(ids)
+        n_tok += len(tokens)
+    if len(count_parts) == 1 and not isinstance(count_parts[0], np.ndarray):
+        # one small batch (one sentence): no NumPy call per step
+        tok_ptr = np.frombuffer(array("q", accumulate(count_parts[0], initial=0)),
+                                dtype=np.int64)
+        entries = _as_int64(entry_parts[0])
+    else:
+        tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
+        if count_parts:
+            np.cumsum(np.concatenate(list(map(_as_int64, count_parts))), out=tok_ptr[1:])
+        entries = (np.concatenate(list(map(_as_int64, entry_parts))) if entry_parts
+                   else np.zeros(0, np.int64))
+    return (tok_ptr, entries, np.array(slow_pos, dtype=np.int64),
+            np.array(slow_val, dtype=np.float64), seq_ptr)
+
+
+def _as_int64(part):
+    """An ndarray or an ``array("q")`` as an int64 ndarray, without a copy."""
+    if isinstance(part, np.ndarray):
+        return part
+    return np.frombuffer(part, dtype=np.int64) if len(part) else np.zeros(0, np.int64)
+
+
+def _where(seq_ptr, tokens):
+    """(sequence, token within it) of token indices of X (an int or an array)."""
+    s = np.searchsorted(seq_ptr, tokens, side="right") - 1
+    return s, tokens - seq_ptr[s]
+
+
+def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
+    """A batch of dict tokens whose items ``miss`` are not in the memo: each miss
+    replaced by the entries of :func:`_encode_item` (none, one or several).
+    Returns the batch's entries, entries per token and (position, value) of
+    its entries whose value is not 1."""
+    item_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
+    np.cumsum(counts, out=item_ptr[1:])
+    miss_tok = np.searchsorted(item_ptr, miss, side="right") - 1
+    miss_item = (miss - item_ptr[miss_tok]).tolist()  # index within its token
+    miss_s, miss_t = (a.tolist() for a in _where(seq_ptr, miss_tok + first_token))
+    out = []  # the entries of the misses, one after another
+    slow = []  # (index into out, value)
+    n_out = []  # entries of each miss
+    last = None
+    for t, i, s, t_in_s in zip(miss_tok.tolist(), miss_item, miss_s, miss_t):
+        if t != last:
+            last = t
+            items = list(tokens[t].items())
+        before = len(out)
+        key, value = items[i]
+        _encode_item(X, vocab, key, value, s, t_in_s, out, slow)
+        n_out.append(len(out) - before)
+    n_out = np.array(n_out, dtype=np.int64)
+    if len(out) == len(miss) and not (n_out != 1).any():
+        ids[miss] = out
+        return ids, counts, [(int(miss[i]), x) for i, x in slow]
+    sizes = np.ones(len(ids), dtype=np.int64)
+    sizes[miss] = n_out
+    ends = np.cumsum(sizes)
+    starts = ends - sizes  # where each item's entries go
+    merged = np.empty(int(ends[-1]), dtype=np.int64)
+    hit = np.ones(len(ids), dtype=bool)
+    hit[miss] = False
+    merged[starts[hit]] = ids[hit]
+    out_first = np.cumsum(n_out) - n_out  # index into out of each miss's first entry
+    out_pos = (np.repeat(starts[miss] - out_first, n_out)
+               + np.arange(len(out), dtype=np.int64))  # where each entry of out goes
+    merged[out_pos] = out
+    bounds = np.concatenate(([0], ends))[item_ptr]
+    return merged, np.diff(bounds), [(int(out_pos[i]), x) for i, x in slow]
+
+
+def _encode_tokens(X, vocab, first_seq, stop_seq):
+    """Sequences ``first_seq:stop_seq`` of X token by token (any token form):
+    their entries (a list), entries per token and (position, value) of the
+    entries whose value is not 1."""
+    get_pair = vocab.pairs.get
+    lookup = vocab.lookup
+    out = array("q")  # the int64 entries, without a Python int object each
+    extend = out.extend
+    slow = []
+    counts = array("q")
+    for s in range(first_seq, stop_seq):
+        for t, token in enumerate(X[s]):
+            before = len(out)
+            if type(token) is dict or isinstance(token, Mapping):
+                try:
+                    ids = list(map(get_pair, token.items()))
+                except TypeError:  # an unhashable value: a list, a dict
+                    ids = None
+                if ids is not None and None not in ids:
+                    extend(ids)
+                else:
+                    for (key, value), idx in zip(token.items(), ids or repeat(None)):
+                        if idx is None:
+                            _encode_item(X, vocab, key, value, s, t, out, slow)
+                        else:
+                            out.append(idx)
+            else:
+                for name, _ in _list_token(token, s, t):
+                    idx = lookup(name)
+                    if idx is not None:
+                        out.append(idx)
+            counts.append(len(out) - before)
+    return out, counts, slow
+
+
+def _encode_item(X, vocab, key, value, s, t, out, slow):
+    """CRFsuite's rules for one ``(key, value)`` item of token ``X[s][t]``: its
+    entries appended to ``out`` (``~id`` for a zero), ``(index, value)`` to
+    ``slow`` for a value other than 1; unknown attributes dropped. A str key
+    with a str, bool, int or float value joins the memo (when it fills)."""
+    tv = type(value)
+    if type(key) is str and tv is str:
+        idx = vocab.lookup(key + ":" + value)
+        if idx is not None:
+            out.append(idx)
+            if vocab.fill_memo:
+                vocab.pairs[(key, value)] = idx
+        return
+    if type(key) is str and (tv is float or tv is int or tv is bool):
+        x = float(value)  # OverflowError: an int beyond float64, see _encode
+        if not math.isfinite(x):
+            _raise_bad_value(X)
+        idx = vocab.lookup(key)
+        if idx is None:
+            return
+        if x == 0.0:
+            out.append(~idx)
+        else:
+            if x != 1.0:
+                slow.append((len(out), x))
+            out.append(idx)
+        if vocab.fill_memo and (x == 1.0 or x == 0.0):
+            vocab.pairs[(key, bool(x))] = idx if x else ~idx
+        return
+    for name, x in _flatten_feature(key, value, s, t):
+        if not math.isfinite(x):
+            _raise_bad_value(X)
+        idx = vocab.lookup(name)
+        if idx is None:
+            continue
+        if x == 0.0:
+            out.append(~idx)
+        else:
+            if x != 1.0:
+                slow.append((len(out), x))
+            out.append(idx)
+
+
+def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
+    """The arrays of an :class:`EncodedCorpus` from :func:`_encode_entries`'
+    entries: ``tok_ptr``, ``tok_attr``, ``tok_val`` of the non-zero entries
+    (value 1 but ``slow_val`` at ``slow_pos``) and ``zero_tok``, ``zero_attr``
+    of the zero entries (``~a`` for attribute ``a``)."""
+    keep = entries >= 0
+    if keep.all():
+        tok_val = np.empty(len(entries), dtype=np.float64)
+        tok_val.fill(1.0)
+        if len(slow_pos):
+            tok_val[slow_pos] = slow_val
+        return (tok_ptr, entries.astype(np.int32), tok_val, np.zeros(0, dtype=np.int64),
+                np.zeros(0, dtype=np.int32))
+    zero = (~keep).nonzero()[0]
+    zero_attr = (~entries[zero]).astype(np.int32)
+    zero_tok = tok_ptr.searchsorted(zero, side="right") - 1
+    tok_attr = entries[keep].astype(np.int32)
+    tok_val = np.empty(len(tok_attr), dtype=np.float64)
+    tok_val.fill(1.0)
+    if len(slow_pos):
+        # a slow entry (a value neither 1 nor 0) moves back by the zero entries before it
+        tok_val[slow_pos - zero.searchsorted(slow_pos)] = slow_val
+    return (tok_ptr - zero.searchsorted(tok_ptr), tok_attr, tok_val, zero_tok, zero_attr)
 
 
 def _decode(value, s, t, name):

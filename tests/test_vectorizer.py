@@ -4,6 +4,7 @@ import joblib
 import numpy as np
 import pycrfsuite  # in the test extra
 import pytest
+from sklearn.utils import murmurhash3_32
 
 from sklearn_crf import SequenceVectorizer
 
@@ -171,41 +172,165 @@ def test_readme_input_format_as_written():
     assert {"title", "z", "dz:q"} <= set(vec.vocabulary_)  # zeros make attributes known
 
 
-def test_encode_fast_path_matches_the_generic_rules():
-    """encode's memo of fit's (key, value) pairs gives the corpus of the generic
-    rules, for every token form, unseen values, zeros of every type and numbers
-    other than 0 and 1."""
-    import numpy as np
+def naive_encode(X, vocab, grow, n_slots=None):
+    """CRFsuite's rules written plainly, token by token, item by item: the
+    arrays of an EncodedCorpus (attribute ids by name, or by hash slot)."""
+    def decode(v):
+        return v.decode("utf-8") if isinstance(v, bytes) else v
 
-    X = [[{"w": "a", "n": 0, "f": 2.5, "b": True, "z": np.float64(0)},
-          {"w": "b", "l": ["x", "y"], "d": {"q": 1, "r": 0}, "i": np.int64(1)}],
-         [["w:a", "q"], {"w": "zz", "n": 1, "f": 0.5, "b": np.False_}], [], [{}]]
-    X_new = [[{"w": "unseen", "n": 3, "f": 1, "b": False, "d": {"q": 2.0}, "new": 1.0},
-              {"b": 1.0, "w": "a", "l": ("y", "new")}], [["w:b", "zz"], {"n": 0.0}]]
-    fields = ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr")
-    for data in (X, X_new, X + X_new):  # fit: the same corpus and vocabulary order
-        fast, ref = SequenceVectorizer(), SequenceVectorizer()
-        fitted = fast.fit_encode(data)
-        generic = ref._encode(data, fitting=True, generic=True)
-        assert fast.vocabulary_ == ref.vocabulary_
-        assert list(fast.vocabulary_) == list(ref.vocabulary_)
-        vocab = fast.vocabulary_
-        for (key, value), idx in fast._pair_ids.items():  # the memo agrees with the rules
-            if isinstance(value, str):
-                assert vocab[key + ":" + value] == idx
+    def flat(key, value, prefix=""):
+        name = prefix + str(decode(key))
+        value = decode(value)
+        if isinstance(value, str):
+            return [(name + ":" + value, 1.0)]
+        if isinstance(value, dict):
+            return [e for k, v in value.items() for e in flat(k, v, name + ":")]
+        if isinstance(value, (list, tuple, set, frozenset)):
+            return [(name + ":" + decode(v), 1.0) for v in value]
+        return [(name, float(value))]
+
+    def attr(name):
+        key = murmurhash3_32(name, positive=True) % n_slots if n_slots else name
+        if key not in vocab and grow:
+            vocab[key] = len(vocab)
+        return vocab.get(key)
+
+    tok_ptr, tok_attr, tok_val, seq_ptr, zero_tok, zero_attr = [0], [], [], [0], [], []
+    for seq in X:
+        for token in seq:
+            if isinstance(token, dict):
+                entries = [e for k, v in token.items() for e in flat(k, v)]
             else:
-                assert idx == (vocab[key] if value else ~vocab[key])
-        for name in fields:
-            np.testing.assert_array_equal(getattr(fitted, name), getattr(generic, name))
-    vec = SequenceVectorizer()
-    vec.fit(X)
+                entries = [(decode(name), 1.0) for name in token]
+            for name, x in entries:
+                a = attr(name)
+                if a is None:
+                    continue
+                if x == 0:
+                    zero_tok.append(len(tok_ptr) - 1)
+                    zero_attr.append(a)
+                else:
+                    tok_attr.append(a)
+                    tok_val.append(x)
+            tok_ptr.append(len(tok_attr))
+        seq_ptr.append(len(tok_ptr) - 1)
+    return {"tok_ptr": np.array(tok_ptr, np.int64), "tok_attr": np.array(tok_attr, np.int32),
+            "tok_val": np.array(tok_val, np.float64), "seq_ptr": np.array(seq_ptr, np.int64),
+            "zero_tok": np.array(zero_tok, np.int64), "zero_attr": np.array(zero_attr, np.int32)}
+
+
+def many_forms(n_sequences):
+    """Sequences of every token form, with repeats, unseen values, zeros of every
+    type, numbers other than 0 and 1, lists, nested dicts and bytes: enough of
+    them to span several of the encoder's batches."""
+    forms = [
+        {"w": "a", "n": 0, "f": 2.5, "b": True, "z": np.float64(0)},
+        {"w": "b", "l": ["x", "y"], "d": {"q": 1, "r": 0}, "i": np.int64(1)},
+        ["w:a", "q"], ("a", b"b"), {}, [],
+        {"w": "zz", "n": 1, "f": 0.5, "b": np.False_, "z": -0.0, "one": np.float32(1)},
+        {"bytes": b"x", "npstr": np.str_("y"), b"bkey": 1.5, np.str_("skey"): "v", "bz": 0},
+        {"s": {"v"}, "t": ("p", "q"), "big": 10**6, "neg": -2, "f1": 1.0, "f0": 0.0},
+    ]
+    X = []
+    for s in range(n_sequences):
+        seq = []
+        for t in range(s % 7):
+            token = forms[(s + t) % len(forms)]
+            if isinstance(token, dict) and (s * t) % 3 == 1:
+                token = {**token, "w": f"w{(s * t) % 50}", "new": (s + t) % 3}
+            seq.append(token)
+        X.append(seq)
+    return X
+
+
+FIELDS = ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr")
+
+
+def assert_corpus_equal(corpus, want):
+    for name in FIELDS:
+        got = getattr(corpus, name)
+        np.testing.assert_array_equal(got, want[name], err_msg=name)
+        assert got.dtype == want[name].dtype, name
+
+
+@pytest.mark.parametrize("n_features", [None, 2**18, 8])
+def test_encode_follows_the_plain_rules(n_features):
+    """The one encode loop (memo hits in batches, misses by the rules) gives the
+    corpus and vocabulary of the rules applied token by token, by name or by
+    hash slot (8 slots: collisions), in fit and in encode."""
+    X = many_forms(700)
+    X_new = many_forms(40)[::-1] + [[{"w": "unseen", "l": ["x", "new"], "n": 3}]]
+    vec = SequenceVectorizer(n_features=n_features)
+    vocab = {}
+    assert_corpus_equal(vec.fit_encode(X), naive_encode(X, vocab, True, n_features))
+    if n_features is None:
+        assert list(vec.vocabulary_) == list(vocab)
+    else:
+        assert vec.hash_slots_.tolist() == list(vocab)
     for data in (X, X_new):
-        fast = vec.encode(data)
-        generic = vec._encode(data, fitting=False, generic=True)
-        for name in fields:
-            np.testing.assert_array_equal(getattr(fast, name), getattr(generic, name))
-            assert getattr(fast, name).dtype == getattr(generic, name).dtype
+        assert_corpus_equal(vec.encode(data), naive_encode(data, vocab, False, n_features))
+
+
+def test_encode_reads_the_pair_memo_of_fit():
+    """fit's memo of (key, value) pairs agrees with the vocabulary, so a memo hit
+    gives the id the rules give; a vectorizer without a memo (state of another
+    version) encodes the same."""
+    X = many_forms(300)
+    vec = SequenceVectorizer().fit(X)
+    vocab = vec.vocabulary_
+    assert vec._pair_ids
+    for (key, value), idx in vec._pair_ids.items():
+        if isinstance(value, str):
+            assert vocab[key + ":" + value] == idx
+        else:
+            assert idx == (vocab[key] if value else ~vocab[key])
+    bare = pickle.loads(pickle.dumps(vec))
+    del bare.__dict__["_pair_ids"]
+    assert_corpus_equal(bare.encode(X), naive_encode(X, dict(vocab), False))
+
+
+def test_pickles_with_per_key_caches_still_load():
+    """The state of pickles before the pair memo: ``_str_ids`` and ``_num_ids``."""
+    X = [[{"w": "a", "n": 1.0, "z": 0}], [{"w": "b", "l": ["x"]}]]
+    vec = SequenceVectorizer().fit(X)
+    state = vec.__getstate__()
+    assert "_pair_ids" not in state and state["_str_ids"] == {"w": {"a": 0, "b": 3}}
+    old = SequenceVectorizer.__new__(SequenceVectorizer)
+    old.__setstate__(state)
+    assert vec._pair_ids.items() <= old._pair_ids.items()
+    assert_corpus_equal(old.encode(X), naive_encode(X, dict(vec.vocabulary_), False))
+
+
+def test_slot_ids_inverts_hash_slots():
+    vec = SequenceVectorizer(n_features=2**10).fit(many_forms(50))
+    slot_ids = vec.slot_ids_
+    assert {slot: i for i, slot in enumerate(vec.hash_slots_.tolist())} == dict(slot_ids)
+    with pytest.raises(TypeError):
+        slot_ids[0] = 1  # read-only
+    assert not hasattr(SequenceVectorizer().fit(many_forms(5)), "slot_ids_")
+    assert not hasattr(SequenceVectorizer(n_features=8), "slot_ids_")
+
+
+def test_encode_errors_say_where():
+    vec = SequenceVectorizer().fit(many_forms(10))
     with pytest.raises(ValueError, match=r"X\[0\]\[1\]\['f'\]"):
         vec.encode([[{"w": "a"}, {"f": float("nan")}]])
     with pytest.raises(TypeError, match=r"X\[0\]\[0\]"):
         vec.encode([[{1: "a"}]])
+    # the first bad token of X, in a batch past the first
+    X = many_forms(600)
+    X[400] = [{"w": "a"}, {"w": "a", 2: "b"}]
+    X[500] = [{"w": 1j}]
+    with pytest.raises(TypeError, match=r"X\[400\]\[1\] has the feature key 2"):
+        vec.encode(X)
+    with pytest.raises(TypeError, match=r"X\[400\]\[1\] has the feature key 2"):
+        SequenceVectorizer(n_features=64).fit(X)
+
+
+def test_pickling_keeps_the_memo():
+    """Pickling a fitted vectorizer leaves its pair memo in place (it used to
+    pop it from the vectorizer's own __dict__, so encode lost its fast path)."""
+    vec = SequenceVectorizer().fit([[{"w": "a", "n": 1.0}]])
+    memo = dict(vec._pair_ids)
+    pickle.dumps(vec)
+    assert vec._pair_ids == memo

@@ -1,0 +1,135 @@
+"""Per-token cost of SequenceVectorizer's encoding: the working tree against a git revision.
+
+For users who bring their own ``word2features``: the cost of turning feature
+dicts into an EncodedCorpus (issue 20, item 4). The revision's
+``sklearn_crf/_vectorizer.py`` (``git show``) is loaded next to the working
+tree's, in this one process, as a module of the working tree's package (so its
+relative imports are the working tree's), and the two alternate (A B, B A, ...)
+on the same feature dicts: ``SequenceFeaturizer()`` of CoNLL-2002 esp.train and
+esp.testb. Both suffer the same load, so their ratio is fair on a busy machine
+too; and the clock is this process's CPU time (``time.process_time``), which
+other jobs on the machine disturb less than wall time. Measures, each per
+token (µs of CPU), median over ``--repeats``:
+
+  fit_encode   fit_encode(esp.train): the vocabulary and memo being built
+  encode_train encode(esp.train) after fit: every (key, value) item hits the memo
+  encode_test  encode(esp.testb) after fit: hits, and misses for unseen values
+  hashing      SequenceVectorizer(n_features=2**18).fit_encode(esp.train)
+  encode_one   encode([x]) for each of the first 500 sentences of esp.testb in turn
+               (the serving path: a sentence at a time)
+
+and checks that both give bitwise the same arrays.
+
+    python benchmarks/bench_encode.py                  # against main, 5 repeats
+    python benchmarks/bench_encode.py --rev HEAD~1 --n-train 2000
+    python benchmarks/bench_encode.py --quick          # smoke run
+"""
+
+import argparse
+import gc
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+#: sentences of the one-at-a-time measure
+ONE = 500
+FIELDS = ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr")
+
+
+def load_revision(rev):
+    """The revision's ``_vectorizer`` module, inside the working tree's package."""
+    source = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:sklearn_crf/_vectorizer.py"],
+                            check=True, capture_output=True, text=True).stdout
+    import sklearn_crf
+
+    name = "sklearn_crf._vectorizer_rev"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = "sklearn_crf"
+    module.__file__ = f"<{rev}:sklearn_crf/_vectorizer.py>"
+    sys.modules[name] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    assert sklearn_crf.__file__.startswith(ROOT), sklearn_crf.__file__
+    return module
+
+
+def measures(vectorizer_class, X_train, X_test):
+    """name → (callable, tokens) of the measures, for one vectorizer class."""
+    fitted = vectorizer_class().fit(X_train)
+    return {
+        "fit_encode": lambda: vectorizer_class().fit_encode(X_train),
+        "encode_train": lambda: fitted.encode(X_train),
+        "encode_test": lambda: fitted.encode(X_test),
+        "hashing": lambda: vectorizer_class(n_features=2**18).fit_encode(X_train),
+        "encode_one": lambda: [fitted.encode([x]) for x in X_test[:ONE]],
+    }
+
+
+def median(values):
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rev", default="main")
+    parser.add_argument("--repeats", type=int, default=None, help="default 5, 1 with --quick")
+    parser.add_argument("--n-train", type=int, default=None,
+                        help="first N sentences of esp.train (default all, 300 with --quick)")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    repeats = args.repeats or (1 if args.quick else 5)
+    n_train = args.n_train or (300 if args.quick else None)
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", args.rev], check=True,
+                            capture_output=True, text=True).stdout.strip()
+
+    from sklearn_crf import SequenceFeaturizer, SequenceVectorizer
+    from sklearn_crf.datasets import load_conll2002
+
+    old = load_revision(args.rev).SequenceVectorizer
+    featurizer = SequenceFeaturizer()
+    X_train = featurizer.transform(load_conll2002("train", n_sentences=n_train).sentences)
+    X_test = featurizer.transform(load_conll2002("testb", n_sentences=n_train).sentences)
+    n_tokens = {"fit_encode": sum(map(len, X_train)), "encode_train": sum(map(len, X_train)),
+                "encode_test": sum(map(len, X_test)), "hashing": sum(map(len, X_train)),
+                "encode_one": sum(map(len, X_test[:ONE]))}
+    print(f"# bench_encode: working tree ({ROOT}) against {args.rev} = {commit}")
+    print(f"data: esp.train {len(X_train)} sentences, esp.testb {len(X_test)} sentences "
+          f"(SequenceFeaturizer() dicts); {repeats} repeats, the versions alternating; "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    versions = {"tree": measures(SequenceVectorizer, X_train, X_test),
+                "rev": measures(old, X_train, X_test)}
+    times = {key: {m: [] for m in versions[key]} for key in versions}
+    for m in versions["tree"]:  # bitwise the same corpus (and warms both up)
+        a, b = versions["tree"][m](), versions["rev"][m]()
+        if m == "encode_one":
+            a, b = a[-1], b[-1]
+        same = all(getattr(a, f).dtype == getattr(b, f).dtype
+                   and getattr(a, f).tobytes() == getattr(b, f).tobytes() for f in FIELDS)
+        print(f"  {m}: EncodedCorpus bitwise equal: {'yes' if same else 'NO'}")
+    for r in range(repeats):
+        order = ("tree", "rev") if r % 2 == 0 else ("rev", "tree")
+        for m in versions["tree"]:
+            for key in order:
+                gc.collect()
+                t0 = time.process_time()
+                versions[key][m]()
+                times[key][m].append(time.process_time() - t0)
+    print()
+    print(f"| µs of CPU per token (median) | working tree | {args.rev} | ratio |")
+    print("|---|---:|---:|---:|")
+    for m in versions["tree"]:
+        a = median(times["tree"][m]) / n_tokens[m] * 1e6
+        b = median(times["rev"][m]) / n_tokens[m] * 1e6
+        print(f"| {m} | {a:.3f} | {b:.3f} | {a / b:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
