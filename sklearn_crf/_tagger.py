@@ -1495,7 +1495,7 @@ def _attribute_map(old, new):
         vocab = new.vocabulary_
         return np.array([vocab.get(name, -1) for name in old.feature_names_], dtype=np.int64)
     if old.n_features == new.n_features:  # the same hash slots
-        ids = new._slot_ids
+        ids = new.slot_ids_
         return np.array([ids.get(slot, -1) for slot in old.hash_slots_.tolist()],
                         dtype=np.int64)
     return np.full(old.n_attributes_, -1, dtype=np.int64)
