@@ -114,13 +114,13 @@ def load_conll2002(
     ``O``, ``B-PER``, ``I-PER``, ``B-LOC``, ``I-LOC``, ``B-ORG``, ``I-ORG``,
     ``B-MISC`` and ``I-MISC``.
 
-    =================   ==========   =========
+    ==================  ==========   =========
     subset              sentences    tokens
-    =================   ==========   =========
+    ==================  ==========   =========
     ``"train"``         8,323        264,715
     ``"testa"`` (dev)   1,915        52,923
     ``"testb"`` (test)  1,517        51,533
-    =================   ==========   =========
+    ==================  ==========   =========
 
     The Spanish texts come from the EFE news agency and were released for
     research as part of the CoNLL-2002 shared task (Tjong Kim Sang, 2002);
