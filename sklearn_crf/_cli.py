@@ -3,8 +3,15 @@
 A thin layer over the public API: CoNLL files through :func:`read_conll` and
 :func:`write_conll`, features through :class:`SequenceFeaturizer` or
 :class:`TemplateFeaturizer`, models through ``save_model``/``load_model``
-(whose metadata records how the features were made, so ``tag`` featurizes
-as ``train`` did) and ``load_crfsuite``/``save_crfsuite``.
+(``train`` saves the featurizer and the tagger as one Pipeline, so ``tag``
+featurizes as ``train`` did) and ``load_crfsuite``/``save_crfsuite``.
+
+The command line holds no default of its own: a training or featurizer
+option that is not given is not passed, so the estimator's default applies,
+and ``--help`` shows the estimator's defaults. Every command checks what it
+can before working (its output files can be written, a model is given where
+one is needed, the input's columns fit the model), and reports a problem as
+one line, ``sklearn-crf: error: FILE[, line N]: ...``.
 """
 
 import argparse
@@ -19,13 +26,28 @@ from typing import NamedTuple
 
 from ._conll import read_conll, write_conll
 from ._constraints import SCHEMES
+from ._crfsuite import MAGIC as CRFSUITE_MAGIC
 from ._version import __version__
 
 PROG = "sklearn-crf"
 #: key of the command line's settings in a model file's metadata
 METADATA_KEY = "sklearn_crf_cli"
-METADATA_VERSION = 1
-CRFSUITE_MAGIC = b"lCRF"
+#: version 1: a CRFTagger with the featurizer's settings in the metadata;
+#: version 2: a Pipeline (featurizer + tagger), the metadata says how the
+#: training files were read
+METADATA_VERSION = 2
+
+#: the training options and the CRFTagger parameters they set
+TRAINING_OPTIONS = {
+    "c1": "c1", "c2": "c2", "max_iter": "max_iter", "tol": "tol", "min_freq": "min_freq",
+    "all_possible_states": "all_possible_states",
+    "all_possible_transitions": "all_possible_transitions", "n_jobs": "n_jobs",
+}
+#: the featurizer options and the SequenceFeaturizer parameters they set
+FEATURIZER_OPTIONS = (
+    "window", "lower", "identity", "prefixes", "suffixes", "shape", "flags",
+    "neighbor_features", "bos_eos", "bias",
+)
 
 logger = logging.getLogger("sklearn_crf")
 
@@ -34,11 +56,59 @@ class CommandError(Exception):
     """A problem reported as one line on stderr, with a non-zero exit status."""
 
 
+class UsageError(CommandError):
+    """A problem with the arguments (exit status 2), found after parsing."""
+
+
 class _ArgumentParser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors become :class:`CommandError`."""
+    """An ArgumentParser whose usage errors become :class:`UsageError`."""
 
     def error(self, message):
-        raise CommandError(f"{message} (see '{self.prog} --help')")
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# ---------------------------------------------------------------------------
+# Checks before work
+# ---------------------------------------------------------------------------
+
+
+def _check_output(path, option):
+    """Fail now, in one line, if ``path`` (an output file) cannot be written.
+
+    ``-`` and None (stdout) always can. A directory, a missing folder or a
+    folder or file without write permission is a :class:`CommandError`
+    naming the path and the option that gave it.
+    """
+    if path is None or path == "-":
+        return
+    if os.path.isdir(path):
+        raise CommandError(f"{path}: is a directory; {option} takes a file name.")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CommandError(f"{path}: no such folder {folder!r} ({option}).")
+    if os.path.exists(path):
+        if not os.access(path, os.W_OK):
+            raise CommandError(f"{path}: cannot write the file (permission denied; {option}).")
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        raise CommandError(f"{path}: cannot write in {folder!r} (permission denied; {option}).")
+
+
+def _check_input(path):
+    """Fail now if the input file ``path`` does not exist (``-`` is stdin)."""
+    if path != "-" and not os.path.exists(path):
+        raise CommandError(f"{path}: no such file.")
+
+
+def _is_crfsuite_file(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == CRFSUITE_MAGIC
+    except FileNotFoundError:
+        raise CommandError(f"{path}: no such file.") from None
+    except IsADirectoryError:
+        raise CommandError(f"{path}: is a directory, not a model file.") from None
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot read ({exc.strerror}).") from None
 
 
 # ---------------------------------------------------------------------------
@@ -63,7 +133,8 @@ def _read_training_files(paths, label_column, sep):
             raise CommandError(f"{name}: no sentences.")
         if n_columns is not None and data.n_columns != n_columns:
             raise CommandError(
-                f"{name}: {data.n_columns} columns, but {paths[0]} has {n_columns}."
+                f"{name}, line {data.lines[0]}: {data.n_columns} columns, but "
+                f"{paths[0]} has {n_columns}."
             )
         n_columns = data.n_columns
         sentences += data.sentences
@@ -75,61 +146,90 @@ def _read_training_files(paths, label_column, sep):
     return sentences, tags, n_columns
 
 
+def _split_columns(args):
+    """Column names of ``--columns``, and the training files it swallowed.
+
+    ``--columns`` takes comma-separated names (``--columns pos,chunk``) or,
+    as before, names separated by spaces; trailing values that name existing
+    files are the training files given after it (``--columns pos
+    train.conll``), not columns.
+    """
+    if args.columns is None:
+        return None
+    if isinstance(args.columns, str):
+        args.columns = [args.columns]
+    k = len(args.columns)
+    while k > 0 and "," not in args.columns[k - 1] and os.path.isfile(args.columns[k - 1]):
+        k -= 1
+    if k < len(args.columns):
+        if not hasattr(args, "files"):
+            raise UsageError(f"--columns: {args.columns[k]!r} is a file, not a column name.")
+        args.files = list(args.files) + list(args.columns[k:])
+    values = [name for value in args.columns[:k] for name in value.split(",")]
+    if not values:
+        raise UsageError("--columns names no column (e.g. --columns pos,chunk).")
+    if "" in values:
+        raise UsageError(f"--columns {','.join(values)!r} has an empty name.")
+    return values
+
+
 def _featurizer_settings(args, n_token_columns):
-    """The JSON-serializable description of the featurizer ``train`` uses."""
+    """The featurizer of ``train`` (or ``convert --with-featurizer``), from the
+    options given (no default of its own); ``n_token_columns``, when known,
+    is checked against ``--columns``."""
+    from ._featurizer import SequenceFeaturizer
+    from ._templates import TemplateFeaturizer
+
+    given = {name: getattr(args, name) for name in FEATURIZER_OPTIONS if hasattr(args, name)}
     if args.template is not None:
         if args.columns is not None:
             raise CommandError(
                 "--columns names columns for the built-in featurizer; with --template, "
                 "the templates read the columns (%x[row,column])."
             )
+        if given:
+            raise CommandError(
+                f"--{sorted(given)[0].replace('_', '-')} is an option of the built-in "
+                "featurizer, which --template replaces."
+            )
         try:
             with open(args.template, encoding="utf-8") as f:
                 lines = f.read().split("\n")
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"{args.template}: cannot read the template file ({exc}).")
-        from ._templates import TemplateFeaturizer
-
+        featurizer = TemplateFeaturizer(templates=lines)
         try:
-            TemplateFeaturizer(templates=lines).fit([])
+            featurizer.fit([])
         except ValueError as exc:
             raise CommandError(f"{args.template}: {exc}") from None
-        return {"kind": "templates", "templates": lines}
-    columns = None
+        return featurizer
     if args.columns is not None:
-        if len(args.columns) != n_token_columns - 1:
+        if n_token_columns is not None and len(args.columns) != n_token_columns - 1:
             raise CommandError(
                 f"--columns names {len(args.columns)} column(s), but the training "
                 f"data has {n_token_columns - 1} column(s) between the token and "
                 "the label."
             )
-        columns = [None if name == "-" else name for name in args.columns]
-    elif n_token_columns > 1:
+        given["columns"] = tuple(None if name == "-" else name for name in args.columns)
+    elif n_token_columns is not None and n_token_columns > 1:
         logger.info(
             "ignoring %d column(s) between the token and the label "
             "(name them with --columns to use them as features)",
             n_token_columns - 1,
         )
-    params = {
-        "window": args.window,
-        "lower": args.lower,
-        "identity": args.identity,
-        "prefixes": args.prefixes,
-        "suffixes": args.suffixes,
-        "shape": args.shape,
-        "flags": args.flags,
-        "neighbor_features": (
-            "all" if args.neighbor_features == ["all"] else args.neighbor_features
-        ),
-        "columns": columns,
-        "bos_eos": args.bos_eos,
-        "bias": args.bias,
-    }
-    return {"kind": "sequence", "params": params}
+    for name in ("prefixes", "suffixes", "neighbor_features"):
+        if isinstance(given.get(name), list):
+            given[name] = "all" if given[name] == ["all"] else tuple(given[name])
+    featurizer = SequenceFeaturizer(**given)
+    try:
+        featurizer.fit([])
+    except ValueError as exc:
+        raise CommandError(f"invalid featurizer options: {str(exc).splitlines()[0]}") from None
+    return featurizer
 
 
 def _make_featurizer(settings):
-    """The featurizer described by :func:`_featurizer_settings`."""
+    """The featurizer described by the settings of a version-1 model file."""
     from ._featurizer import SequenceFeaturizer
     from ._templates import TemplateFeaturizer
 
@@ -158,20 +258,18 @@ _MAX_WINDOW = 64
 _MAX_LIST = 1000
 
 
-def _cli_metadata(metadata, model_path):
-    """The command line's settings in a model's metadata, checked.
+def _cli_metadata(metadata, model_path, *, featurizer):
+    """The command line's settings in a model's metadata, checked (None if absent).
 
     A model file is untrusted input: the settings must have the types and
     sizes ``train`` writes, so that a crafted file cannot make ``tag`` fail
-    with a traceback or build an unbounded featurizer.
+    with a traceback or build an unbounded featurizer. ``featurizer``: the
+    settings must describe it (a version-1 file, a CRFTagger), or not (a
+    version-2 file, a Pipeline that holds it).
     """
     settings = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
-    if not isinstance(settings, dict) or "featurizer" not in settings:
-        raise CommandError(
-            f"{model_path}: the model has no featurizer settings (it was not trained "
-            f"by '{PROG} train'; a model converted from CRFsuite can be used from "
-            "Python with your own features)."
-        )
+    if settings is None:
+        return None
 
     def bad(what):
         return CommandError(f"{model_path}: invalid featurizer settings in the model file ({what}).")
@@ -179,6 +277,10 @@ def _cli_metadata(metadata, model_path):
     def is_int(value):
         return isinstance(value, int) and not isinstance(value, bool)
 
+    if not isinstance(settings, dict):
+        raise bad(f"{METADATA_KEY} is a {type(settings).__name__}")
+    if featurizer and "featurizer" not in settings:
+        return None
     n_token_columns = settings.get("n_token_columns")
     if not is_int(n_token_columns) or not 1 <= n_token_columns <= _MAX_LIST:
         raise bad(f"n_token_columns={n_token_columns!r}")
@@ -190,6 +292,8 @@ def _cli_metadata(metadata, model_path):
     sep = settings.get("sep")
     if sep is not None and (not isinstance(sep, str) or not sep or "\n" in sep or "\r" in sep):
         raise bad(f"sep={sep!r}")
+    if not featurizer:
+        return settings
     featurizer = settings["featurizer"]
     kind = featurizer.get("kind") if isinstance(featurizer, dict) else None
     if kind == "templates":
@@ -218,8 +322,16 @@ def _cli_metadata(metadata, model_path):
 
 
 def _load(model_path):
+    """(model, metadata) of a model file; a CRFsuite file says to convert it."""
     from ._persistence import load_model
 
+    if not os.path.exists(model_path):
+        raise CommandError(f"{model_path}: no such model file.")
+    if _is_crfsuite_file(model_path):
+        raise CommandError(
+            f"{model_path}: a CRFsuite model file, not a {PROG} model file; convert it "
+            f"first: '{PROG} convert {model_path} MODEL' (see '{PROG} convert --help')."
+        )
     try:
         return load_model(model_path, return_metadata=True)
     except FileNotFoundError:
@@ -230,116 +342,159 @@ def _load(model_path):
         raise CommandError(_named(model_path, exc)) from None
 
 
+def _tagger_of(model):
+    """The CRFTagger of a loaded model: itself, or a Pipeline's last step."""
+    from sklearn.pipeline import Pipeline
+
+    return model.steps[-1][1] if isinstance(model, Pipeline) else model
+
+
 def _named(path, exc):
     """An exception's first line, prefixed with the file's name unless it has it."""
     message = (str(exc).splitlines() or [type(exc).__name__])[0]
     return message if str(path) in message else f"{path}: {message}"
 
 
-def _tokens_for_features(sentences, settings, n_columns, name):
-    """The token columns the model was trained on, from a file's full columns.
+class _Model(NamedTuple):
+    """A model file as ``tag`` and ``eval`` use it.
 
-    ``n_columns`` is the file's number of columns: the model's token columns,
-    optionally plus a label column (at the training label column's position),
-    which is dropped.
+    Attributes
+    ----------
+    crf : CRFTagger
+        The tagger.
+    featurizer : object
+        Its ``transform`` turns the token columns of sentences into the
+        tagger's input: the Pipeline's steps before the tagger, or the
+        featurizer of a version-1 file.
+    n_token_columns : int or None
+        How many columns of the input are token columns (the features'
+        input); None when the model does not say (a Pipeline saved from
+        Python whose featurizer reads any number of columns): every column
+        but a label column is given to the featurizer.
+    label_column : int
+        Where a gold label column is, when the input has one.
+    sep : str or None
+        The column separator the training files were read with.
     """
-    n_token_columns = settings["n_token_columns"]
-    if n_columns == n_token_columns:
+
+    crf: object
+    featurizer: object
+    n_token_columns: object
+    label_column: int
+    sep: object
+
+
+def _model_for_tagging(model_path):
+    """The :class:`_Model` of a model file, or a CommandError saying why not."""
+    from sklearn.pipeline import Pipeline
+
+    model, metadata = _load(model_path)
+    if isinstance(model, Pipeline):
+        crf = model.steps[-1][1]
+        featurizers = [s for _, s in model.steps[:-1] if not (s is None or s == "passthrough")]
+        settings = _cli_metadata(metadata, model_path, featurizer=False)
+        featurizer = model[:-1] if featurizers else None
+    else:
+        crf = model
+        settings = _cli_metadata(metadata, model_path, featurizer=True)
+        featurizer = None
+        if settings is not None:
+            try:
+                featurizer = _make_featurizer(settings["featurizer"])
+            except (ValueError, TypeError, CommandError) as exc:
+                raise CommandError(_named(model_path, exc)) from None
+    if featurizer is None:
+        raise CommandError(
+            f"{model_path}: the model has no featurizer settings: it is a CRFTagger "
+            f"alone (saved from Python, or converted from CRFsuite), which tags "
+            f"feature dicts, not the tokens of a file; save a Pipeline of a "
+            f"featurizer and the tagger with save_model to use it with '{PROG} tag', "
+            f"or use it from Python with your own features."
+        )
+    if settings is not None:
+        return _Model(crf, featurizer, settings["n_token_columns"],
+                      settings["label_column"], settings["sep"])
+    from ._featurizer import SequenceFeaturizer
+
+    first = featurizers[0]
+    n_token_columns = None
+    if isinstance(first, SequenceFeaturizer) and first.columns is not None:
+        n_token_columns = 1 + len(first.columns)
+    return _Model(crf, featurizer, n_token_columns, -1, None)
+
+
+def _tokens_for_features(data, model, name, *, need_gold=False):
+    """The token columns the model reads, and the gold labels (or None).
+
+    ``data`` is :func:`read_conll`'s result with every column kept: the
+    model's token columns, optionally plus a label column (at the training
+    label column's position), which is dropped from the features.
+    """
+    sentences, n_columns = data.sentences, data.n_columns
+    line = data.lines[0] if len(data.lines) else 1
+    n_token_columns = model.n_token_columns
+    if n_token_columns is None:  # the featurizer reads any number of columns
+        if need_gold and n_columns < 2:
+            raise CommandError(
+                f"{name}, line {line}: no gold label column (1 column, the token only)."
+            )
+        n_token_columns = n_columns - 1 if need_gold else n_columns
+    if n_columns == n_token_columns and not need_gold:
         return sentences, None
-    if n_columns == n_token_columns + 1:
-        index = settings["label_column"] % n_columns
+    if n_columns == n_token_columns + 1 and n_token_columns >= 1:
+        index = model.label_column % n_columns
         features = [[t[:index] + t[index + 1 :] for t in s] for s in sentences]
         labels = [[t[index] for t in s] for s in sentences]
         return features, labels
+    if need_gold and n_columns == n_token_columns:
+        raise CommandError(
+            f"{name}, line {line}: no gold label column ({n_columns} column(s), "
+            "the model's token columns only)."
+        )
     raise CommandError(
-        f"{name}: {n_columns} columns, but the model was trained on "
+        f"{name}, line {line}: {n_columns} columns, but the model was trained on "
         f"{n_token_columns} token column(s) (plus a label column)."
     )
 
 
-# ---------------------------------------------------------------------------
-# Subcommands
-# ---------------------------------------------------------------------------
-
-
-def _cmd_train(args):
-    from ._persistence import save_model
-    from ._tagger import CRFTagger
-
-    sentences, tags, n_columns = _read_training_files(args.files, args.label_column, args.sep)
-    settings = _featurizer_settings(args, n_columns - 1)
-    featurizer = _make_featurizer(settings)
-    start = time.perf_counter()
-    X = featurizer.transform(sentences)
-    logger.info("featurized %d sentences in %.1f s", len(X), time.perf_counter() - start)
-    crf = CRFTagger(
-        c1=args.c1,
-        c2=args.c2,
-        max_iter=args.max_iter,
-        tol=args.tol,
-        min_freq=args.min_freq,
-        all_possible_states=args.all_possible_states,
-        all_possible_transitions=args.all_possible_transitions,
-        n_jobs=args.n_jobs,
-        verbose=0 if args.quiet else 1,
-    )
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        crf.fit(X, tags)
-    for warning in caught:
-        logger.warning("%s", str(warning.message).splitlines()[0])
-    logger.info(
-        "trained in %.1f s: %d iterations, loss %.4f, %d labels, %d parameters",
-        time.perf_counter() - start, crf.n_iter_, crf.loss_, len(crf.classes_),
-        crf.coef_.shape[0],
-    )
-    metadata = {
-        METADATA_KEY: {
-            "version": METADATA_VERSION,
-            "featurizer": settings,
-            "n_token_columns": n_columns - 1,
-            "label_column": args.label_column,
-            "sep": args.sep,
-            "sklearn_crf_version": __version__,
-        }
-    }
-    save_model(crf, args.model, metadata=metadata)
-    logger.info("saved the model to %s", args.model)
-    return 0
-
-
-def _predict(model_path, path, sep, allowed_column=None):
-    """Model, file data, gold labels (or None) and predictions for a CoNLL file."""
-    crf, metadata = _load(model_path)
-    settings = _cli_metadata(metadata, model_path)
-    try:
-        featurizer = _make_featurizer(settings["featurizer"])
-    except (ValueError, TypeError, CommandError) as exc:
-        raise CommandError(_named(model_path, exc)) from None
-    sep = sep if sep is not None else settings["sep"]
-    data, name = _read(path, label_column=None, sep=sep)
-    sentences, n_columns, allowed = data.sentences, data.n_columns, None
-    if allowed_column is not None and sentences:
-        if not -n_columns < allowed_column < n_columns or allowed_column % n_columns == 0:
-            raise CommandError(
-                f"{name}: --allowed-column {allowed_column} does not name a column after "
-                f"the token of {n_columns} columns."
-            )
-        j = allowed_column % n_columns
-        allowed = [[_allowed_labels(t[j]) for t in s] for s in sentences]
-        sentences = [[t[:j] + t[j + 1 :] for t in s] for s in sentences]
-        n_columns -= 1
-    tokens, gold = _tokens_for_features(sentences, settings, n_columns, name)
-    X = featurizer.transform(tokens) if sentences else []
-    return _Prediction(crf, data, gold, X, sep, allowed)
-
-
 def _allowed_labels(cell):
-    """A cell of the --allowed-column: ``*`` any label, ``A`` forced, ``A|B`` a set."""
+    """A cell of the --allowed-column: ``*`` any, ``A`` forced, ``A|B`` a set."""
     if cell == "*":
         return None
     return cell if "|" not in cell else set(cell.split("|"))
+
+
+def _read_allowed(data, column, classes, name):
+    """The ``allowed`` argument from ``--allowed-column``, checked against the labels.
+
+    Returns the sentences without that column, and ``allowed``; an unknown
+    label is a CommandError naming the file and line.
+    """
+    n_columns = data.n_columns
+    if not -n_columns < column < n_columns or column % n_columns == 0:
+        raise CommandError(
+            f"{name}: --allowed-column {column} does not name a column after "
+            f"the token of {n_columns} columns."
+        )
+    j = column % n_columns
+    known = set(classes)
+    allowed = []
+    for s, sentence in enumerate(data.sentences):
+        row = []
+        for t, token in enumerate(sentence):
+            cell = _allowed_labels(token[j])
+            labels = () if cell is None else [cell] if isinstance(cell, str) else sorted(cell)
+            for label in labels:
+                if label not in known:
+                    raise CommandError(
+                        f"{name}, line {data.lines[s] + t}: --allowed-column: the label "
+                        f"{label!r} (in {token[j]!r}) is not one of the model's labels "
+                        f"{sorted(known)}."
+                    )
+            row.append(cell)
+        allowed.append(row)
+    sentences = [[t[:j] + t[j + 1 :] for t in s] for s in data.sentences]
+    return sentences, allowed
 
 
 class _Prediction(NamedTuple):
@@ -348,7 +503,7 @@ class _Prediction(NamedTuple):
     Attributes
     ----------
     crf : CRFTagger
-        The loaded model.
+        The loaded tagger.
     data : Bunch
         :func:`read_conll`'s result for the input, every column kept.
     gold : list of list of str or None
@@ -369,9 +524,111 @@ class _Prediction(NamedTuple):
     allowed: object = None
 
 
+def _predict(model_path, path, sep, allowed_column=None, *, need_gold=False):
+    """Model, file data, gold labels (or None) and features for a CoNLL file."""
+    model = _model_for_tagging(model_path)
+    sep = sep if sep is not None else model.sep
+    data, name = _read(path, label_column=None, sep=sep)
+    allowed = None
+    view = data
+    if allowed_column is not None and data.sentences:
+        sentences, allowed = _read_allowed(data, allowed_column, model.crf.classes_.tolist(), name)
+        view = type(data)(**{**data, "sentences": sentences, "n_columns": data.n_columns - 1})
+    tokens, gold = _tokens_for_features(view, model, name, need_gold=need_gold) if (
+        data.sentences) else ([], None)
+    try:
+        X = model.featurizer.transform(tokens) if tokens else []
+    except (ValueError, TypeError) as exc:
+        raise CommandError(_named(name, exc)) from None
+    return _Prediction(model.crf, data, gold, X, sep, allowed)
+
+
+# ---------------------------------------------------------------------------
+# Subcommands
+# ---------------------------------------------------------------------------
+
+
+def _training_params(args):
+    """The CRFTagger parameters given on the command line (and only those)."""
+    params = {param: getattr(args, option) for option, param in TRAINING_OPTIONS.items()
+              if hasattr(args, option)}
+    params["verbose"] = 0 if args.quiet else 1
+    return params
+
+
+def _cmd_train(args):
+    from sklearn.pipeline import make_pipeline
+
+    from ._persistence import save_model
+    from ._tagger import CRFTagger
+
+    columns = _split_columns(args)
+    args.columns = columns
+    if not args.files:
+        raise UsageError(
+            f"the following arguments are required: FILE (see '{PROG} train --help')"
+        )
+    _check_output(args.model, "-m/--model")
+    for path in args.files:
+        _check_input(path)
+    crf = CRFTagger(**_training_params(args))
+    sentences, tags, n_columns = _read_training_files(args.files, args.label_column, args.sep)
+    featurizer = _featurizer_settings(args, n_columns - 1)
+    start = time.perf_counter()
+    X = featurizer.transform(sentences)
+    logger.info("featurized %d sentences in %.1f s", len(X), time.perf_counter() - start)
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        crf.fit(X, tags)
+    for warning in caught:
+        logger.warning("%s", str(warning.message).splitlines()[0])
+    logger.info(
+        "trained in %.1f s: %d iterations, loss %.4f, %d labels, %d parameters",
+        time.perf_counter() - start, crf.n_iter_, crf.loss_, len(crf.classes_),
+        crf.coef_.shape[0],
+    )
+    metadata = {
+        METADATA_KEY: {
+            "version": METADATA_VERSION,
+            "n_token_columns": n_columns - 1,
+            "label_column": args.label_column,
+            "sep": args.sep,
+            "sklearn_crf_version": __version__,
+        }
+    }
+    save_model(make_pipeline(featurizer, crf), args.model, metadata=metadata)
+    logger.info("saved the model to %s", args.model)
+    return 0
+
+
+def _write_tagged(out, data, extra, sep, fill):
+    """``data``'s sentences with the ``extra`` columns of each token, and its
+    ``-DOCSTART-`` lines where they were (each given ``fill`` columns when it
+    has as many columns as a token line)."""
+    starts = {}
+    for docstart in data.docstarts:
+        starts.setdefault(docstart.sentence, []).append(docstart.fields)
+    joiner = " " if sep is None else sep
+
+    def docstart_lines(s):
+        for fields in starts.get(s, ()):
+            fields = list(fields)
+            if len(fields) == data.n_columns:
+                fields += fill
+            out.write(joiner.join(fields) + "\n\n")
+
+    for s, (sentence, rows) in enumerate(zip(data.sentences, extra)):
+        docstart_lines(s)
+        write_conll(out, [[token + tuple(row) for token, row in zip(sentence, rows)]], sep=sep)
+    docstart_lines(len(data.sentences))
+
+
 def _cmd_tag(args):
     if args.nbest is not None and args.marginals:
-        raise CommandError("--nbest and --marginals cannot be combined.")
+        raise UsageError("--nbest and --marginals cannot be combined.")
+    _check_output(args.output, "-o/--output")
+    _check_input(args.file)
     crf, data, _, X, sep, allowed = _predict(args.model, args.file, args.sep, args.allowed_column)
     if args.constraints is not None:
         crf.set_params(transition_constraints=args.constraints)
@@ -379,24 +636,18 @@ def _cmd_tag(args):
         return _write_nbest(args, crf, data, X, sep, allowed)
     predictions = crf.predict(X, allowed=allowed) if X else []
     extra = [[[label] for label in sentence] for sentence in predictions]
+    fill = ["O"]
     if args.marginals:
+        fill.append("-X-")
         marginals = crf.predict_marginals(X, allowed=allowed) if X else []
         for rows, sentence, probabilities in zip(extra, predictions, marginals):
             for row, label, p in zip(rows, sentence, probabilities):
                 row.append(f"{p[label]:.6f}")
-    sentences = [
-        [token + tuple(row) for token, row in zip(sentence, rows)]
-        for sentence, rows in zip(data.sentences, extra)
-    ]
-    documents = data.documents if len(data.documents) and data.documents.max() > 0 else None
-    out = _open_output(args.output)
-    try:
-        write_conll(out, sentences, documents=documents, sep=sep)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    buffer = io.StringIO()
+    _write_tagged(buffer, data, extra, sep, fill)
+    _write_output(args.output, buffer.getvalue())
     logger.info(
-        "tagged %d sentences, %d tokens", len(sentences), sum(map(len, sentences))
+        "tagged %d sentences, %d tokens", len(predictions), sum(map(len, predictions))
     )
     return 0
 
@@ -405,20 +656,33 @@ def _write_nbest(args, crf, data, X, sep, allowed):
     """CRF++'s n-best output: ``# rank probability`` then the tagged sentence, per path."""
     nbest = crf.predict_nbest(X, n=args.nbest, allowed=allowed) if X else []
     buffer = io.StringIO()
-    for sentence, paths in zip(data.sentences, nbest):
+    starts = {}
+    for docstart in data.docstarts:
+        starts.setdefault(docstart.sentence, []).append(docstart.fields)
+    joiner = " " if sep is None else sep
+    for s, (sentence, paths) in enumerate(zip(data.sentences, nbest)):
+        for fields in starts.get(s, ()):
+            buffer.write(joiner.join(fields) + "\n\n")
         for rank, (labels, probability) in enumerate(paths):
             buffer.write(f"# {rank} {probability:.6f}\n")
             write_conll(
                 buffer, [[token + (label,) for token, label in zip(sentence, labels)]], sep=sep
             )
-    out = _open_output(args.output)
+    for fields in starts.get(len(data.sentences), ()):
+        buffer.write(joiner.join(fields) + "\n\n")
+    _write_output(args.output, buffer.getvalue())
+    logger.info("tagged %d sentences (%d best paths each)", len(nbest), args.nbest)
+    return 0
+
+
+def _write_output(path, text):
+    """Write ``text`` to the file ``path``, or to stdout for None or ``-``."""
+    out = _open_output(path)
     try:
-        out.write(buffer.getvalue())
+        out.write(text)
     finally:
         if out is not sys.stdout:
             out.close()
-    logger.info("tagged %d sentences (%d best paths each)", len(nbest), args.nbest)
-    return 0
 
 
 def _open_output(path):
@@ -430,146 +694,42 @@ def _open_output(path):
         raise CommandError(f"{path}: cannot write ({exc.strerror}).") from None
 
 
-def conll_evaluation(y_true, y_pred):
-    """conlleval's counts and scores, computed with :mod:`sklearn_crf.metrics`.
-
-    Parameters
-    ----------
-    y_true, y_pred : list of list of str
-        Gold and predicted label sequences.
-
-    Returns
-    -------
-    report : dict
-        ``tokens``, ``phrases`` (gold entities), ``found`` (predicted
-        entities), ``correct``, ``accuracy`` (token accuracy), ``precision``,
-        ``recall``, ``f1`` (micro-averaged over entities, as fractions), and
-        ``types``: for each entity type its ``precision``, ``recall``, ``f1``,
-        ``found`` and ``support`` (gold entities).
-
-    Examples
-    --------
-    >>> from sklearn_crf._cli import conll_evaluation
-    >>> report = conll_evaluation([["B-PER", "I-PER", "O"]], [["B-PER", "O", "O"]])
-    >>> report["phrases"], report["found"], report["correct"], report["accuracy"]
-    (1, 1, 0, 0.6666666666666666)
-    """
-    from .metrics import (
-        entity_precision_recall_fscore_support,
-        flat_accuracy_score,
-        get_entities,
-    )
-
-    true_entities = [set(get_entities(s)) for s in y_true]
-    pred_entities = [set(get_entities(s)) for s in y_pred]
-    types = sorted({e[0] for s in true_entities + pred_entities for e in s})
-    found = {t: 0 for t in types}
-    for s in pred_entities:
-        for e in s:
-            found[e[0]] += 1
-    correct = sum(len(t & p) for t, p in zip(true_entities, pred_entities))
-    precision, recall, f1, _ = entity_precision_recall_fscore_support(
-        y_true, y_pred, average="micro", zero_division=0.0
-    )
-    report = {
-        "tokens": sum(map(len, y_true)),
-        "phrases": sum(map(len, true_entities)),
-        "found": sum(map(len, pred_entities)),
-        "correct": correct,
-        "accuracy": flat_accuracy_score(y_true, y_pred) if any(y_true) else 0.0,
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "types": {},
-    }
-    if types:
-        per_type = entity_precision_recall_fscore_support(
-            y_true, y_pred, average=None, zero_division=0.0
-        )
-        for k, t in enumerate(types):
-            report["types"][t] = {
-                "precision": float(per_type[0][k]),
-                "recall": float(per_type[1][k]),
-                "f1": float(per_type[2][k]),
-                "found": found[t],
-                "support": int(per_type[3][k]),
-            }
-    return report
-
-
-def format_conlleval(report):
-    """conlleval's text report of :func:`conll_evaluation`'s result.
-
-    Parameters
-    ----------
-    report : dict
-        A result of :func:`conll_evaluation`.
-
-    Returns
-    -------
-    text : str
-        conlleval's summary lines and one line per entity type (precision,
-        recall, FB1 and the number of predicted entities).
-
-    Examples
-    --------
-    >>> from sklearn_crf._cli import conll_evaluation, format_conlleval
-    >>> y_true = [["B-PER", "I-PER", "O", "B-LOC"]]
-    >>> y_pred = [["B-PER", "I-PER", "O", "O"]]
-    >>> print(format_conlleval(conll_evaluation(y_true, y_pred)), end="")
-    processed 4 tokens with 2 phrases; found: 1 phrases; correct: 1.
-    accuracy:  75.00%; precision: 100.00%; recall:  50.00%; FB1:  66.67
-                  LOC: precision:   0.00%; recall:   0.00%; FB1:   0.00  0
-                  PER: precision: 100.00%; recall: 100.00%; FB1: 100.00  1
-    """
-    lines = [
-        f"processed {report['tokens']} tokens with {report['phrases']} phrases; "
-        f"found: {report['found']} phrases; correct: {report['correct']}."
-    ]
-    if report["tokens"]:
-        lines.append(
-            f"accuracy: {100 * report['accuracy']:6.2f}%; "
-            f"precision: {100 * report['precision']:6.2f}%; "
-            f"recall: {100 * report['recall']:6.2f}%; "
-            f"FB1: {100 * report['f1']:6.2f}"
-        )
-    for t, scores in report["types"].items():
-        lines.append(
-            f"{t:>17}: precision: {100 * scores['precision']:6.2f}%; "
-            f"recall: {100 * scores['recall']:6.2f}%; "
-            f"FB1: {100 * scores['f1']:6.2f}  {scores['found']}"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def _cmd_eval(args):
+    if args.model is not None and args.tagged:
+        raise UsageError("give either -m/--model (tag FILE, then compare) or --tagged "
+                         "(FILE holds the predictions), not both.")
+    if args.model is None and not args.tagged:
+        raise UsageError(
+            "no model: give -m MODEL to tag FILE and compare with its labels, or "
+            "--tagged if FILE's last two columns are the gold and the predicted labels "
+            f"(as '{PROG} tag' writes them) (see '{PROG} eval --help')"
+        )
+    _check_input(args.file)
     if args.model is not None:
-        crf, data, gold, X, _, _ = _predict(args.model, args.file, args.sep)
-        if gold is None:
-            raise CommandError(
-                f"{args.file}: no gold label column ({data.n_columns} column(s), "
-                "the model's token columns only)."
-            )
+        crf, data, gold, X, _, _ = _predict(args.model, args.file, args.sep, need_gold=True)
         predicted = crf.predict(X) if X else []
     else:
         data, name = _read(args.file, label_column=None, sep=args.sep)
-        if data.sentences and data.n_columns < 2:
+        if data.sentences and data.n_columns < 3:
             raise CommandError(
-                f"{name}: {data.n_columns} column; without --model the last two "
-                "columns must be the gold and the predicted labels."
+                f"{name}, line {data.lines[0]}: {data.n_columns} column(s); with --tagged "
+                "the last two columns are the gold and the predicted labels, after the "
+                "token."
             )
         gold = [[t[-2] for t in s] for s in data.sentences]
         predicted = [[t[-1] for t in s] for s in data.sentences]
-    report = conll_evaluation(gold, predicted)
+    from .metrics import conlleval_report
+
+    report = conlleval_report(gold or [], predicted, output_dict=args.format == "json")
     if args.format == "json":
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
-    else:
-        sys.stdout.write(format_conlleval(report))
+        report = json.dumps(report, indent=2) + "\n"
+    sys.stdout.write(report)
     return 0
 
 
 def _cmd_dump(args):
-    crf, _ = _load(args.model)
+    model, _ = _load(args.model)
+    crf = _tagger_of(model)
     if getattr(crf, "hashing", None) is not None:
         raise CommandError(
             f"{args.model}: the model hashes its attributes (hashing="
@@ -618,41 +778,65 @@ def _cmd_dump(args):
     return 0
 
 
-def _is_crfsuite_file(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == CRFSUITE_MAGIC
-    except FileNotFoundError:
-        raise CommandError(f"{path}: no such file.") from None
-    except OSError as exc:
-        raise CommandError(f"{path}: cannot read ({exc.strerror}).") from None
-
-
 def _cmd_convert(args):
+    from sklearn.pipeline import make_pipeline
+
     from ._crfsuite import load_crfsuite, save_crfsuite
     from ._persistence import load_model, save_model
 
+    args.columns = _split_columns(args)
+    featurizer_options = [name for name in FEATURIZER_OPTIONS if hasattr(args, name)]
+    featurizer_options += [name for name in ("columns", "template")
+                           if getattr(args, name) is not None]
+    with_featurizer = args.with_featurizer or bool(featurizer_options)
+    _check_output(args.output, "OUTPUT")
     source = args.source_format
     if source == "auto":
         source = "crfsuite" if _is_crfsuite_file(args.input) else "model"
+    if with_featurizer and source != "crfsuite":
+        option = f"--{featurizer_options[0].replace('_', '-')}" if featurizer_options else (
+            "--with-featurizer")
+        raise UsageError(f"{option} bundles a featurizer with a model converted from "
+                         "CRFsuite; a CRFsuite file written from INPUT holds no featurizer.")
+    featurizer = _featurizer_settings(args, None) if with_featurizer else None
     try:
-        crf = load_crfsuite(args.input) if source == "crfsuite" else load_model(args.input)
+        model = load_crfsuite(args.input) if source == "crfsuite" else load_model(args.input)
     except FileNotFoundError:
         raise CommandError(f"{args.input}: no such file.") from None
     except (ValueError, TypeError, OSError) as exc:
         raise CommandError(_named(args.input, exc)) from None
-    if source == "crfsuite":
-        save_model(crf, args.output)
-        logger.info("converted the CRFsuite model %s to %s", args.input, args.output)
+    if source == "crfsuite" and featurizer is not None:
+        save_model(make_pipeline(featurizer, model), args.output)
+        logger.info(
+            "converted the CRFsuite model %s to %s: a Pipeline of the featurizer given "
+            "and the tagger, for '%s tag' and load_model() (its features must be those "
+            "the CRFsuite model was trained on)", args.input, args.output, PROG,
+        )
+    elif source == "crfsuite":
+        save_model(model, args.output)
+        logger.info(
+            "converted the CRFsuite model %s to %s: a CRFTagger without a featurizer, "
+            "for load_model() in Python on your own feature dicts (not for '%s tag': "
+            "give --with-featurizer and the featurizer options that made its features)",
+            args.input, args.output, PROG,
+        )
     else:
+        crf = _tagger_of(model)
         save_crfsuite(crf, args.output)
-        logger.info("converted %s to the CRFsuite model %s", args.input, args.output)
+        dropped = " (the tagger only: a CRFsuite file holds no featurizer)" if (
+            crf is not model) else ""
+        logger.info(
+            "converted %s to the CRFsuite model %s%s, for python-crfsuite's Tagger, "
+            "sklearn_crfsuite.CRF(model_filename=...) and 'crfsuite tag'",
+            args.input, args.output, dropped,
+        )
     return 0
 
 
 def _cmd_data(args):
     from .datasets import load_conll2002
 
+    _check_output(args.output, "-o/--output")
     data = load_conll2002(args.subset, n_sentences=args.n_sentences)
     out = _open_output(args.output)
     try:
@@ -676,6 +860,16 @@ def _positive_int(text):
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
     return value
 
 
@@ -716,6 +910,93 @@ def _n_jobs(text):
     return value
 
 
+def _shown(value):
+    """A default as the help shows it: ``1.0``, ``2 3``, ``none``, ``on``/``off``."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value is None:
+        return "none"
+    if isinstance(value, (tuple, list)):
+        return " ".join(map(str, value)) if value else "none"
+    return str(value)
+
+
+def _add_featurizer_options(parser, *, columns_nargs="+"):
+    """The built-in featurizer's options: SequenceFeaturizer's parameters,
+    not set unless given (so the defaults are the estimator's, shown).
+    ``columns_nargs=None``: ``--columns`` takes one value (comma-separated),
+    for a command whose positional arguments come after it."""
+    from ._featurizer import SequenceFeaturizer
+
+    default = SequenceFeaturizer().get_params()
+    S = argparse.SUPPRESS
+    feats = parser.add_argument_group(
+        "features (built-in featurizer, SequenceFeaturizer; defaults are its own)")
+    feats.add_argument(
+        "--columns", nargs=columns_nargs, metavar="NAMES", default=None,
+        help="names of the columns between the token and the label, used as features, "
+             "comma-separated (e.g. --columns pos,chunk); '-' ignores a column "
+             f"(default: {_shown(default['columns'])}, the other columns are ignored)")
+    feats.add_argument("--window", type=_non_negative_int, default=S,
+                       help="neighbours on each side whose features are added "
+                            f"(default: {default['window']})")
+    feats.add_argument("--no-lower", dest="lower", action="store_false", default=S,
+                       help=f"no lower-cased word feature (default: {_shown(default['lower'])})")
+    feats.add_argument("--identity", action="store_true", default=S,
+                       help=f"add the word itself (default: {_shown(default['identity'])})")
+    feats.add_argument("--prefixes", type=_positive_int, nargs="*", metavar="K", default=S,
+                       help=f"prefix lengths (default: {_shown(default['prefixes'])})")
+    feats.add_argument("--suffixes", type=_positive_int, nargs="*", metavar="K", default=S,
+                       help=f"suffix lengths (default: {_shown(default['suffixes'])})")
+    feats.add_argument("--shape", action="store_true", default=S,
+                       help=f"add word shapes (default: {_shown(default['shape'])})")
+    feats.add_argument("--no-flags", dest="flags", action="store_false", default=S,
+                       help="no isupper/istitle/isdigit features "
+                            f"(default: {_shown(default['flags'])})")
+    feats.add_argument("--neighbor-features", nargs="*", metavar="NAME", default=S,
+                       help="token features also given for the neighbours, or 'all' "
+                            f"(default: {_shown(default['neighbor_features'])})")
+    feats.add_argument("--no-bos-eos", dest="bos_eos", action="store_false", default=S,
+                       help=f"no BOS/EOS features (default: {_shown(default['bos_eos'])})")
+    feats.add_argument("--no-bias", dest="bias", action="store_false", default=S,
+                       help=f"no bias feature (default: {_shown(default['bias'])})")
+    feats.add_argument("--template", metavar="FILE",
+                       help="a CRF++ template file (U lines; a plain B line is accepted); "
+                            "replaces the built-in featurizer and its options")
+
+
+def _add_training_options(parser):
+    """CRFTagger's training parameters, not set unless given (defaults: its own, shown)."""
+    from ._tagger import CRFTagger
+
+    default = CRFTagger().get_params()
+    S = argparse.SUPPRESS
+    hyper = parser.add_argument_group("training (CRFTagger; defaults are its own)")
+    hyper.add_argument("--c1", type=_non_negative_float, default=S,
+                       help=f"L1 coefficient (default: {default['c1']})")
+    hyper.add_argument("--c2", type=_non_negative_float, default=S,
+                       help=f"L2 coefficient (default: {default['c2']})")
+    hyper.add_argument("--max-iter", type=_positive_int, default=S,
+                       help="maximum number of iterations (default: "
+                            f"{_shown(default['max_iter'])}: the solver's own limit, see "
+                            "CRFTagger's max_iter)")
+    hyper.add_argument("--tol", type=_non_negative_float, default=S,
+                       help="relative loss decrease that stops the solver "
+                            f"(default: {default['tol']}; see CRFTagger's tol)")
+    hyper.add_argument("--min-freq", type=_non_negative_float, default=S,
+                       help=f"drop attributes seen fewer times (default: {default['min_freq']})")
+    hyper.add_argument("--all-possible-states", action="store_true", default=S,
+                       help="a weight for every (attribute, label) pair "
+                            f"(default: {_shown(default['all_possible_states'])})")
+    hyper.add_argument("--all-possible-transitions", action="store_true", default=S,
+                       help="a weight for every label transition "
+                            f"(default: {_shown(default['all_possible_transitions'])})")
+    hyper.add_argument("--n-jobs", type=_n_jobs, default=S,
+                       help="threads, -1 for all cores (default: "
+                            f"{_shown(default['n_jobs'])}: numba's, all cores or "
+                            "NUMBA_NUM_THREADS)")
+
+
 def build_parser():
     """The argument parser of the ``sklearn-crf`` command.
 
@@ -727,11 +1008,11 @@ def build_parser():
     """
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-q", "--quiet", action="store_true",
-                        help="no progress messages on stderr")
+                        help="no progress or convergence messages on stderr (errors only)")
     sep = argparse.ArgumentParser(add_help=False)
     sep.add_argument("--sep", type=_separator, default=None,
-                     help="column separator (e.g. 'tab'); default: runs of whitespace "
-                          "to read, one space to write")
+                     help="column separator (e.g. 'tab'); default: the model's, else "
+                          "runs of whitespace to read, one space to write")
 
     parser = _ArgumentParser(
         prog=PROG,
@@ -744,68 +1025,35 @@ def build_parser():
 
     train = sub.add_parser(
         "train", parents=[common, sep], help="train a model on CoNLL files",
-        description="Train a CRF on CoNLL files and save it (a model file that loads "
-                    "without executing code). Features come from the built-in "
-                    "featurizer (options below) or from a CRF++ template file.",
+        description="Train a CRF on CoNLL files and save the featurizer and the tagger "
+                    "as one model file (a Pipeline; it loads with load_model() without "
+                    "executing code, and 'tag' uses it as it is). Features come from "
+                    "the built-in featurizer (options below) or from a CRF++ template "
+                    "file. Options not given keep the estimators' defaults (shown).",
     )
-    train.add_argument("files", nargs="+", metavar="FILE",
+    train.add_argument("files", nargs="*", metavar="FILE",
                        help="training data (CoNLL columns; '-' for stdin; .gz allowed)")
-    train.add_argument("-m", "--model", required=True, help="the model file to write")
+    train.add_argument("-m", "--model", required=True,
+                       help="the model file to write (checked before training)")
     train.add_argument("--label-column", type=_label_column, default=-1,
                        help="index of the label column (default: -1, the last)")
-    feats = train.add_argument_group("features (built-in featurizer)")
-    feats.add_argument("--columns", nargs="+", metavar="NAME",
-                       help="names of the columns between the token and the label, used "
-                            "as features (e.g. --columns pos chunk); '-' ignores a column; "
-                            "give the FILEs before this option")
-    feats.add_argument("--window", type=int, default=1,
-                       help="neighbours on each side whose features are added (default: 1)")
-    feats.add_argument("--no-lower", dest="lower", action="store_false",
-                       help="no lower-cased word feature")
-    feats.add_argument("--identity", action="store_true", help="add the word itself")
-    feats.add_argument("--prefixes", type=int, nargs="*", default=[], metavar="K",
-                       help="prefix lengths (default: none)")
-    feats.add_argument("--suffixes", type=int, nargs="*", default=[2, 3], metavar="K",
-                       help="suffix lengths (default: 2 3)")
-    feats.add_argument("--shape", action="store_true", help="add word shapes")
-    feats.add_argument("--no-flags", dest="flags", action="store_false",
-                       help="no isupper/istitle/isdigit features")
-    feats.add_argument("--neighbor-features", nargs="*", metavar="NAME",
-                       default=["lower", "istitle", "isupper"],
-                       help="token features also given for the neighbours, or 'all' "
-                            "(default: lower istitle isupper)")
-    feats.add_argument("--no-bos-eos", dest="bos_eos", action="store_false",
-                       help="no BOS/EOS features")
-    feats.add_argument("--no-bias", dest="bias", action="store_false", help="no bias feature")
-    feats.add_argument("--template", metavar="FILE",
-                       help="a CRF++ template file (U lines; a plain B line is accepted); "
-                            "replaces the built-in featurizer")
-    hyper = train.add_argument_group("training")
-    hyper.add_argument("--c1", type=_non_negative_float, default=0.0,
-                       help="L1 coefficient (default: 0)")
-    hyper.add_argument("--c2", type=_non_negative_float, default=1.0,
-                       help="L2 coefficient (default: 1)")
-    hyper.add_argument("--max-iter", type=_positive_int, default=1000,
-                       help="maximum number of iterations (default: 1000)")
-    hyper.add_argument("--tol", type=_non_negative_float, default=1e-3,
-                       help="relative loss decrease over 10 iterations to stop (default: 1e-3)")
-    hyper.add_argument("--min-freq", type=_non_negative_float, default=0.0,
-                       help="drop attributes seen fewer times (default: 0)")
-    hyper.add_argument("--all-possible-states", action="store_true",
-                       help="a weight for every (attribute, label) pair")
-    hyper.add_argument("--all-possible-transitions", action="store_true",
-                       help="a weight for every label transition")
-    hyper.add_argument("--n-jobs", type=_n_jobs, default=None,
-                       help="threads (default: all cores)")
+    _add_featurizer_options(train)
+    _add_training_options(train)
     train.set_defaults(handler=_cmd_train)
 
     tag = sub.add_parser(
         "tag", parents=[common, sep], help="tag a CoNLL file with a model",
-        description="Tag a CoNLL file: writes its columns plus the predicted label. "
-                    "The file has the model's token columns, optionally with a gold "
-                    "label column (kept in the output).",
+        description="Tag a CoNLL file: writes its columns plus the predicted label, "
+                    "and its -DOCSTART- lines where they were. The model is a file "
+                    "written by 'train' or by save_model() of a Pipeline (featurizer "
+                    "+ CRFTagger); its featurizer makes the features (tag has no "
+                    "featurizer options). The file has the model's token columns, "
+                    "optionally with a gold label column (kept in the output). A "
+                    "CRFTagger saved alone or converted from CRFsuite has no "
+                    "featurizer, and cannot tag raw tokens.",
     )
-    tag.add_argument("-m", "--model", required=True, help="a model written by 'train'")
+    tag.add_argument("-m", "--model", required=True,
+                     help="a model file written by 'train' or save_model(pipeline)")
     tag.add_argument("file", nargs="?", default="-", metavar="FILE",
                      help="the data to tag (default: stdin)")
     tag.add_argument("-o", "--output", help="output file (default: stdout)")
@@ -826,38 +1074,68 @@ def build_parser():
     ev = sub.add_parser(
         "eval", parents=[common, sep], help="entity-level evaluation (conlleval)",
         description="Entity-level precision, recall and F1 as conlleval reports them: "
-                    "of a model on a gold file (--model), or of a file whose last two "
-                    "columns are the gold and the predicted labels (e.g. 'tag' output).",
+                    "of a model on a gold file (-m MODEL: FILE is tagged and compared "
+                    "with its label column), or of a file that already holds the "
+                    "predictions (--tagged: its last two columns are the gold and the "
+                    "predicted labels, as 'tag' writes them). One of the two is required.",
     )
     ev.add_argument("file", nargs="?", default="-", metavar="FILE",
-                    help="gold data, or gold and predicted columns (default: stdin)")
+                    help="gold data (with -m), or gold and predicted columns (with "
+                         "--tagged) (default: stdin)")
     ev.add_argument("-m", "--model", help="tag FILE with this model and compare with its labels")
+    ev.add_argument("--tagged", action="store_true",
+                    help="FILE's last two columns are the gold and the predicted labels")
     ev.add_argument("--format", choices=["text", "json"], default="text",
-                    help="conlleval text (default) or JSON")
+                    help="the report as conlleval's text (default) or as JSON")
     ev.set_defaults(handler=_cmd_eval)
 
-    dump = sub.add_parser("dump", parents=[common], help="show the strongest features of a model")
-    dump.add_argument("model", metavar="MODEL")
+    dump = sub.add_parser(
+        "dump", parents=[common], help="show the strongest features of a model",
+        description="Show a model's largest and most negative transition weights and "
+                    "state-feature weights (of the tagger of a Pipeline).",
+    )
+    dump.add_argument("model", metavar="MODEL", help="a model file (from 'train' or save_model)")
     dump.add_argument("--top", type=_positive_int, default=20,
                       help="how many of each kind (default: 20)")
-    dump.add_argument("--format", choices=["text", "json"], default="text")
+    dump.add_argument("--format", choices=["text", "json"], default="text",
+                      help="a text table (default) or JSON")
     dump.set_defaults(handler=_cmd_dump)
 
     convert = sub.add_parser(
         "convert", parents=[common], help="convert between this model format and CRFsuite's",
-        description="Convert a CRFsuite model file (python-crfsuite, sklearn-crfsuite) "
-                    "to this project's model file, or back.",
+        description="Convert a CRFsuite model file (CRFsuite, python-crfsuite, "
+                    "sklearn-crfsuite) to this project's model file, or back. "
+                    "From CRFsuite: a CRFsuite file holds the weights, not how the "
+                    "features were made nor the training parameters, so the result is "
+                    "a CRFTagger without a featurizer, for load_model() in Python on "
+                    "your own feature dicts; 'tag' needs a Pipeline of a featurizer "
+                    "and the tagger: give --with-featurizer and the featurizer options "
+                    "(or --template) that reproduce the model's features (the "
+                    "defaults are the sklearn-crfsuite tutorial's word2features "
+                    "without part-of-speech tags). To CRFsuite: the result is for "
+                    "python-crfsuite's Tagger, sklearn_crfsuite.CRF(model_filename=...) "
+                    "and 'crfsuite tag'; of a Pipeline, only the tagger is written.",
     )
-    convert.add_argument("input", metavar="INPUT")
-    convert.add_argument("output", metavar="OUTPUT")
+    convert.add_argument("input", metavar="INPUT",
+                         help="a CRFsuite model file, or a model file of this project")
+    convert.add_argument("output", metavar="OUTPUT",
+                         help="the file to write, in the other format (checked first)")
     convert.add_argument("--from", dest="source_format", default="auto",
                          choices=["auto", "crfsuite", "model"],
                          help="format of INPUT (default: detected from its first bytes)")
+    convert.add_argument("--with-featurizer", action="store_true",
+                         help="from CRFsuite: write a Pipeline of the built-in featurizer "
+                              "(options below; any of them implies this flag) or of "
+                              "--template's, and the tagger, which 'tag' uses")
+    _add_featurizer_options(convert, columns_nargs=None)
     convert.set_defaults(handler=_cmd_convert)
 
     data = sub.add_parser("data", parents=[common],
-                          help="write the bundled CoNLL-2002 Spanish data as a CoNLL file")
-    data.add_argument("subset", choices=["train", "testa", "testb"])
+                          help="write the bundled CoNLL-2002 Spanish data as a CoNLL file",
+                          description="Write a subset of the bundled CoNLL-2002 Spanish "
+                                      "NER data (token and label columns).")
+    data.add_argument("subset", choices=["train", "testa", "testb"],
+                      help="the subset: train, testa (development) or testb (test)")
     data.add_argument("-o", "--output", help="output file (default: stdout)")
     data.add_argument("--n-sentences", type=_positive_int, default=None,
                       help="only the first N sentences")
@@ -908,9 +1186,12 @@ def main(argv=None):
     handler.setFormatter(logging.Formatter(f"{PROG} {args.command}: %(message)s"))
     previous_level = logger.level
     logger.addHandler(handler)
-    logger.setLevel(logging.WARNING if args.quiet else logging.INFO)
+    logger.setLevel(logging.ERROR if args.quiet else logging.INFO)
     try:
         return args.handler(args)
+    except UsageError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 2
     except CommandError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 1

@@ -15,19 +15,40 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils import Bunch
 
+from ._safe_io import read_file_bytes
+
 __all__ = ["read_conll", "write_conll"]
 
 DOCSTART = "-DOCSTART-"
 
 
-class _Block(NamedTuple):
-    """One unit of a column file, as yielded by :func:`_iter_blocks`.
+class DocStart(NamedTuple):
+    """A ``-DOCSTART-`` line of a column file, in :func:`read_conll`'s result.
+
+    Attributes
+    ----------
+    sentence : int
+        Index of the sentence that follows it (the number of sentences
+        before it).
+    line : int
+        Its 1-based line number.
+    fields : tuple of str
+        Its columns, ``"-DOCSTART-"`` first.
+    """
+
+    sentence: int
+    line: int
+    fields: tuple
+
+
+class Block(NamedTuple):
+    """One unit of a column file, as yielded by :func:`iter_blocks`.
 
     Attributes
     ----------
     docstart : bool
-        True for a ``-DOCSTART-`` line (then ``rows`` is empty), False for a
-        sentence.
+        True for a ``-DOCSTART-`` line (then ``rows`` holds its columns
+        only), False for a sentence.
     line_numbers : list of int
         1-based line number of each row (of the ``-DOCSTART-`` line).
     rows : list of list of str
@@ -39,10 +60,11 @@ class _Block(NamedTuple):
     rows: list
 
 
-def _iter_blocks(lines, split):
+def iter_blocks(lines, split):
     """Split the lines of a column file into sentences and document starts.
 
-    Shared by :func:`read_conll` and the bundled-data loader. A blank line
+    Shared by :func:`read_conll`, the bundled-data loader and the command
+    line (which keeps the ``-DOCSTART-`` lines of ``tag``'s input). A blank line
     (only whitespace) ends a sentence; a line whose first column is
     ``-DOCSTART-`` starts a document and also ends a sentence; its other
     columns are ignored.
@@ -56,28 +78,35 @@ def _iter_blocks(lines, split):
 
     Yields
     ------
-    block : _Block
+    block : Block
         Sentences (non-empty) and document starts, in file order.
+
+    Examples
+    --------
+    >>> from sklearn_crf._conll import iter_blocks
+    >>> lines = ["-DOCSTART- O", "", "a O", "b O", "", "c O"]
+    >>> [(b.docstart, b.line_numbers) for b in iter_blocks(lines, str.split)]
+    [(True, [1]), (False, [3, 4]), (False, [6])]
     """
     numbers, rows = [], []
     for line_number, line in enumerate(lines, start=1):
         line = line.rstrip("\r\n")
         if not line.strip():
             if rows:
-                yield _Block(False, numbers, rows)
+                yield Block(False, numbers, rows)
                 numbers, rows = [], []
             continue
         fields = split(line)
         if fields and fields[0] == DOCSTART:
             if rows:
-                yield _Block(False, numbers, rows)
+                yield Block(False, numbers, rows)
                 numbers, rows = [], []
-            yield _Block(True, [line_number], [])
+            yield Block(True, [line_number], [fields])
             continue
         numbers.append(line_number)
         rows.append(fields)
     if rows:
-        yield _Block(False, numbers, rows)
+        yield Block(False, numbers, rows)
 
 
 def _source_name(path_or_file):
@@ -92,8 +121,7 @@ def _read_text(path_or_file, source, encoding):
     """The whole text of a path (``.gz`` decompressed) or of an open file."""
     if isinstance(path_or_file, (str, os.PathLike)):
         try:
-            with open(path_or_file, "rb") as f:
-                data = f.read()
+            data = read_file_bytes(path_or_file, "CoNLL", allow_pipe=True)
         except OSError as exc:
             raise ValueError(f"{source}: cannot read the file ({exc.strerror}).") from None
     elif hasattr(path_or_file, "read"):
@@ -194,6 +222,15 @@ def read_conll(path_or_file, *, label_column=-1, sep=None, encoding="utf-8"):
         n_columns : int
             Number of columns of each line, label included (0 for a file
             without tokens).
+        lines : ndarray of shape (n_sentences,), dtype int64
+            The 1-based line number of the first token of each sentence (the
+            tokens of a sentence are on consecutive lines): for messages
+            that name the file and line.
+        docstarts : list of DocStart
+            The ``-DOCSTART-`` lines, in file order: each with the index of
+            the sentence it precedes (``n_sentences`` at the end of the
+            file), its line number and its columns, so that a program can
+            write them back where they were.
 
     Raises
     ------
@@ -224,8 +261,10 @@ def read_conll(path_or_file, *, label_column=-1, sep=None, encoding="utf-8"):
     [[('El', 'DA'), ('Abogado', 'NC'), ('General', 'AQ')], [('Madrid', 'NC')]]
     >>> data.tags
     [['O', 'B-PER', 'I-PER'], ['B-LOC']]
-    >>> data.documents, data.n_columns
-    (array([0, 0]), 3)
+    >>> data.documents, data.n_columns, data.lines
+    (array([0, 0]), 3, array([3, 7]))
+    >>> data.docstarts
+    [DocStart(sentence=0, line=1, fields=('-DOCSTART-', '-X-', 'O'))]
 
     The part-of-speech column as features, as in the sklearn-crfsuite tutorial:
 
@@ -250,12 +289,15 @@ def read_conll(path_or_file, *, label_column=-1, sep=None, encoding="utf-8"):
         text = text[1:]
     split = str.split if sep is None else (lambda line: line.split(sep))
 
-    sentences, tags, documents = [], [], []
+    sentences, tags, documents, lines, docstarts = [], [], [], [], []
     n_columns = first_line = None
     document, document_used = 0, False
     label_index = None
-    for block in _iter_blocks(text.split("\n"), split):
+    for block in iter_blocks(text.split("\n"), split):
         if block.docstart:
+            docstarts.append(
+                DocStart(len(sentences), block.line_numbers[0], tuple(block.rows[0]))
+            )
             if document_used:
                 document += 1
                 document_used = False
@@ -294,12 +336,15 @@ def read_conll(path_or_file, *, label_column=-1, sep=None, encoding="utf-8"):
         sentences.append(tokens)
         tags.append(labels)
         documents.append(document)
+        lines.append(block.line_numbers[0])
         document_used = True
     return Bunch(
         sentences=sentences,
         tags=None if label_column is None else tags,
         documents=np.array(documents, dtype=np.int64),
         n_columns=n_columns or 0,
+        lines=np.array(lines, dtype=np.int64),
+        docstarts=docstarts,
     )
 
 

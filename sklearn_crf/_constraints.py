@@ -6,20 +6,10 @@ last labels) and, for ``allowed=`` arguments, a boolean (n_tokens, n_labels)
 mask of the labels each token may take. :mod:`sklearn_crf._decoding` applies
 them as -inf scores.
 
-Scheme rules (a label is ``"O"`` or ``"<tag>-<type>"``, split at the first
-``"-"``; "x" below is one entity type) are those under which every label
-belongs to an entity that seqeval's strict mode reads for the scheme:
-
-* IOB2: ``I-x`` only after ``B-x`` or ``I-x`` (so never first).
-* IOB1: ``B-x`` only after ``B-x`` or ``I-x`` (so never first).
-* IOE2: ``I-x`` only before ``I-x`` or ``E-x`` (so never last).
-* IOE1: ``E-x`` only after ``I-x`` or ``E-x`` and only before ``I-x`` or
-  ``E-x`` (so never first or last).
-* IOBES, BILOU, BMES (begin, inside, end, single tags ``B I E S``, ``B I L U``,
-  ``B M E S``): after a begin or inside tag of type x comes an inside or end
-  tag of type x, and an inside or end tag of type x comes only after a begin
-  or inside tag of type x; so no sequence starts with an inside or end tag,
-  nor ends with a begin or inside tag.
+A scheme's masks are the transitions of :func:`sklearn_crf._schemes.may_follow`
+(a label is ``"O"`` or ``"<tag>-<type>"``, split at the first ``"-"``): those
+under which every label belongs to an entity that seqeval's strict mode reads
+for the scheme, as :mod:`sklearn_crf._schemes` lists.
 """
 
 from collections.abc import Set
@@ -27,19 +17,16 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-#: scheme name -> its tags in the roles (begin, inside, end, single); None where
-#: the scheme has no such tag
-SCHEMES = {
-    "IOB1": ("B", "I", None, None),
-    "IOB2": ("B", "I", None, None),
-    "IOE1": (None, "I", "E", None),
-    "IOE2": (None, "I", "E", None),
-    "IOBES": ("B", "I", "E", "S"),
-    "BILOU": ("B", "I", "L", "U"),
-    "BMES": ("B", "M", "E", "S"),
-}
+from ._schemes import ROLES, SCHEMES, Token, may_follow
 
-_ROLES = ("begin", "inside", "end", "single")
+__all__ = [
+    "SCHEMES",
+    "TransitionConstraints",
+    "build_constraints",
+    "check_allowed_labels",
+    "check_scheme_labels",
+    "token_mask",
+]
 
 
 class TransitionConstraints(NamedTuple):
@@ -64,47 +51,23 @@ class TransitionConstraints(NamedTuple):
 
 
 def split_label(label, scheme):
-    """``(role, type)`` of a label in ``scheme``: role "outside" for ``"O"``.
+    """The :class:`~sklearn_crf._schemes.Token` of a label in ``scheme``.
 
     Raises a ValueError naming the label and the scheme's tags when the label
     does not follow the scheme's naming.
     """
     tags = SCHEMES[scheme]
     if label == "O":
-        return "outside", None
+        return Token("O", None)
     if isinstance(label, str) and "-" in label:
         tag, type_ = label.split("-", 1)
         if type_ and tag in tags:
-            return _ROLES[tags.index(tag)], type_
+            return Token(ROLES[tags.index(tag)], type_)
     expected = ", ".join(f"'{t}-<type>'" for t in tags if t is not None)
     raise ValueError(
         f"label {label!r} does not follow the {scheme} scheme of "
         f"transition_constraints: labels must be 'O' or one of {expected}"
     )
-
-
-def _scheme_rules(scheme, prev, cur):
-    """Whether ``cur`` may follow ``prev``; (role, type) pairs, None at a boundary."""
-    def is_(token, *roles):
-        return token is not None and token[0] in roles
-
-    def same(a, b):
-        return a is not None and b is not None and a[1] == b[1]
-
-    if scheme == "IOB2":
-        return not is_(cur, "inside") or (is_(prev, "begin", "inside") and same(prev, cur))
-    if scheme == "IOB1":
-        return not is_(cur, "begin") or (is_(prev, "begin", "inside") and same(prev, cur))
-    if scheme == "IOE2":
-        return not is_(prev, "inside") or (is_(cur, "inside", "end") and same(prev, cur))
-    if scheme == "IOE1":
-        if is_(cur, "end") and not (is_(prev, "inside", "end") and same(prev, cur)):
-            return False
-        return not is_(prev, "end") or (is_(cur, "inside", "end") and same(prev, cur))
-    # begin/inside/end/single schemes
-    if is_(prev, "begin", "inside"):
-        return is_(cur, "inside", "end") and same(prev, cur)
-    return not is_(cur, "inside", "end")
 
 
 def check_scheme_labels(spec, labels):
@@ -132,10 +95,10 @@ def build_constraints(spec, classes):
             )
         split = [split_label(label, spec) for label in classes]
         trans = np.array(
-            [[_scheme_rules(spec, a, b) for b in split] for a in split], dtype=bool
+            [[may_follow(spec, a, b) for b in split] for a in split], dtype=bool
         ).reshape(L, L)
-        start = np.array([_scheme_rules(spec, None, b) for b in split], dtype=bool)
-        end = np.array([_scheme_rules(spec, a, None) for a in split], dtype=bool)
+        start = np.array([may_follow(spec, None, b) for b in split], dtype=bool)
+        end = np.array([may_follow(spec, a, None) for a in split], dtype=bool)
         return TransitionConstraints(trans, start, end, spec)
     index = {label: i for i, label in enumerate(classes)}
     trans = np.zeros((L, L), dtype=bool)

@@ -14,15 +14,18 @@ is a ``ValueError`` that names the file and what is wrong.
 """
 
 import os
-import stat
 import struct
 from typing import NamedTuple
 
 import numpy as np
 
+from ._safe_io import check_dense_size, read_file_bytes
+from ._tagger import CRFTagger, TaggerWeights
+
 __all__ = ["load_crfsuite", "save_crfsuite"]
 
-_MAGIC = b"lCRF"
+#: the first four bytes of a CRFsuite model file
+MAGIC = b"lCRF"
 _MODEL_TYPE = b"FOMC"
 _VERSION = 100
 _HEADER = struct.Struct("<4sI4s9I")  # 48 bytes
@@ -33,25 +36,6 @@ _CQDB_HEADER = struct.Struct("<4s5I")  # "CQDB", size, flag, byteorder, bwd_size
 _CQDB_BYTEORDER = 0x62445371
 _CQDB_TABLES = 256
 _CQDB_DATA = _CQDB_HEADER.size + 8 * _CQDB_TABLES  # offset of the first record
-
-
-#: a model file may make the tagger allocate its dense (attribute, label) and
-#: (label, label) weight matrices only up to this many bytes plus
-#: ``_DENSE_PER_FILE_BYTE`` times the file's size (valid models stay far below)
-_DENSE_BASE_BYTES = 2**30
-_DENSE_PER_FILE_BYTE = 64
-
-
-def _check_dense_size(n_attributes, n_labels, file_size, fail):
-    """Call ``fail(message)`` when the tagger's dense weight matrices for this
-    many attributes and labels would be larger than the file justifies."""
-    dense = 8 * (n_attributes * n_labels + n_labels * n_labels)
-    limit = _DENSE_BASE_BYTES + _DENSE_PER_FILE_BYTE * file_size
-    if dense > limit:
-        fail(
-            f"{n_attributes} attributes and {n_labels} labels need {dense} bytes of "
-            f"dense weights, more than a file of {file_size} bytes justifies ({limit})"
-        )
 
 
 class CRFsuiteModel(NamedTuple):
@@ -132,27 +116,6 @@ def _hashlittle(keys):
 # reading
 
 
-def _read_regular_file(path, what, max_size=None):
-    """The bytes of the regular file ``path``, of at most ``max_size`` bytes.
-
-    A device, pipe or directory (``/dev/zero`` would never end) or a file
-    larger than the format allows is a ValueError, before anything is read.
-    """
-    with open(path, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{os.fsdecode(path)}: not a regular file, cannot be a {what} file")
-        if max_size is not None and info.st_size > max_size:
-            raise ValueError(
-                f"{os.fsdecode(path)}: {info.st_size} bytes, larger than a {what} file "
-                f"can be ({max_size})"
-            )
-        data = f.read(info.st_size + 1)
-    if len(data) != info.st_size:
-        raise ValueError(f"{os.fsdecode(path)}: the file changed size while being read")
-    return data
-
-
 class _Reader:
     """Bounds-checked little-endian reads from the bytes of one file."""
 
@@ -205,8 +168,8 @@ def _parse_crfsuite(data, name):
         r.fail(f"{r.size} bytes, shorter than the {_HEADER.size}-byte header")
     (magic, size, mtype, version, _num_features, n_labels, n_attrs, off_features,
      off_labels, off_attrs, off_labelrefs, off_attrrefs) = _HEADER.unpack_from(data, 0)
-    if magic != _MAGIC:
-        r.fail(f"bad magic number {magic!r} (expected {_MAGIC!r})")
+    if magic != MAGIC:
+        r.fail(f"bad magic number {magic!r} (expected {MAGIC!r})")
     if mtype != _MODEL_TYPE:
         r.fail(f"model type {mtype!r} is not {_MODEL_TYPE!r} (a linear-chain CRF)")
     if version != _VERSION:
@@ -224,7 +187,7 @@ def _parse_crfsuite(data, name):
     features = np.frombuffer(data, dtype=_FEATURE, count=n_features,
                              offset=off_features + _CHUNK.size)
 
-    _check_dense_size(n_attrs, n_labels, r.size, r.fail)
+    check_dense_size(n_attrs, n_labels, r.size, r.fail)
     labels = _read_cqdb(r, off_labels, n_labels, "label")
     attributes = _read_cqdb(r, off_attrs, n_attrs, "attribute")
 
@@ -457,7 +420,7 @@ def _model_bytes(model):
     off_attrrefs = len(out)
     out += _refs_bytes(b"AFRF", off_attrrefs, model.state_attr[so], np.arange(S), A, A)
     out[: _HEADER.size] = _HEADER.pack(
-        _MAGIC, len(out), _MODEL_TYPE, _VERSION, 0, L, A, off_features, off_labels,
+        MAGIC, len(out), _MODEL_TYPE, _VERSION, 0, L, A, off_features, off_labels,
         off_attrs, off_labelrefs, off_attrrefs,
     )
     return bytes(out)
@@ -467,90 +430,44 @@ def _model_bytes(model):
 # CRFTagger <-> arrays
 
 
-class TaggerWeights(NamedTuple):
-    """Everything a fitted CRFTagger's predictions depend on, as plain arrays.
+def tagger_weights(crf, what):
+    """The :class:`TaggerWeights` of a fitted CRFTagger, for a model file.
 
-    ``classes`` (sorted labels) and ``attributes`` (distinct names, in
-    vocabulary order) are lists; ``state_attr`` / ``state_label`` (int64) are
-    the (attribute index, label index) of each state weight and
-    ``trans_from`` / ``trans_to`` (int64) the label pair of each transition
-    weight, all pairs distinct; ``coef`` (float64) holds the state weights,
-    then the transition weights, in that order.
-    """
-
-    classes: list
-    attributes: list
-    state_attr: np.ndarray
-    state_label: np.ndarray
-    trans_from: np.ndarray
-    trans_to: np.ndarray
-    coef: np.ndarray
-
-
-def _fitted_tagger(weights, *, params=None, n_iter=0, loss=float("nan"), loss_curve=None):
-    """A fitted :class:`CRFTagger` from its weights: the one place that builds one.
+    The counterpart of :meth:`CRFTagger.from_weights`: the writers of model
+    files (CRFsuite's, this project's) read a tagger through it.
 
     Parameters
     ----------
-    weights : TaggerWeights
-        Labels, attribute names, the (attribute, label) and (label, label)
-        pairs that carry a weight, and the weights (checked by the caller).
-    params : dict, default=None
-        Constructor parameters of the tagger.
-    n_iter, loss, loss_curve
-        The fitted attributes of the same names (no training: 0, NaN, empty).
+    crf : CRFTagger
+        A fitted tagger with attribute names (not ``hashing``).
+    what : str
+        The destination, for the message of the ValueError
+        (``"a CRFsuite model file"``).
 
     Returns
     -------
-    crf : CRFTagger
-        The tagger, with ``layout_`` in canonical order (attribute-major,
-        labels increasing; transitions by from, then to label).
+    weights : TaggerWeights
+        In the tagger's ``layout_`` order; ``from_weights`` of it predicts
+        as ``crf`` does.
+
+    Raises
+    ------
+    NotFittedError
+        When ``crf`` is not fitted.
+    ValueError
+        When the tagger hashes its attributes (there are no names to write).
+
+    Examples
+    --------
+    >>> from sklearn_crf import CRFTagger
+    >>> from sklearn_crf._crfsuite import tagger_weights
+    >>> crf = CRFTagger().fit([[{"w": "a"}, {"w": "b"}]], [["X", "Y"]])
+    >>> weights = tagger_weights(crf, "a model file")
+    >>> weights.classes, weights.attributes
+    (['X', 'Y'], ['w:a', 'w:b'])
+    >>> bool((CRFTagger.from_weights(weights).coef_ == crf.coef_).all())
+    True
     """
-    from ._objective import ParameterLayout
-    from ._tagger import CRFTagger
-    from ._validation import _label_array
-    from ._vectorizer import SequenceVectorizer
-    from ._version import __version__
-
-    crf = CRFTagger(**(params or {}))
-    classes, attributes = weights.classes, weights.attributes
-    L, A = len(classes), len(attributes)
-    state_attr = np.asarray(weights.state_attr, dtype=np.int64)
-    state_label = np.asarray(weights.state_label, dtype=np.int64)
-    trans_from = np.asarray(weights.trans_from, dtype=np.int64)
-    trans_to = np.asarray(weights.trans_to, dtype=np.int64)
-    coef = np.asarray(weights.coef, dtype=np.float64)
-    S = len(state_attr)
-    so = np.lexsort((state_label, state_attr))
-    to = np.lexsort((trans_to, trans_from))
-    layout = ParameterLayout(
-        attr_ptr=np.concatenate(
-            [[0], np.cumsum(np.bincount(state_attr, minlength=A))]
-        ).astype(np.int64),
-        attr_label=state_label[so].astype(np.int32),
-        trans_from=trans_from[to].astype(np.int32),
-        trans_to=trans_to[to].astype(np.int32),
-        n_labels=L,
-    )
-    # the vocabulary, through the public API: one token whose numeric features
-    # are the attribute names, so each name becomes attribute i, in order
-    vectorizer = SequenceVectorizer().fit([[dict.fromkeys(attributes, 1.0)]])
-    crf.classes_ = _label_array(list(classes))
-    crf.vectorizer_ = vectorizer
-    crf.layout_ = layout
-    crf.coef_ = np.concatenate([coef[:S][so], coef[S:][to]])
-    crf.n_iter_ = int(n_iter)
-    crf.loss_ = float(loss)
-    crf.loss_curve_ = (
-        np.zeros(0) if loss_curve is None else np.asarray(loss_curve, dtype=np.float64)
-    )
-    crf._sklearn_crf_version = __version__
-    return crf
-
-
-def _tagger_weights(crf, what):
-    """The :class:`TaggerWeights` of a fitted CRFTagger, in its ``layout_``
-    order; a ValueError naming ``what`` (the destination) when it hashes."""
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(crf)
@@ -585,8 +502,21 @@ def _crfsuite_params(crf):
     return params
 
 
-def load_crfsuite(source):
+def load_crfsuite(source, **params):
     """Import a CRFsuite model as a fitted :class:`CRFTagger`.
+
+    A CRFsuite model file holds the labels, the attribute names and the
+    weights, nothing else: not the training parameters (``c1``, ``c2``, the
+    algorithm, ``max_iterations``, ``min_freq``, ``all_possible_states``,
+    ``all_possible_transitions``, ...), which CRFsuite does not write, and
+    which cannot be told from the weights (CRFsuite writes only the non-zero
+    ones). The imported tagger predicts exactly as the file does whatever its
+    parameters; they matter when it is trained again. So from a path its
+    parameters are :class:`CRFTagger`'s defaults (``c1=0``, ``c2=1``, ...)
+    except those given in ``params``: **before a warm start, give the
+    parameters the model was trained with**, or the refit runs under other
+    regularization. From a fitted ``sklearn_crfsuite.CRF`` they are read
+    from the object.
 
     Parameters
     ----------
@@ -595,8 +525,13 @@ def load_crfsuite(source):
         ``Trainer`` or sklearn-crfsuite (its ``model_filename``), or a fitted
         ``sklearn_crfsuite.CRF`` (its model file is read, and its ``c1``,
         ``c2``, ``max_iterations``, ``min_freq``, ``all_possible_states`` and
-        ``all_possible_transitions``, where set, become the tagger's
-        parameters).
+        ``all_possible_transitions``, where set and when its algorithm is
+        ``"lbfgs"``, become the tagger's parameters).
+    **params
+        :class:`CRFTagger` parameters of the result (e.g. ``c1=0.1,
+        c2=0.1, all_possible_transitions=True, warm_start=True``), checked as
+        :meth:`CRFTagger.fit` checks them; they override those read from a
+        ``sklearn_crfsuite.CRF``.
 
     Returns
     -------
@@ -606,9 +541,8 @@ def load_crfsuite(source):
         the file's labels, sorted; the attributes keep the file's order; every
         weight is the file's float64, exactly. Features whose weight is exactly
         0 are left out (they change no score). ``n_iter_`` is 0, ``loss_`` NaN
-        and ``loss_curve_`` empty. With ``warm_start=True`` (see
-        :meth:`~sklearn.base.BaseEstimator.set_params`), a refit starts from
-        the imported weights.
+        and ``loss_curve_`` empty. With ``warm_start=True``, a refit starts
+        from the imported weights.
 
     Raises
     ------
@@ -616,10 +550,14 @@ def load_crfsuite(source):
         When the file is not a valid CRFsuite model (truncated, a bad magic
         number, offsets or counts that do not fit, names that are not UTF-8,
         ...): the message names the file and what is wrong. Also when a
-        ``sklearn_crfsuite.CRF`` is not fitted, and when the tagger's dense
-        weight matrices (``n_attributes * n_labels + n_labels ** 2`` float64)
-        would exceed 1 GiB plus 64 times the file's size: a small file cannot
-        make it allocate much more memory than it holds.
+        ``sklearn_crfsuite.CRF`` is not fitted, when ``params`` holds an
+        invalid value, and when the tagger's dense weight matrices
+        (``n_attributes * n_labels + n_labels ** 2`` float64) would exceed
+        1 GiB plus 64 times the file's size: a small file cannot make it
+        allocate much more memory than it holds.
+    TypeError
+        When ``params`` names a parameter that :class:`CRFTagger` does not
+        have.
     OSError
         When the file cannot be read.
 
@@ -644,13 +582,26 @@ def load_crfsuite(source):
     [['PER', 'O']]
     >>> bool((imported.coef_ == crf.coef_).all())
     True
+
+    The file does not say that ``c2=0.01`` trained it (the import has the
+    default ``c2=1.0``); to continue training, say so:
+
+    >>> imported.c2
+    1.0
+    >>> resumed = load_crfsuite(path, c2=0.01, warm_start=True, max_iter=5)
+    >>> resumed.c2, resumed.warm_start
+    (0.01, True)
+    >>> resumed.fit(X, y).predict([[{"w": "Mary"}, {"w": "runs"}]])
+    [['PER', 'O']]
     """
-    params = {}
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    recovered = {}
     if hasattr(source, "modelfile") and hasattr(source, "_get_trainer"):
         path = getattr(source.modelfile, "name", None)
         if path is None:
             raise ValueError("this sklearn_crfsuite.CRF is not fitted: it has no model file")
-        params = _crfsuite_params(source)
+        recovered = _crfsuite_params(source)
     elif isinstance(source, (str, bytes, os.PathLike)):
         path = source
     else:
@@ -658,7 +609,15 @@ def load_crfsuite(source):
             "source must be the path of a CRFsuite model file or a fitted "
             f"sklearn_crfsuite.CRF, got a {type(source).__name__}"
         )
-    data = _read_regular_file(path, "CRFsuite model", max_size=2**32 - 1)
+    unknown = sorted(set(params) - set(CRFTagger().get_params()))
+    if unknown:
+        raise TypeError(f"load_crfsuite() got CRFTagger parameters it does not have: {unknown}")
+    params = {**recovered, **params}
+    try:
+        CRFTagger(**params)._validate_params()
+    except InvalidParameterError as err:
+        raise ValueError(f"load_crfsuite(): {err}") from None
+    data = read_file_bytes(path, "CRFsuite model", max_size=2**32 - 1)
     model = _parse_crfsuite(data, os.fsdecode(path))
     order = sorted(range(len(model.labels)), key=model.labels.__getitem__)
     rank = np.empty(len(order), dtype=np.int64)
@@ -671,7 +630,7 @@ def load_crfsuite(source):
         trans_from=rank[model.trans_from[kt]], trans_to=rank[model.trans_to[kt]],
         coef=np.concatenate([model.state_weight[ks], model.trans_weight[kt]]),
     )
-    return _fitted_tagger(weights, params=params)
+    return CRFTagger.from_weights(weights, **params)
 
 
 def save_crfsuite(crf, path):
@@ -718,7 +677,7 @@ def save_crfsuite(crf, path):
     ...     f.read(4)
     b'lCRF'
     """
-    classes, names, sa, sl, tf, tt, coef = _tagger_weights(crf, "a CRFsuite model file")
+    classes, names, sa, sl, tf, tt, coef = tagger_weights(crf, "a CRFsuite model file")
     bad = [c for c in classes if not isinstance(c, str)]
     if bad:
         raise TypeError(

@@ -1,19 +1,23 @@
-"""This project's model files: a fitted CRFTagger as data, loaded without running code.
+"""This project's model files: a fitted CRFTagger, or a whole Pipeline, as data.
 
 A model file is an uncompressed zip archive (``numpy.load`` opens it as an
 ``.npz``) of:
 
 * ``model.json``: the format name and version, the label type (``"str"`` or
   ``"int"``), the sorted labels, the attribute names, the tagger's parameters,
-  ``n_iter`` and ``loss``, and the caller's JSON ``metadata``;
+  ``n_iter`` and ``loss``, the caller's JSON ``metadata`` and, for a
+  :class:`~sklearn.pipeline.Pipeline` (format version 2), its steps: each
+  step's name, class (``SequenceFeaturizer``, ``TemplateFeaturizer``,
+  ``passthrough``, then ``CRFTagger`` last) and parameters, as JSON values;
 * ``coef.npy`` (float64), ``state_attr.npy`` (int64), ``state_label.npy``,
   ``trans_from.npy``, ``trans_to.npy`` (int32) and ``loss_curve.npy``
   (float64), written with ``allow_pickle=False``.
 
-Reading parses JSON and ``.npy`` headers only (never pickle), checks every
-member's size against the file before reading it, and every array length and
-index against the others: a damaged or hostile file is a ``ValueError`` naming
-the file and the problem.
+Reading parses JSON and ``.npy`` headers only (never pickle, never code),
+checks every member's size against the file before reading it, every array
+length and index against the others, and every parameter through the
+estimators' own validation: a damaged or hostile file is a ``ValueError``
+naming the file and the field.
 """
 
 import io
@@ -27,15 +31,16 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._crfsuite import (
-    TaggerWeights, _check_dense_size, _fitted_tagger, _read_regular_file, _tagger_weights,
-)
+from ._crfsuite import tagger_weights
+from ._safe_io import check_dense_size, read_file_bytes
+from ._tagger import CRFTagger, TaggerWeights
 from ._version import __version__
 
 __all__ = ["load_model", "save_model"]
 
 _FORMAT = "sklearn-crf model"
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 1  # a CRFTagger
+_PIPELINE_VERSION = 2  # a Pipeline of featurizers and a CRFTagger
 _JSON = "model.json"
 #: array members and their exact dtypes
 _ARRAYS = {
@@ -63,34 +68,74 @@ def _json_value(value):
     return value
 
 
+#: the featurizers a model file can hold (stateless transformers whose
+#: parameters are JSON values; their own validation checks them on load)
+_FEATURIZERS = ("SequenceFeaturizer", "TemplateFeaturizer")
+
+
+def _featurizer_class(name):
+    """The featurizer class of that name (imported on first use: ``import
+    sklearn_crf`` does not load the featurizers)."""
+    if name == "SequenceFeaturizer":
+        from ._featurizer import SequenceFeaturizer
+
+        return SequenceFeaturizer
+    from ._templates import TemplateFeaturizer
+
+    return TemplateFeaturizer
+_PASSTHROUGH = "passthrough"
+_TAGGER = "CRFTagger"
+#: bounds on what a model file may ask a featurizer for (untrusted input)
+_MAX_WINDOW = 64
+_MAX_LIST = 1000
+_MAX_TEMPLATES = 100_000
+_MAX_STEPS = 100
+#: the Pipeline parameters a model file holds (``memory``, a cache, is not one)
+_PIPELINE_PARAMS = ("verbose", "transform_input")
+
+
 def save_model(crf, path, *, metadata=None):
-    """Save a fitted :class:`CRFTagger` as a model file that loads without running code.
+    """Save a fitted :class:`CRFTagger`, or a Pipeline ending in one, as a data-only file.
 
     Unlike pickle, the file holds only data (JSON and ``.npy`` arrays in an
     uncompressed zip, see :func:`load_model`), so loading a file from an
     untrusted source cannot execute code. The bytes depend only on the model
     and ``metadata``: saving the same model twice writes identical files.
 
+    A :class:`~sklearn.pipeline.Pipeline` is saved whole when its steps are
+    this project's featurizers, :class:`SequenceFeaturizer` and
+    :class:`TemplateFeaturizer` (any number, or ``"passthrough"``), and a
+    fitted :class:`CRFTagger` last: one file from raw tokens to labels,
+    which :func:`load_model` returns as a Pipeline of the same steps (names
+    kept) and ``sklearn-crf tag`` uses as it is. The featurizers are
+    stateless, so their parameters are all they hold; the Pipeline's
+    ``verbose`` and ``transform_input`` are kept, ``memory`` (a cache) is
+    not.
+
     Parameters
     ----------
-    crf : CRFTagger
+    crf : CRFTagger or Pipeline
         A fitted tagger whose labels are all str or all int, with attribute
-        names (not ``hashing``; pickle or skops such a tagger instead).
+        names (not ``hashing``; pickle or skops such a tagger instead), or a
+        Pipeline of featurizers ending in such a tagger.
     path : str or path-like
         The file to write (overwritten).
     metadata : JSON-serializable, default=None
-        Anything :func:`json.dumps` accepts (e.g. the featurizer settings of
-        the command line); :func:`load_model` returns it with
-        ``return_metadata=True``.
+        Anything :func:`json.dumps` accepts (e.g. how the training data was
+        read); :func:`load_model` returns it with ``return_metadata=True``.
 
     Raises
     ------
     TypeError
-        When the labels are neither all str nor all int, or ``metadata`` is not
-        JSON-serializable.
+        When the labels are neither all str nor all int, a parameter of the
+        tagger is not a JSON value, or ``metadata`` is not JSON-serializable.
     ValueError
         When the tagger hashes its attributes, or ``metadata`` holds NaN or
-        infinity.
+        infinity; for a Pipeline, when a step is not one of those above
+        (the message names it), or a featurizer parameter cannot be written
+        to a model file or read back from it (the message names the step and
+        the parameter; a ``window`` above 64, lists of more than 1,000 items
+        and more than 100,000 template lines are refused, as on loading).
 
     See Also
     --------
@@ -111,8 +156,22 @@ def save_model(crf, path, *, metadata=None):
     ([['PER', 'O']], {'window': 1})
     >>> bool((loaded.coef_ == crf.coef_).all())
     True
+
+    A whole pipeline, from raw tokens:
+
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn_crf import SequenceFeaturizer
+    >>> pipe = make_pipeline(SequenceFeaturizer(window=2), CRFTagger(c2=0.01))
+    >>> pipe = pipe.fit([["John", "runs"], ["Mary", "sleeps"]], y)
+    >>> save_model(pipe, path)
+    >>> loaded = load_model(path)
+    >>> [name for name, _ in loaded.steps]
+    ['sequencefeaturizer', 'crftagger']
+    >>> loaded[0].window, loaded.predict([["Mary", "runs"]])
+    (2, [['PER', 'O']])
     """
-    classes, names, sa, sl, tf, tt, coef = _tagger_weights(crf, "a model file")
+    crf, pipeline = _split_model(crf)
+    classes, names, sa, sl, tf, tt, coef = tagger_weights(crf, "a model file")
     if all(isinstance(c, str) for c in classes):
         label_type = "str"
     elif all(isinstance(c, Integral) and not isinstance(c, bool) for c in classes):
@@ -126,7 +185,7 @@ def save_model(crf, path, *, metadata=None):
     loss = float(crf.loss_)
     doc = {
         "format": _FORMAT,
-        "format_version": _FORMAT_VERSION,
+        "format_version": _FORMAT_VERSION if pipeline is None else _PIPELINE_VERSION,
         "sklearn_crf_version": __version__,
         "label_type": label_type,
         "classes": classes,
@@ -136,6 +195,8 @@ def save_model(crf, path, *, metadata=None):
         "loss": loss if np.isfinite(loss) else None,
         "metadata": metadata,
     }
+    if pipeline is not None:
+        doc["pipeline"] = pipeline
     try:
         json.dumps(doc["params"], allow_nan=False)
     except (TypeError, ValueError) as err:
@@ -162,8 +223,82 @@ def save_model(crf, path, *, metadata=None):
             zf.writestr(zipfile.ZipInfo(f"{name}.npy", date_time=_DATE), buf.getvalue())
 
 
+def _split_model(model):
+    """(tagger, pipeline description or None) of what :func:`save_model` saves.
+
+    The description is what ``model.json`` holds under ``"pipeline"``,
+    checked by reading it back as :func:`load_model` does, so that a file
+    this function writes always loads.
+    """
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(model, CRFTagger):
+        return model, None
+    if not isinstance(model, Pipeline):
+        raise TypeError(
+            "save_model saves a fitted CRFTagger or a Pipeline ending in one, "
+            f"got a {type(model).__name__}"
+        )
+    steps = model.steps
+    if not steps or not isinstance(steps[-1][1], CRFTagger):
+        last = type(steps[-1][1]).__name__ if steps else "nothing"
+        raise ValueError(
+            "the last step of a Pipeline saved as a model file must be a fitted "
+            f"CRFTagger; it is {last}"
+        )
+    described = []
+    for name, step in steps[:-1]:
+        if step is None or (isinstance(step, str) and step == _PASSTHROUGH):
+            described.append({"name": name, "class": _PASSTHROUGH})
+            continue
+        kind = type(step).__name__
+        if kind not in _FEATURIZERS or _featurizer_class(kind) is not type(step):
+            raise ValueError(
+                f"Pipeline step {name!r} is a {kind}: a model file holds the steps "
+                f"{sorted(_FEATURIZERS)} (or 'passthrough') and a CRFTagger last; "
+                "pickle or skops.io can save other steps"
+            )
+        params = {}
+        for param, value in step.get_params(deep=False).items():
+            try:
+                params[param] = _featurizer_value(value)
+            except ValueError as err:
+                raise ValueError(
+                    f"Pipeline step {name!r} ({kind}): the parameter {param}={value!r} "
+                    f"cannot be written to a model file ({err})"
+                ) from None
+        described.append({"name": name, "class": kind, "params": params})
+    described.append({"name": steps[-1][0], "class": _TAGGER})
+    doc = {"steps": described}
+    own = model.get_params(deep=False)
+    for param in _PIPELINE_PARAMS:
+        if param in own:
+            doc[param] = _json_value(own[param])
+
+    def fail(what):
+        raise ValueError(f"this Pipeline cannot be saved as a model file: {what}")
+
+    _read_pipeline(doc, fail)  # what load_model will check, checked now
+    return steps[-1][1], doc
+
+
+def _featurizer_value(value):
+    """A featurizer parameter as a JSON value: None, bool, int, str, or a list
+    of those (from a list or tuple); a ValueError for anything else."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (Integral, np.bool_)):
+        return _json_value(value) if isinstance(value, np.generic) else int(value)
+    if isinstance(value, (list, tuple)):
+        items = [_featurizer_value(v) for v in value]
+        if any(isinstance(v, list) for v in items):
+            raise ValueError("nested lists are not model-file values")
+        return items
+    raise ValueError(f"a {type(value).__name__} is not a model-file value")
+
+
 def load_model(path, *, return_metadata=False):
-    """Load a :class:`CRFTagger` saved by :func:`save_model`, without running code from it.
+    """Load a :class:`CRFTagger` or Pipeline saved by :func:`save_model`, running no code from it.
 
     Parameters
     ----------
@@ -174,9 +309,12 @@ def load_model(path, *, return_metadata=False):
 
     Returns
     -------
-    crf : CRFTagger
-        The fitted tagger: the same parameters, labels, attributes, layout and
-        weights (bit for bit), ``n_iter_``, ``loss_`` and ``loss_curve_``.
+    model : CRFTagger or Pipeline
+        What was saved. A fitted tagger: the same parameters, labels,
+        attributes, layout and weights (bit for bit), ``n_iter_``, ``loss_``
+        and ``loss_curve_``. A Pipeline: the same steps under the same names,
+        the featurizers with the same parameters (lists and tuples as
+        tuples), that tagger last, so that it predicts as the saved one did.
     metadata : JSON value
         Only with ``return_metadata=True``.
 
@@ -187,7 +325,8 @@ def load_model(path, *, return_metadata=False):
         missing, compressed or larger than the file, bad JSON or ``.npy``
         headers, lengths or indices that disagree, non-finite weights, dense
         weights larger than the file justifies as in :func:`load_crfsuite`,
-        invalid parameters): the message names the file and the problem.
+        invalid parameters of the tagger or of a featurizer, an unknown step
+        class): the message names the file and the field.
     OSError
         When the file cannot be read.
 
@@ -207,7 +346,7 @@ def load_model(path, *, return_metadata=False):
     [[2, 1]]
     """
     name = os.fsdecode(path)
-    data = _read_regular_file(path, "model")
+    data = read_file_bytes(path, "model")
 
     def fail(what):
         raise _InvalidModelFile(f"{name}: not a valid sklearn-crf model file: {what}")
@@ -217,16 +356,133 @@ def load_model(path, *, return_metadata=False):
     arrays = {key: _read_npy(raw[f"{key}.npy"], dtype, f"{key}.npy", fail)
               for key, dtype in _ARRAYS.items()}
     classes, attributes, params, n_iter, loss = _check_doc(doc, fail)
+    pipeline = None
+    if doc["format_version"] == _PIPELINE_VERSION:
+        if "pipeline" not in doc:
+            fail(f"{_JSON} of format version {_PIPELINE_VERSION} lacks 'pipeline'")
+        pipeline = _read_pipeline(doc["pipeline"], fail)
     L, A = len(classes), len(attributes)
-    _check_dense_size(A, L, len(data), fail)
+    check_dense_size(A, L, len(data), fail)
     _check_arrays(arrays, A, L, fail)
     weights = TaggerWeights(
         classes, attributes, arrays["state_attr"], arrays["state_label"],
         arrays["trans_from"], arrays["trans_to"], arrays["coef"],
     )
-    crf = _fitted_tagger(weights, params=params, n_iter=n_iter, loss=loss,
-                         loss_curve=arrays["loss_curve"])
-    return (crf, doc["metadata"]) if return_metadata else crf
+    crf = CRFTagger.from_weights(weights, n_iter=n_iter, loss=loss,
+                                 loss_curve=arrays["loss_curve"], **params)
+    model = crf if pipeline is None else pipeline(crf)
+    return (model, doc["metadata"]) if return_metadata else model
+
+
+def _read_pipeline(doc, fail):
+    """A function ``tagger -> Pipeline`` from the checked ``"pipeline"`` of model.json.
+
+    Every field is checked, and every featurizer built and validated by its
+    own parameter validation, before the tagger is; ``fail(message)`` names
+    the field (``pipeline.steps[0].params.window``).
+    """
+    from sklearn.pipeline import Pipeline
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    if not isinstance(doc, dict):
+        fail(f"pipeline holds a {type(doc).__name__}, expected an object")
+    unknown = set(doc) - {"steps", *_PIPELINE_PARAMS}
+    if unknown:
+        fail(f"pipeline has unknown fields {sorted(unknown)[:5]}")
+    steps = doc.get("steps")
+    if not isinstance(steps, list) or not 1 <= len(steps) <= _MAX_STEPS:
+        fail(f"pipeline.steps must be a list of 1 to {_MAX_STEPS} steps")
+    own_params = set(Pipeline([("x", "passthrough")]).get_params(deep=False))
+    built, names = [], set()
+    for i, step in enumerate(steps):
+        where = f"pipeline.steps[{i}]"
+        if not isinstance(step, dict):
+            fail(f"{where} holds a {type(step).__name__}, expected an object")
+        name, kind = step.get("name"), step.get("class")
+        if not isinstance(name, str) or not name or "__" in name or name in own_params:
+            fail(f"{where}.name={str(name)[:40]!r} is not a Pipeline step name")
+        if name in names:
+            fail(f"{where}.name={name[:40]!r} names two steps")
+        names.add(name)
+        if i == len(steps) - 1:
+            if kind != _TAGGER:
+                fail(f"{where}.class={str(kind)[:40]!r}: the last step must be {_TAGGER!r}")
+        elif kind not in _FEATURIZERS and kind != _PASSTHROUGH:
+            fail(f"{where}.class={str(kind)[:40]!r} is not among "
+                 f"{sorted(_FEATURIZERS) + [_PASSTHROUGH]}")
+        expected = {"name", "class"} | ({"params"} if kind in _FEATURIZERS else set())
+        if set(step) != expected:
+            fail(f"{where} has the fields {sorted(step)[:5]}, expected {sorted(expected)}")
+        if kind == _TAGGER:
+            built.append((name, None))
+        elif kind == _PASSTHROUGH:
+            built.append((name, _PASSTHROUGH))
+        else:
+            built.append((name, _read_featurizer(_featurizer_class(kind), step["params"],
+                                                 f"{where}.params", fail)))
+    verbose = doc.get("verbose", False)
+    if not isinstance(verbose, bool):
+        fail(f"pipeline.verbose={str(verbose)[:20]!r} is not a bool")
+    extra = {}
+    if "verbose" in own_params:
+        extra["verbose"] = verbose
+    transform_input = doc.get("transform_input")
+    if transform_input is not None:
+        if not isinstance(transform_input, list) or len(transform_input) > _MAX_LIST or not all(
+            isinstance(v, str) for v in transform_input
+        ):
+            fail("pipeline.transform_input must be null or a list of str")
+        if "transform_input" not in own_params:
+            fail("pipeline.transform_input is set, but this scikit-learn's Pipeline "
+                 "has no transform_input")
+    if "transform_input" in own_params:
+        extra["transform_input"] = transform_input
+    try:
+        Pipeline([(n, s if s is not None else CRFTagger()) for n, s in built],
+                 **extra)._validate_params()
+    except InvalidParameterError as err:
+        fail(f"pipeline: {err}")
+
+    def make(crf):
+        return Pipeline([(n, s if s is not None else crf) for n, s in built], **extra)
+
+    return make
+
+
+def _read_featurizer(cls, params, where, fail):
+    """The featurizer ``cls(**params)`` from model.json, checked by its own validation."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    if not isinstance(params, dict):
+        fail(f"{where} holds a {type(params).__name__}, expected an object")
+    known = cls().get_params(deep=False)
+    unknown = set(params) - set(known)
+    if unknown:
+        fail(f"{where} names unknown {cls.__name__} parameters {sorted(unknown)[:5]}")
+    values = {}
+    for param, value in params.items():
+        field = f"{where}.{param}"
+        if isinstance(value, list):
+            bound = _MAX_TEMPLATES if param == "templates" else _MAX_LIST
+            if len(value) > bound:
+                fail(f"{field} has {len(value)} items, more than a model file may hold ({bound})")
+            if not all(v is None or isinstance(v, (bool, int, str)) for v in value):
+                fail(f"{field} holds an item that is not null, a bool, an int or a str")
+            value = tuple(value)
+        elif not (value is None or isinstance(value, (bool, int, str))):
+            fail(f"{field} is a {type(value).__name__}, not a featurizer parameter value")
+        if param == "window" and isinstance(value, int) and not isinstance(value, bool) and (
+            value > _MAX_WINDOW
+        ):
+            fail(f"{field}={value}: larger than a model file may ask for ({_MAX_WINDOW})")
+        values[param] = value
+    featurizer = cls(**values)
+    try:
+        featurizer._validate_params()
+        featurizer.fit([])  # the checks of the parameters' content (templates, columns)
+    except (InvalidParameterError, ValueError, TypeError) as err:
+        fail(f"{where}: {str(err).splitlines()[0][:300]}")
+    return featurizer
 
 
 class _InvalidModelFile(ValueError):
@@ -313,14 +569,12 @@ def _check_doc(doc, fail):
     """(classes, attributes, params, n_iter, loss) of a checked model.json."""
     from sklearn.utils._param_validation import InvalidParameterError
 
-    from ._tagger import CRFTagger
-
     if doc.get("format") != _FORMAT:
         fail(f"{_JSON} has the format {str(doc.get('format'))[:50]!r}, expected {_FORMAT!r}")
     version = doc.get("format_version")
-    if version != _FORMAT_VERSION or isinstance(version, bool):
-        fail(f"format version {str(version)[:20]}; this sklearn-crf reads version "
-             f"{_FORMAT_VERSION}")
+    if version not in (_FORMAT_VERSION, _PIPELINE_VERSION) or isinstance(version, bool):
+        fail(f"format version {str(version)[:20]}; this sklearn-crf reads versions "
+             f"{_FORMAT_VERSION} (a tagger) and {_PIPELINE_VERSION} (a pipeline)")
     missing = {"label_type", "classes", "attributes", "params", "n_iter", "loss",
                "metadata"} - set(doc)
     if missing:

@@ -3,6 +3,7 @@
 import logging
 import warnings
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
@@ -11,11 +12,11 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _constraints, _decoding, _inspection, _kernels, _online
-from ._objective import ConstrainedCRFObjective, CRFObjective, build_layout
+from ._objective import ConstrainedCRFObjective, CRFObjective, ParameterLayout, build_layout
 from ._optimize import ValidationMonitor, minimize_crf
 from ._threads import MIN_TOKENS_PER_THREAD
 from ._threads import n_threads as _n_threads
-from ._validation import check_sequence_weight, check_sequences, encode_labels
+from ._validation import check_sequence_weight, check_sequences, encode_labels, label_array
 from ._vectorizer import SequenceVectorizer
 from ._version import __version__
 
@@ -27,6 +28,36 @@ VALIDATION_SCORERS = (
     "entity_f1", "entity_precision", "entity_recall", "flat_accuracy", "flat_f1",
     "sequence_accuracy",
 )
+
+
+class TaggerWeights(NamedTuple):
+    """Everything a fitted CRFTagger's predictions depend on, as plain arrays.
+
+    The data that model files (CRFsuite's, this project's) hold, and that
+    :meth:`CRFTagger.from_weights` builds a fitted tagger from.
+
+    Attributes
+    ----------
+    classes : list
+        The labels, sorted.
+    attributes : list of str
+        Distinct attribute names, in vocabulary order.
+    state_attr, state_label : ndarray of shape (n_state_weights,), int64
+        The (attribute index, label index) of each state weight.
+    trans_from, trans_to : ndarray of shape (n_transition_weights,), int64
+        The (from label, to label) index pair of each transition weight; all
+        pairs distinct.
+    coef : ndarray of shape (n_state_weights + n_transition_weights,), float64
+        The state weights, then the transition weights, in that order.
+    """
+
+    classes: list
+    attributes: list
+    state_attr: np.ndarray
+    state_label: np.ndarray
+    trans_from: np.ndarray
+    trans_to: np.ndarray
+    coef: np.ndarray
 
 
 class CRFTagger(BaseEstimator):
@@ -1147,6 +1178,84 @@ class CRFTagger(BaseEstimator):
         if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
             raise ValueError(f"n must be a non-negative integer, got {n!r}")
         return _inspection.top_state_features(self, int(n))
+
+    @classmethod
+    def from_weights(cls, weights, *, n_iter=0, loss=float("nan"), loss_curve=None, **params):
+        """A fitted tagger from its weights by name (no training).
+
+        The one constructor of a fitted :class:`CRFTagger` besides
+        :meth:`fit`: model files are read through it.
+
+        Parameters
+        ----------
+        weights : TaggerWeights
+            Labels, attribute names, the (attribute, label) and (label,
+            label) pairs that carry a weight, and the weights (checked by
+            the caller: indices in range, pairs distinct).
+        n_iter : int, default=0
+            ``n_iter_`` of the result.
+        loss : float, default=nan
+            ``loss_`` of the result.
+        loss_curve : array-like of shape (n_iter,), default=None
+            ``loss_curve_`` of the result (None: empty).
+        **params
+            Constructor parameters of the tagger.
+
+        Returns
+        -------
+        crf : CRFTagger
+            The fitted tagger, with ``layout_`` in canonical order
+            (attribute-major, labels increasing; transitions by from, then
+            to label) and a vocabulary of exactly ``weights.attributes``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_crf import CRFTagger
+        >>> from sklearn_crf._tagger import TaggerWeights
+        >>> weights = TaggerWeights(
+        ...     classes=["N", "V"], attributes=["w:dog", "w:runs"],
+        ...     state_attr=np.array([0, 1]), state_label=np.array([0, 1]),
+        ...     trans_from=np.array([0]), trans_to=np.array([1]),
+        ...     coef=np.array([2.0, 2.0, 0.5]))
+        >>> crf = CRFTagger.from_weights(weights, c2=0.1)
+        >>> crf.predict([[{"w:dog": 1}, {"w:runs": 1}]])
+        [['N', 'V']]
+        """
+        crf = cls(**params)
+        classes, attributes = weights.classes, weights.attributes
+        L, A = len(classes), len(attributes)
+        state_attr = np.asarray(weights.state_attr, dtype=np.int64)
+        state_label = np.asarray(weights.state_label, dtype=np.int64)
+        trans_from = np.asarray(weights.trans_from, dtype=np.int64)
+        trans_to = np.asarray(weights.trans_to, dtype=np.int64)
+        coef = np.asarray(weights.coef, dtype=np.float64)
+        S = len(state_attr)
+        so = np.lexsort((state_label, state_attr))
+        to = np.lexsort((trans_to, trans_from))
+        layout = ParameterLayout(
+            attr_ptr=np.concatenate(
+                [[0], np.cumsum(np.bincount(state_attr, minlength=A))]
+            ).astype(np.int64),
+            attr_label=state_label[so].astype(np.int32),
+            trans_from=trans_from[to].astype(np.int32),
+            trans_to=trans_to[to].astype(np.int32),
+            n_labels=L,
+        )
+        # the vocabulary, through the public API: one token whose numeric
+        # features are the attribute names, so each name becomes attribute i
+        vectorizer = SequenceVectorizer().fit([[dict.fromkeys(attributes, 1.0)]])
+        crf.classes_ = label_array(list(classes))
+        crf.vectorizer_ = vectorizer
+        crf.layout_ = layout
+        crf.coef_ = np.concatenate([coef[:S][so], coef[S:][to]])
+        crf.n_iter_ = int(n_iter)
+        crf.loss_ = float(loss)
+        crf.loss_curve_ = (
+            np.zeros(0) if loss_curve is None else np.asarray(loss_curve, dtype=np.float64)
+        )
+        crf._sklearn_crf_version = __version__
+        return crf
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -90,7 +90,7 @@ def encode_labels(y, seq_ptr):
         order = sorted(range(len(labels)), key=labels.__getitem__)
     except TypeError:
         order = list(range(len(labels)))
-    classes = _label_array([labels[i] for i in order])
+    classes = label_array([labels[i] for i in order])
     remap = np.empty(len(labels), dtype=np.int32)
     remap[order] = np.arange(len(labels), dtype=np.int32)
     return classes, remap[codes]
@@ -106,7 +106,7 @@ def _label_kind(label):
     return type(label).__name__
 
 
-def _label_array(labels):
+def label_array(labels):
     kind = _label_kind(labels[0])
     if kind == "str":
         return np.array(labels, dtype=str)

@@ -93,10 +93,10 @@ def test_train_then_tag_equals_the_python_api(corpus, model, api_predictions, ca
 
     from sklearn_crf import load_model
 
-    crf = load_model(model)
-    featurizer = api_predictions[2]
-    assert crf.predict(featurizer.transform(test.sentences)) == api_predictions[0]
-    np.testing.assert_array_equal(crf.coef_, api_predictions[1].coef_)
+    pipe = load_model(model)  # the featurizer and the tagger: one Pipeline
+    assert pipe.predict(test.sentences) == api_predictions[0]
+    assert pipe[0].get_params() == api_predictions[2].get_params()
+    np.testing.assert_array_equal(pipe[-1].coef_, api_predictions[1].coef_)
 
 
 def test_tag_stdin_without_gold_and_marginals(corpus, model, api_predictions, capsys, monkeypatch, tmp_path):
@@ -144,7 +144,7 @@ def test_eval_equals_entity_classification_report(corpus, model, api_predictions
     # conlleval's text report, from the tag output's gold and predicted columns
     tagged = tmp_path / "tagged.conll"
     assert run(["tag", "-m", model, paths["test"], "-o", tagged], capsys)[0] == 0
-    status, text, _ = run(["eval", tagged], capsys)
+    status, text, _ = run(["eval", "--tagged", tagged], capsys)
     assert status == 0
     lines = text.splitlines()
     assert lines[0] == (
@@ -217,7 +217,7 @@ def test_train_logs_progress_on_stderr(corpus, capsys, tmp_path):
 def test_dump(model, capsys):
     from sklearn_crf import load_model
 
-    crf = load_model(model)
+    crf = load_model(model)[-1]
     status, stdout, _ = run(["dump", model, "--format", "json", "--top", "5"], capsys)
     assert status == 0
     dumped = json.loads(stdout)
@@ -274,11 +274,11 @@ def truncated_crfsuite(model, tmp_path_factory):
         (["train", "{train}", "-m", "{tmp}/m", "--c1", "-1"], 2, "argument --c1: expected a finite number >= 0"),
         (["train", "{train}", "-m", "{tmp}/m", "--max-iter", "0"], 2, "argument --max-iter: expected a positive integer"),
         (["train", "{train}", "-m", "{tmp}/m", "--label-column", "0"], 2, "0 is the token column"),
-        (["train", "{tmp}/missing.conll", "-m", "{tmp}/m"], 1, "missing.conll: cannot read the file"),
+        (["train", "{tmp}/missing.conll", "-m", "{tmp}/m"], 1, "missing.conll: no such file"),
         (["train", "{ragged}", "-m", "{tmp}/m"], 1, "ragged.conll, line 3: 3 columns, expected 2 as on line 1"),
         (["train", "{bad_utf8}", "-m", "{tmp}/m"], 1, "bad_utf8.conll, line 2: not valid utf-8 text"),
         (["train", "{train3}", "-m", "{tmp}/m", "--columns", "a", "b"], 1, "--columns names 2 column(s), but"),
-        (["train", "{train}", "{train3}", "-m", "{tmp}/m"], 1, "train3.conll: 3 columns, but"),
+        (["train", "{train}", "{train3}", "-m", "{tmp}/m"], 1, "train3.conll, line 1: 3 columns, but"),
         (["train", "{train3}", "-m", "{tmp}/m", "--template", "{bad_template}"], 1, "bad_template.txt: template line 1: 'B01:%x[0,0]' is a bigram"),
         (["train", "{train}", "-m", "{tmp}/m", "--template", "{tmp}/none.txt"], 1, "none.txt: cannot read the template file"),
         (["train", "{train3}", "-m", "{tmp}/m", "--template", "{bad_template}", "--columns", "pos"], 1,
@@ -287,7 +287,7 @@ def truncated_crfsuite(model, tmp_path_factory):
         (["tag", "-m", "{not_a_model}", "{test}"], 1, "not_a_model"),
         (["tag", "-m", "{model}", "{test3_with_extra}"], 1, "4 columns, but the model was trained on 1 token column(s)"),
         (["eval", "-m", "{model}", "{unlabeled}"], 1, "no gold label column"),
-        (["eval", "{unlabeled}"], 1, "the last two columns must be the gold and the predicted labels"),
+        (["eval", "--tagged", "{unlabeled}"], 1, "with --tagged the last two columns are the gold"),
         (["dump", "{tmp}/none.skcrf"], 1, "none.skcrf: no such model file"),
         (["convert", "{tmp}/none.crfsuite", "{tmp}/out"], 1, "none.crfsuite: no such file"),
         (["convert", "{truncated_crfsuite}", "{tmp}/out"], 1, "truncated.crfsuite"),
@@ -344,10 +344,10 @@ def test_console_script_points_to_main():
 
 
 def test_train_featurizer_defaults_are_sequence_featurizer_defaults():
-    from sklearn_crf._cli import _featurizer_settings, _make_featurizer, build_parser
+    from sklearn_crf._cli import _featurizer_settings, build_parser
 
     args = build_parser().parse_args(["train", "x.conll", "-m", "m"])
-    featurizer = _make_featurizer(_featurizer_settings(args, n_token_columns=1))
+    featurizer = _featurizer_settings(args, n_token_columns=1)
     assert featurizer.get_params() == SequenceFeaturizer().get_params()
 
 
@@ -402,8 +402,8 @@ def test_readme_commands_parse():
 def test_untrusted_featurizer_settings_in_a_model_file(corpus, model, capsys, tmp_path, settings, message):
     from sklearn_crf import load_model, save_model
 
-    path = tmp_path / "crafted.skcrf"
-    save_model(load_model(model), path, metadata={"sklearn_crf_cli": settings})
+    path = tmp_path / "crafted.skcrf"  # a CRFTagger with the featurizer in the metadata (version 1)
+    save_model(load_model(model)[-1], path, metadata={"sklearn_crf_cli": settings})
     status, _, stderr = run(["tag", "-m", path, corpus[0]["test"], "-q"], capsys)
     assert status == 1
     assert stderr.count("\n") == 1 and stderr.startswith(f"sklearn-crf: error: {path}: ")
@@ -468,3 +468,306 @@ def test_tag_allowed_column(corpus, model, api_predictions, capsys, tmp_path):
     (tmp_path / "unknown.conll").write_text("Madrid NOPE\n", encoding="utf-8")
     status, _, stderr = run(["tag", "-m", model, tmp_path / "unknown.conll", "--allowed-column", "1"], capsys)
     assert status == 1 and stderr.count("\n") == 1 and "NOPE" in stderr
+
+
+# ---------------------------------------------------------------------------
+# The newcomer's stumbles (issue 23) and the CLI's defaults (issue 19), through
+# the real entry point in a subprocess
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*argv, stdin=None):
+    """(status, stdout, stderr) of ``python -m sklearn_crf ARGV`` in a subprocess."""
+    result = subprocess.run(
+        [sys.executable, "-m", "sklearn_crf", *map(str, argv)], input=stdin,
+        capture_output=True, text=True, cwd=ROOT,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+    return result.returncode, result.stdout, result.stderr
+
+
+def one_error_line(stderr):
+    """The error of a stderr that holds exactly one line, an error."""
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("sklearn-crf: error: "), stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_eval_without_a_model_is_an_error(corpus):
+    """Stumble 2: `eval FILE` read the token column as the gold labels and exited 0."""
+    status, stdout, stderr = cli("eval", corpus[0]["test"])
+    assert status == 2 and stdout == ""
+    assert "no model: give -m MODEL" in one_error_line(stderr)
+    assert "--tagged" in stderr
+
+
+def test_eval_tagged_reads_the_last_two_columns(corpus, model, capsys, tmp_path):
+    tagged = tmp_path / "tagged.conll"
+    assert run(["tag", "-m", model, corpus[0]["test"], "-o", tagged, "-q"], capsys)[0] == 0
+    data = read_conll(tagged, label_column=None)
+    expected = format_conlleval_of([[t[1] for t in s] for s in data.sentences],
+                                   [[t[2] for t in s] for s in data.sentences])
+    status, stdout, stderr = cli("eval", "--tagged", tagged)
+    assert status == 0, stderr
+    assert stdout == expected
+    status, _, stderr = cli("eval", "--tagged", "-m", model, tagged)
+    assert status == 2 and "not both" in one_error_line(stderr)
+
+
+def format_conlleval_of(gold, predicted):
+    from sklearn_crf.metrics import conlleval_report
+
+    return conlleval_report(gold, predicted)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "{train}", "-m", "{tmp}", "--max-iter", "2"], "is a directory; -m/--model takes a file name"),
+        (["train", "{train}", "-m", "{tmp}/missing/m.skcrf", "--max-iter", "2"], "no such folder"),
+        (["convert", "{model}", "{tmp}"], "is a directory; OUTPUT takes a file name"),
+        (["convert", "{model}", "{tmp}/missing/m.crfsuite"], "no such folder"),
+        (["tag", "-m", "{model}", "{test}", "-o", "{tmp}/missing/out"], "no such folder"),
+        (["data", "testb", "-o", "{tmp}"], "is a directory; -o/--output takes a file name"),
+    ],
+)
+def test_output_paths_are_checked_before_any_work(corpus, model, tmp_path, argv, message):
+    """Stumble 3: `train -m DIR` failed after the whole fit with a raw [Errno 21]."""
+    names = {"tmp": tmp_path, "train": corpus[0]["train"], "test": corpus[0]["test"], "model": model}
+    status, stdout, stderr = cli(*[a.format(**names) for a in argv])
+    assert status == 1 and stdout == ""
+    line = one_error_line(stderr)  # no progress line: nothing was read or trained
+    assert message in line and "Errno" not in line
+
+
+@pytest.fixture(scope="module")
+def python_pipeline(corpus):
+    """A Pipeline trained and saved from Python, its file and its predictions."""
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import save_model
+
+    paths, train, test = corpus
+    pipe = make_pipeline(SequenceFeaturizer(window=2, shape=True), CRFTagger(**API_PARAMS))
+    pipe.fit(train.sentences, train.tags)
+    path = paths["dir"] / "python.skcrf"
+    save_model(pipe, path)
+    return path, pipe, pipe.predict(test.sentences)
+
+
+def test_a_pipeline_saved_from_python_tags_on_the_command_line(corpus, python_pipeline):
+    """Stumble 4: save_model(pipe) raised AttributeError; `tag` could not use a Python model."""
+    path, _, expected = python_pipeline
+    status, stdout, stderr = cli("tag", "-m", path, corpus[0]["test"], "-q")
+    assert status == 0, stderr
+    tagged = read_conll(io.StringIO(stdout))
+    assert tagged.tags == expected
+    unlabeled = io.StringIO()
+    write_conll(unlabeled, corpus[2].sentences)
+    status, stdout, stderr = cli("tag", "-m", path, "-q", stdin=unlabeled.getvalue())
+    assert status == 0, stderr
+    assert read_conll(io.StringIO(stdout)).tags == expected
+
+
+def test_eval_of_a_pipeline_saved_from_python(corpus, python_pipeline):
+    from sklearn_crf.metrics import conlleval_report
+
+    path, _, expected = python_pipeline
+    status, stdout, stderr = cli("eval", "-m", path, corpus[0]["test"], "--format", "json")
+    assert status == 0, stderr
+    assert json.loads(stdout) == json.loads(json.dumps(conlleval_report(corpus[2].tags, expected, output_dict=True)))
+
+
+def test_tag_on_a_crfsuite_file_says_to_convert_it(model, tmp_path, corpus):
+    """Stumble 4: `tag -m file.crfsuite` said "not a readable zip archive"."""
+    crfsuite = tmp_path / "m.crfsuite"
+    assert cli("convert", model, crfsuite, "-q")[0] == 0
+    status, _, stderr = cli("tag", "-m", crfsuite, corpus[0]["test"])
+    line = one_error_line(stderr)
+    assert status == 1 and "a CRFsuite model file" in line and "sklearn-crf convert" in line
+    assert "zip" not in line
+
+
+def test_convert_says_what_the_result_can_be_used_for(model, tmp_path, corpus):
+    """Stumble 4: convert's help and output did not say that `tag` cannot use the result."""
+    status, stdout, _ = cli("convert", "--help")
+    assert status == 0
+    text = " ".join(stdout.split())
+    assert "without a featurizer" in text and "'tag' needs a Pipeline" in text
+    assert "python-crfsuite's Tagger" in text
+    crfsuite, back = tmp_path / "m.crfsuite", tmp_path / "back.skcrf"
+    status, _, stderr = cli("convert", model, crfsuite)
+    assert status == 0 and "python-crfsuite's Tagger" in stderr
+    assert "the tagger only: a CRFsuite file holds no featurizer" in stderr
+    status, _, stderr = cli("convert", crfsuite, back)
+    assert status == 0 and "for load_model() in Python" in stderr and "not for 'sklearn-crf tag'" in stderr
+    status, _, stderr = cli("tag", "-m", back, corpus[0]["test"])
+    assert status == 1 and "no featurizer" in one_error_line(stderr)
+
+
+def test_quiet_silences_the_convergence_message(corpus, tmp_path):
+    """Stumble 8: `-q` still printed the convergence message."""
+    status, stdout, stderr = cli("train", corpus[0]["train"], "-m", tmp_path / "m.skcrf",
+                                 "--max-iter", "2", "--n-jobs", "1", "-q")
+    assert status == 0 and stdout == "" and stderr == ""
+    status, _, stderr = cli("train", corpus[0]["train"], "-m", tmp_path / "m.skcrf",
+                            "--max-iter", "2", "--n-jobs", "1")
+    assert status == 0 and "max_iter=2" in stderr  # without -q, the message is there
+
+
+def test_tag_keeps_the_docstart_lines(model, tmp_path):
+    """Stumble 8: `tag` dropped the -DOCSTART- lines."""
+    text = ("-DOCSTART- O\n\nLa O\nCoruña O\n\n-DOCSTART- O\n\nMadrid O\nes O\n\n"
+            "Ana O\n\n-DOCSTART- O\n")
+    status, stdout, stderr = cli("tag", "-m", model, "-q", stdin=text)
+    assert status == 0, stderr
+    got = [line.split() for line in stdout.rstrip("\n").split("\n")]
+    want = [line.split() for line in text.rstrip("\n").split("\n")]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if w[:1] == ["-DOCSTART-"]:
+            assert g == w + ["O"]  # its label column, as conlleval expects
+        else:
+            assert g[:len(w)] == w and len(g) == len(w) + (1 if w else 0)
+
+
+def test_columns_does_not_swallow_the_file_name(corpus, tmp_path, capsys):
+    """Stumble 8: `--columns shape FILE` took FILE for a column name."""
+    paths = corpus[0]
+    after, before, comma = (tmp_path / f"{k}.skcrf" for k in ("after", "before", "comma"))
+    status, _, stderr = cli("train", "--columns", "shape", paths["train3"], "-m", after,
+                            "-q", *TRAIN_PARAMS)
+    assert status == 0, stderr
+    assert run(["train", paths["train3"], "--columns", "shape", "-m", before, "-q", *TRAIN_PARAMS],
+               capsys)[0] == 0
+    assert run(["train", paths["train3"], "--columns", "shape,", "-m", comma, "-q", *TRAIN_PARAMS],
+               capsys)[0] == 2  # an empty name
+    from sklearn_crf import load_model
+
+    a, b = load_model(after), load_model(before)
+    assert a[0].columns == b[0].columns == ("shape",)
+    assert a[-1].coef_.tobytes() == b[-1].coef_.tobytes()
+
+
+def test_columns_comma_separated(corpus, tmp_path, capsys):
+    tabbed = tmp_path / "four.conll"
+    _, train, _ = corpus
+    write_conll(tabbed, [[(w, shape(w), w[-1:]) for w in s] for s in train.sentences[:40]],
+                train.tags[:40])
+    path = tmp_path / "m.skcrf"
+    status, _, stderr = run(["train", "--columns", "shape,-", tabbed, "-m", path, "-q",
+                             "--max-iter", "3"], capsys)
+    assert status == 0, stderr
+    from sklearn_crf import load_model
+
+    assert load_model(path)[0].columns == ("shape", None)
+
+
+def test_a_bad_allowed_label_names_the_file_and_line(model, tmp_path):
+    """Stumble 8: a bad label in --allowed-column was reported as allowed[0][1]."""
+    path = tmp_path / "allowed.conll"
+    path.write_text("La *\nCoruña B-LOC|NOPE\n\nMadrid *\n", encoding="utf-8")
+    status, _, stderr = cli("tag", "-m", model, path, "--allowed-column", "1")
+    line = one_error_line(stderr)
+    assert status == 1
+    assert f"{path}, line 2: --allowed-column: the label 'NOPE'" in line
+    assert "allowed[" not in line
+
+
+def test_dump_convert_and_format_have_help_texts():
+    """Stumble 8: `dump`, `convert` and `--format` had no help text."""
+    for command in ("dump", "convert", "eval"):
+        status, stdout, _ = cli(command, "--help")
+        assert status == 0
+        assert stdout.split("\n\n")[1].strip(), f"{command} has no description"
+        # every positional argument and option line is followed by a help text
+        args_text = stdout.split("positional arguments:", 1)[1]
+        entries = [line for line in args_text.splitlines() if line.startswith("  ") and
+                   not line.startswith("      ")]
+        for entry in entries:
+            name, _, help_text = entry.strip().partition("  ")
+            following = args_text.split(entry, 1)[1].splitlines()[1:2]
+            assert help_text.strip() or (following and following[0].startswith("      ")), (
+                f"{command}: {name} has no help text")
+        assert "--format" not in stdout or "JSON" in stdout.split("--format", 1)[1]
+
+
+def test_training_defaults_are_crftaggers(corpus, tmp_path):
+    """Issue 19: the command line held copies of the defaults (--c2 1.0,
+    --max-iter 1000, --tol 1e-3); now an option not given is not passed, and
+    --help shows CRFTagger's own defaults."""
+    from sklearn_crf import load_model
+
+    status, stdout, _ = cli("train", "--help")
+    assert status == 0
+    text = " ".join(stdout.split())
+    defaults = CRFTagger().get_params()
+    for option, param in (("--c1", "c1"), ("--c2", "c2"), ("--tol", "tol"), ("--min-freq", "min_freq")):
+        assert re.search(rf"{option} \S+ .*?\(default: {re.escape(str(defaults[param]))}[);:]", text), option
+    assert re.search(r"--max-iter \S+ .*?\(default: none", text)
+    path = tmp_path / "m.skcrf"
+    status, _, stderr = cli("train", corpus[0]["train"], "-m", path, "-q", "--tol", "0.5")
+    assert status == 0, stderr
+    params = load_model(path)[-1].get_params()
+    assert params == {**defaults, "tol": 0.5, "verbose": 0}
+
+
+def test_column_count_errors_name_the_file_and_line(model, tmp_path):
+    path = tmp_path / "four.conll"
+    path.write_text("\n\n-DOCSTART- -X- O O\n\na N X O\n", encoding="utf-8")
+    status, _, stderr = cli("tag", "-m", model, path)
+    assert status == 1
+    assert f"{path}, line 5: 4 columns, but the model was trained on 1 token column(s)" in one_error_line(stderr)
+
+
+def test_convert_with_a_featurizer_makes_a_crfsuite_model_usable_by_tag(corpus, tmp_path):
+    """Stumble 4: a model converted from CRFsuite could not be used by `tag`."""
+    import pycrfsuite
+
+    paths, train, test = corpus
+    featurizer = SequenceFeaturizer(columns=("shape",))
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for sentence, labels in zip(train.sentences[:100], train.tags[:100]):
+        trainer.append(featurizer.transform([[(w, shape(w)) for w in sentence]])[0], labels)
+    trainer.set_params({"c1": 0.1, "c2": 0.1, "max_iterations": 20})
+    crfsuite = tmp_path / "tutorial.crfsuite"
+    trainer.train(str(crfsuite))
+    tagger = pycrfsuite.Tagger()
+    tagger.open(str(crfsuite))
+    expected = [tagger.tag(x) for x in featurizer.transform([[(w, shape(w)) for w in s]
+                                                             for s in test.sentences])]
+    out = tmp_path / "tutorial.skcrf"
+    status, _, stderr = cli("convert", "--columns", "shape", crfsuite, out)
+    assert status == 0 and "a Pipeline of the featurizer given and the tagger" in stderr
+    status, stdout, stderr = cli("tag", "-m", out, paths["test3"], "-q")
+    assert status == 0, stderr
+    assert read_conll(io.StringIO(stdout)).tags == expected
+    status, _, stderr = cli("convert", "--with-featurizer", out, tmp_path / "x.crfsuite")
+    assert status == 2 and "bundles a featurizer with a model converted from CRFsuite" in (
+        one_error_line(stderr))
+
+
+def test_a_model_file_of_the_previous_cli_format_still_tags(corpus, model, capsys, tmp_path):
+    """Files written by `train` before the Pipeline format: a CRFTagger, the
+    featurizer's settings in the metadata (version 1)."""
+    from sklearn_crf import load_model, save_model
+
+    pipe = load_model(model)
+    settings = {"version": 1, "n_token_columns": 1, "label_column": -1, "sep": None,
+                "featurizer": {"kind": "sequence", "params": {
+                    k: list(v) if isinstance(v, tuple) else v for k, v in pipe[0].get_params().items()}}}
+    old = tmp_path / "old.skcrf"
+    save_model(pipe[-1], old, metadata={"sklearn_crf_cli": settings})
+    status, stdout, stderr = run(["tag", "-m", old, corpus[0]["test"], "-q"], capsys)
+    assert status == 0, stderr
+    assert read_conll(io.StringIO(stdout)).tags == pipe.predict(corpus[2].sentences)
+
+
+def test_eval_of_a_python_pipeline_needs_a_gold_column(python_pipeline, tmp_path, capsys):
+    path = tmp_path / "tokens.conll"
+    path.write_text("Madrid\nes\n", encoding="utf-8")
+    status, _, stderr = run(["eval", "-m", python_pipeline[0], path], capsys)
+    assert status == 1 and f"{path}, line 1: no gold label column" in stderr

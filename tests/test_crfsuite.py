@@ -206,6 +206,29 @@ def test_imported_tagger_has_no_training_history(small_model, tmp_path):
     assert crf.get_params() == CRFTagger().get_params()
 
 
+def test_import_with_the_training_parameters_warm_starts_under_them(small_model, tmp_path):
+    """A CRFsuite file does not hold its training parameters: given to
+    load_crfsuite, they are the tagger's, and a warm start continues the
+    training under them (the same optimum as a cold fit)."""
+    data, X, y = small_model  # trained with c1=0.05, c2=0.01
+    (tmp_path / "m.crfsuite").write_bytes(data)
+    params = dict(c1=0.05, c2=0.01, all_possible_transitions=True)
+    crf = load_crfsuite(tmp_path / "m.crfsuite", **params, warm_start=True, tol=1e-9)
+    assert {k: crf.get_params()[k] for k in params} == params and crf.warm_start is True
+    assert crf.predict(X) == load_crfsuite(tmp_path / "m.crfsuite").predict(X)
+    converged = CRFTagger(**params, tol=1e-9).fit(X, y)
+    assert crf.fit(X, y).loss_ == pytest.approx(converged.loss_, rel=1e-6)
+
+
+def test_import_parameters_are_checked(small_model, tmp_path):
+    data, _, _ = small_model
+    (tmp_path / "m.crfsuite").write_bytes(data)
+    with pytest.raises(TypeError, match=r"CRFTagger parameters it does not have: \['c3'\]"):
+        load_crfsuite(tmp_path / "m.crfsuite", c3=1.0)
+    with pytest.raises(ValueError, match="The 'c2' parameter of CRFTagger must be"):
+        load_crfsuite(tmp_path / "m.crfsuite", c2=-1.0)
+
+
 def test_import_from_a_fitted_sklearn_crfsuite_crf(small_model):
     _, X, y = small_model
     ref = sklearn_crfsuite.CRF(c1=0.05, c2=0.02, max_iterations=40,
@@ -219,6 +242,7 @@ def test_import_from_a_fitted_sklearn_crfsuite_crf(small_model):
             assert g.keys() == w.keys()
             np.testing.assert_allclose(list(g.values()), [w[k] for k in g], atol=1e-12)
     assert crf.state_features_.keys() == ref.state_features_.keys()
+    assert load_crfsuite(ref, c2=0.5).get_params()["c2"] == 0.5  # given parameters win
 
 
 def test_unfitted_sklearn_crfsuite_crf_is_a_value_error():

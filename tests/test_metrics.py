@@ -1,7 +1,9 @@
 """Tests for sklearn_crf.metrics."""
 
+import json
 import pickle
 import random
+from fractions import Fraction
 import warnings
 from collections import Counter, defaultdict
 
@@ -17,6 +19,9 @@ from sklearn_crfsuite import metrics as crfsuite_metrics
 import sklearn_crf.metrics
 from sklearn_crf.datasets import load_conll2002
 from sklearn_crf.metrics import (
+    LabelScore,
+    conlleval_report,
+    crfsuite_holdout_report,
     entity_classification_report,
     entity_f1_score,
     entity_f1_scorer,
@@ -429,6 +434,29 @@ def test_real_data_iobes_matches_seqeval(testa_tags):
         assert get_entities(seq_iob2) == get_entities(seq_iobes)
 
 
+def test_strict_bmes_scores_are_iobes_scores_with_m_for_i():
+    # seqeval has no BMES; its entities are IOBES' with M for I (tests/test_schemes.py)
+    def to_iobes(y):
+        return [["I" + lab[1:] if lab[0] == "M" else lab for lab in seq] for seq in y]
+
+    for seed in range(15):
+        y_true, y_pred = _random_pair(seed, "BMESO", typeless="BMES")
+        for average in AVERAGES:
+            _assert_prfs_equal(
+                _ours_prfs(y_true, y_pred, "strict", "BMES", average=average),
+                _ours_prfs(
+                    to_iobes(y_true), to_iobes(y_pred), "strict", "IOBES",
+                    average=average,
+                ),
+            )
+    seq = ["B-PER", "M-PER", "E-PER", "S-LOC", "M-LOC", "O"]
+    for scheme in ("BMES", "bmes"):
+        assert get_entities(seq, mode="strict", scheme=scheme) == [
+            ("PER", 0, 3),
+            ("LOC", 3, 4),
+        ]
+
+
 # ---------------------------------------------------------------------------
 # Entity metrics: behaviour of our own
 # ---------------------------------------------------------------------------
@@ -676,6 +704,156 @@ def test_same_results_as_sklearn_crfsuite(testa_tags):
 
 
 # ---------------------------------------------------------------------------
+# conlleval's and CRFsuite's reports
+# ---------------------------------------------------------------------------
+
+#: (y_true, y_pred, conlleval's text): the text that sklearn_crf._cli's
+#: format_conlleval(conll_evaluation(y_true, y_pred)) gave before the reports
+#: moved here (checked identical then on these and on random inputs)
+CONLLEVAL_CASES = [
+    (
+        [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "I-ORG", "I-ORG", "O", "B-MISC"]],
+        [["B-PER", "I-PER", "O", "O"], ["B-ORG", "I-ORG", "O", "B-LOC", "I-MISC"]],
+        "processed 9 tokens with 4 phrases; found: 4 phrases; correct: 2.\n"
+        "accuracy:  55.56%; precision:  50.00%; recall:  50.00%; FB1:  50.00\n"
+        "              LOC: precision:   0.00%; recall:   0.00%; FB1:   0.00  1\n"
+        "             MISC: precision: 100.00%; recall: 100.00%; FB1: 100.00  1\n"
+        "              ORG: precision:   0.00%; recall:   0.00%; FB1:   0.00  1\n"
+        "              PER: precision: 100.00%; recall: 100.00%; FB1: 100.00  1\n",
+    ),
+    (
+        [["I-PER", "I-PER", "B-PER"], ["O"]],
+        [["B-PER", "I-PER", "B-PER"], ["I-LOC"]],
+        "processed 4 tokens with 2 phrases; found: 3 phrases; correct: 2.\n"
+        "accuracy:  50.00%; precision:  66.67%; recall: 100.00%; FB1:  80.00\n"
+        "              LOC: precision:   0.00%; recall:   0.00%; FB1:   0.00  1\n"
+        "              PER: precision: 100.00%; recall: 100.00%; FB1: 100.00  2\n",
+    ),
+    (
+        [[], ["O", "O"]],
+        [[], ["O", "O"]],
+        "processed 2 tokens with 0 phrases; found: 0 phrases; correct: 0.\n"
+        "accuracy: 100.00%; precision:   0.00%; recall:   0.00%; FB1:   0.00\n",
+    ),
+    ([], [], "processed 0 tokens with 0 phrases; found: 0 phrases; correct: 0.\n"),
+]
+
+
+@pytest.mark.parametrize("y_true, y_pred, text", CONLLEVAL_CASES)
+def test_conlleval_report_text(y_true, y_pred, text):
+    assert conlleval_report(y_true, y_pred) == text
+
+
+def test_conlleval_report_dict():
+    y_true, y_pred, _ = CONLLEVAL_CASES[0]
+    report = conlleval_report(y_true, y_pred, output_dict=True)
+    # the JSON that `sklearn-crf eval --format json` printed before the move
+    assert report == {
+        "tokens": 9,
+        "phrases": 4,
+        "found": 4,
+        "correct": 2,
+        "accuracy": 5 / 9,
+        "precision": 0.5,
+        "recall": 0.5,
+        "f1": 0.5,
+        "types": {
+            "LOC": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "found": 1, "support": 1},
+            "MISC": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "found": 1, "support": 1},
+            "ORG": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "found": 1, "support": 1},
+            "PER": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "found": 1, "support": 1},
+        },
+    }
+    # what `sklearn-crf eval --format json` prints: plain ints and floats, in this order
+    assert json.dumps(report) == json.dumps(
+        {k: report[k] for k in ("tokens", "phrases", "found", "correct", "accuracy",
+                                "precision", "recall", "f1", "types")}
+    )
+    assert all(type(report[k]) is int for k in ("tokens", "phrases", "found", "correct"))
+    assert all(type(report[k]) is float for k in ("accuracy", "precision", "recall", "f1"))
+
+
+def test_conlleval_report_agrees_with_the_metrics(testa_tags):
+    labels = sorted({lab for seq in testa_tags for lab in seq})
+    y_pred = _perturb(testa_tags, labels, seed=5)
+    report = conlleval_report(testa_tags, y_pred, output_dict=True)
+    micro = entity_precision_recall_fscore_support(testa_tags, y_pred, average="micro")
+    assert (report["precision"], report["recall"], report["f1"]) == micro[:3]
+    assert report["phrases"] == micro[3]
+    assert report["accuracy"] == flat_accuracy_score(testa_tags, y_pred)
+    per_type = entity_classification_report(testa_tags, y_pred, output_dict=True)
+    assert set(report["types"]) == set(TYPES)
+    for type_, scores in report["types"].items():
+        assert scores["f1"] == per_type[type_]["f1-score"]
+        assert scores["support"] == per_type[type_]["support"]
+    found = Counter(e[0] for seq in y_pred for e in get_entities(seq))
+    assert {t: s["found"] for t, s in report["types"].items()} == found
+    assert report["found"] == sum(found.values())
+
+
+def test_crfsuite_holdout_report_dict():
+    # a label never predicted nor present; a dev-only label; the macro
+    # average divides by every label
+    report = crfsuite_holdout_report(
+        [["a", "b"], ["c", "a"]],
+        [["a", "a"], ["c", "b"]],
+        ["b", "a", "d"],
+        output_dict=True,
+    )
+    assert list(report["scores"]) == ["b", "a", "d", "c"]
+    assert report["scores"]["b"] == LabelScore(0, 1, 1, 0.0, 0.0, 0.0)
+    assert report["scores"]["a"] == LabelScore(1, 2, 2, 0.5, 0.5, 0.5)
+    assert report["scores"]["d"] == LabelScore(0, 0, 0, None, None, None)
+    assert report["scores"]["c"] == LabelScore(1, 1, 1, 1.0, 1.0, 1.0)
+    assert {k: v for k, v in report.items() if k != "scores"} == {
+        "avg_precision": 0.375,
+        "avg_recall": 0.375,
+        "avg_f1": 0.375,
+        "item_accuracy": Fraction(1, 2),
+        "item_accuracy_float": 0.5,
+        "instance_accuracy": Fraction(0),
+        "instance_accuracy_float": 0.0,
+    }
+    # without labels: those of y_true, then of y_pred, in order of appearance
+    report = crfsuite_holdout_report([["a", "b"]], [["c", "b"]], output_dict=True)
+    assert list(report["scores"]) == ["a", "b", "c"]
+    assert report["scores"]["c"] == LabelScore(0, 1, 0, None, None, None)
+
+
+def test_crfsuite_holdout_report_is_crfsuites_text(tmp_path):
+    """The text CRFsuite itself logs for a development set, byte for byte."""
+    pycrfsuite = pytest.importorskip("pycrfsuite")
+    X, y = load_conll2002("train", return_X_y=True, n_sentences=60)
+    X_dev, y_dev = load_conll2002("testa", return_X_y=True, n_sentences=30)
+
+    def features(sentence):
+        return [{"w=" + w.lower(): 1.0, "title": float(w.istitle())} for w in sentence]
+
+    class Trainer(pycrfsuite.Trainer):
+        def message(self, text):
+            log.append(text)
+
+    log = []
+    trainer = Trainer(verbose=False)
+    trainer.set_params({"max_iterations": 5})
+    for sentence, labels in zip(X, y):
+        trainer.append(features(sentence), labels)
+    for sentence, labels in zip(X_dev, y_dev):
+        trainer.append(features(sentence), labels, group=1)
+    trainer.train(str(tmp_path / "model.crfsuite"), holdout=1)
+    text = "".join(log)
+    want = text[text.rindex("Performance by label") :]
+    want = want[: want.index("\n", want.index("Instance accuracy")) + 1]
+    tagger = pycrfsuite.Tagger()
+    tagger.open(str(tmp_path / "model.crfsuite"))
+    y_pred = [tagger.tag(features(sentence)) for sentence in X_dev]
+    # CRFsuite's label order: first appearance in the training data, then the dev data
+    labels = list(dict.fromkeys(label for seq in y + y_dev for label in seq))
+    assert crfsuite_holdout_report(y_dev, y_pred, labels) == want
+    assert want.count("\n") == len(labels) + 4
+
+
+# ---------------------------------------------------------------------------
 # Input validation
 # ---------------------------------------------------------------------------
 
@@ -686,6 +864,8 @@ ALL_METRICS = [
     entity_f1_score,
     entity_precision_recall_fscore_support,
     entity_classification_report,
+    conlleval_report,
+    crfsuite_holdout_report,
 ]
 
 

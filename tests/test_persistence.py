@@ -133,6 +133,189 @@ def test_save_model_rejects_labels_of_other_types(tmp_path):
 
 
 # ---------------------------------------------------------------------------
+# a whole Pipeline in one file
+
+
+SENTENCES = [["Ana", "vive", "en", "Madrid"], ["el", "rey", "de", "Madrid"], ["Ana", "ví"],
+             ["Madrid", "es", "de", "Ana"]]
+LABELS = [["B-PER", "O", "O", "B-LOC"], ["O", "O", "O", "B-LOC"], ["B-PER", "O"],
+          ["B-LOC", "O", "O", "B-PER"]]
+
+
+@pytest.fixture(scope="module")
+def pipelines():
+    """Fitted Pipelines of each kind of step a model file holds, and their input."""
+    from sklearn.pipeline import Pipeline, make_pipeline
+
+    from sklearn_crf import SequenceFeaturizer, TemplateFeaturizer
+
+    tokens = [[(w, "Cap" if w[:1].isupper() else "low") for w in s] for s in SENTENCES]
+    sequence = make_pipeline(
+        SequenceFeaturizer(window=2, prefixes=[1], suffixes=(2,), columns=("shape",),
+                           neighbor_features="all"),
+        CRFTagger(c2=0.05, max_iter=50, all_possible_transitions=True),
+    ).fit(tokens, LABELS)
+    templates = Pipeline(
+        [("skip", "passthrough"),
+         ("templates", TemplateFeaturizer(templates=["U00:%x[0,0]", "U01:%x[-1,1]/%x[0,1]"])),
+         ("tagger", CRFTagger(c1=0.01, max_iter=50))],
+        verbose=False,
+    ).fit(tokens, LABELS)
+    return tokens, {"sequence": sequence, "templates": templates}
+
+
+def as_lists(params):
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+
+
+@pytest.mark.parametrize("kind", ["sequence", "templates"])
+def test_a_pipeline_round_trips_as_one_file(pipelines, kind, tmp_path):
+    from sklearn.pipeline import Pipeline
+
+    tokens, fitted_pipelines = pipelines
+    pipe = fitted_pipelines[kind]
+    save_model(pipe, tmp_path / "pipe.crf", metadata={"k": kind})
+    back, metadata = load_model(tmp_path / "pipe.crf", return_metadata=True)
+    assert isinstance(back, Pipeline) and metadata == {"k": kind}
+    assert [name for name, _ in back.steps] == [name for name, _ in pipe.steps]
+    for (_, got), (_, want) in zip(back.steps[:-1], pipe.steps[:-1]):
+        assert type(got) is type(want)
+        if not isinstance(want, str):
+            assert as_lists(got.get_params()) == as_lists(want.get_params())
+    assert_same_tagger(back[-1], pipe[-1], pipe[:-1].transform(tokens))
+    assert back.predict(tokens) == pipe.predict(tokens)
+    save_model(back, tmp_path / "again.crf", metadata={"k": kind})
+    assert (tmp_path / "again.crf").read_bytes() == (tmp_path / "pipe.crf").read_bytes()
+
+
+def test_a_pipeline_file_holds_its_steps_as_json(pipelines, tmp_path):
+    pipe = pipelines[1]["sequence"]
+    save_model(pipe, tmp_path / "pipe.crf")
+    with zipfile.ZipFile(tmp_path / "pipe.crf") as zf:
+        doc = json.loads(zf.read("model.json"))
+    assert doc["format_version"] == 2
+    assert doc["pipeline"]["steps"] == [
+        {"name": "sequencefeaturizer", "class": "SequenceFeaturizer",
+         "params": as_lists(pipe[0].get_params())},
+        {"name": "crftagger", "class": "CRFTagger"},
+    ]
+    assert doc["params"]["c2"] == 0.05
+
+
+def with_step(step):
+    """A Pipeline of ``step`` and a fitted tagger."""
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import SequenceFeaturizer
+
+    crf = CRFTagger().fit(SequenceFeaturizer().transform(SENTENCES), LABELS)
+    return make_pipeline(step, crf)
+
+
+def featurizer(**params):
+    from sklearn_crf import SequenceFeaturizer
+
+    return SequenceFeaturizer(**params)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: with_step(__import__("sklearn.preprocessing").preprocessing.FunctionTransformer()),
+         "Pipeline step 'functiontransformer' is a FunctionTransformer: a model file holds"),
+        (lambda: with_step(featurizer(window=65)),
+         "pipeline.steps[0].params.window=65: larger than a model file may ask for (64)"),
+        (lambda: with_step(featurizer(columns=(object(),))),
+         "Pipeline step 'sequencefeaturizer' (SequenceFeaturizer): the parameter columns="),
+        (lambda: with_step(featurizer(columns=(("a", "b"),))), "nested lists are not model-file values"),
+        (lambda: with_step(featurizer(columns=(1,))), "The 'columns' parameter of SequenceFeaturizer"),
+    ],
+)
+def test_a_pipeline_that_cannot_be_a_model_file_is_a_clear_error_at_save_time(make, message, tmp_path):
+    with pytest.raises(ValueError) as err:
+        save_model(make(), tmp_path / "m.crf")
+    assert message in str(err.value)
+    assert not (tmp_path / "m.crf").exists()
+
+
+def test_a_pipeline_must_end_in_a_fitted_tagger(tmp_path):
+    from sklearn.exceptions import NotFittedError
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import SequenceFeaturizer, SequenceVectorizer
+
+    with pytest.raises(ValueError, match="the last step of a Pipeline saved as a model file must "
+                                         "be a fitted CRFTagger; it is SequenceVectorizer"):
+        save_model(make_pipeline(SequenceFeaturizer(), SequenceVectorizer()), tmp_path / "m.crf")
+    with pytest.raises(NotFittedError):
+        save_model(make_pipeline(SequenceFeaturizer(), CRFTagger()), tmp_path / "m.crf")
+    with pytest.raises(TypeError, match="got a list"):
+        save_model([CRFTagger()], tmp_path / "m.crf")
+
+
+def edit_pipeline(contents, change):
+    doc = json.loads(contents["model.json"])
+    change(doc["pipeline"])
+    return {**contents, "model.json": json.dumps(doc).encode()}
+
+
+def setting(path, value):
+    """A change of model.json's pipeline: the field at ``path`` becomes ``value``."""
+    def change(doc):
+        *parents, last = path
+        for key in parents:
+            doc = doc[key]
+        doc[last] = value
+    return change
+
+
+MALFORMED_PIPELINES = [
+    (setting(["steps"], []), "pipeline.steps must be a list of 1 to 100 steps"),
+    (setting(["steps", 0], "SequenceFeaturizer"), "pipeline.steps[0] holds a str"),
+    (setting(["steps", 0, "class"], "os.system"), "pipeline.steps[0].class='os.system' is not among"),
+    (setting(["steps", 1, "class"], "SequenceFeaturizer"),
+     "pipeline.steps[1].class='SequenceFeaturizer': the last step must be 'CRFTagger'"),
+    (setting(["steps", 1, "params"], {}), "pipeline.steps[1] has the fields"),
+    (setting(["steps", 0, "class"], "CRFTagger"), "pipeline.steps[0].class='CRFTagger' is not among"),
+    (setting(["steps", 0, "name"], "a__b"), "pipeline.steps[0].name='a__b' is not a Pipeline step name"),
+    (setting(["steps", 0, "name"], "crftagger"), "pipeline.steps[1].name='crftagger' names two steps"),
+    (setting(["steps", 0, "name"], "memory"), "pipeline.steps[0].name='memory'"),
+    (setting(["steps", 0, "params", "window"], 10**9), "pipeline.steps[0].params.window=1000000000: larger"),
+    (setting(["steps", 0, "params", "window"], -1), "pipeline.steps[0].params: The 'window' parameter"),
+    (setting(["steps", 0, "params", "lower"], "yes"), "pipeline.steps[0].params: The 'lower' parameter"),
+    (setting(["steps", 0, "params", "prefixes"], [0]), "pipeline.steps[0].params: The 'prefixes' parameter"),
+    (setting(["steps", 0, "params", "suffixes"], list(range(1, 2000))),
+     "pipeline.steps[0].params.suffixes has 1999 items"),
+    (setting(["steps", 0, "params", "columns"], [{"a": 1}]), "pipeline.steps[0].params.columns holds an item"),
+    (setting(["steps", 0, "params", "window"], 1.5), "pipeline.steps[0].params.window is a float"),
+    (setting(["steps", 0, "params", "rm -rf"], 1), "pipeline.steps[0].params names unknown SequenceFeaturizer"),
+    (setting(["steps", 0, "params"], []), "pipeline.steps[0].params holds a list"),
+    (setting(["verbose"], "yes"), "pipeline.verbose='yes' is not a bool"),
+    (setting(["transform_input"], [1]), "pipeline.transform_input must be null or a list of str"),
+    (setting(["memory"], "/tmp"), "pipeline has unknown fields ['memory']"),
+]
+
+
+@pytest.mark.parametrize("change, message", MALFORMED_PIPELINES)
+def test_malformed_pipeline_in_a_model_file_is_a_value_error_naming_the_field(
+        pipelines, tmp_path, change, message):
+    save_model(pipelines[1]["sequence"], tmp_path / "good.crf")
+    write_members(tmp_path / "bad.crf", edit_pipeline(members(tmp_path / "good.crf"), change))
+    with pytest.raises(ValueError) as err:
+        load_model(tmp_path / "bad.crf")
+    assert str(err.value).startswith(f"{tmp_path / 'bad.crf'}: not a valid sklearn-crf model file: ")
+    assert message in str(err.value)
+
+
+def test_a_bad_template_in_a_pipeline_file_is_a_value_error(pipelines, tmp_path):
+    save_model(pipelines[1]["templates"], tmp_path / "good.crf")
+    change = setting(["steps", 1, "params", "templates"], ["B01:%x[0,0]"])
+    write_members(tmp_path / "bad.crf", edit_pipeline(members(tmp_path / "good.crf"), change))
+    with pytest.raises(ValueError, match=re.escape("pipeline.steps[1].params: template line 1")):
+        load_model(tmp_path / "bad.crf")
+
+
+# ---------------------------------------------------------------------------
 # malformed files
 
 
@@ -173,7 +356,8 @@ MALFORMED = [
     (lambda c: {**c, "model.json": b"[" * 100000}, "not valid JSON"),
     (lambda c: {**c, "model.json": b"[1, 2]"}, "expected an object"),
     (lambda c: edit_json(c, format="other"), "has the format"),
-    (lambda c: edit_json(c, format_version=2), "format version"),
+    (lambda c: edit_json(c, format_version=3), "format version"),
+    (lambda c: edit_json(c, format_version=2), "lacks 'pipeline'"),
     (lambda c: edit_json(c, classes=["O", "B-LOC", "B-PER"]), "not sorted"),
     (lambda c: edit_json(c, classes=[]), "non-empty list"),
     (lambda c: edit_json(c, label_type="float"), "neither 'str' nor 'int'"),

@@ -207,3 +207,27 @@ def test_convergence_warning_points_at_the_callers_line():
         CRFTagger(max_iter=2, tol=0).fit(X, y)
     caught = [w for w in record if issubclass(w.category, ConvergenceWarning)]
     assert len(caught) == 1 and caught[0].filename == __file__
+
+
+def test_from_weights_builds_the_fitted_tagger_that_fit_built(toy_ner):
+    """CRFTagger.from_weights on a fitted tagger's weights gives its predictions and weights."""
+    import numpy as np
+
+    from sklearn_crf._tagger import TaggerWeights
+
+    X, y = toy_ner
+    crf = CRFTagger(c2=0.1, max_iter=30, tol=0).fit(X, y)
+    layout = crf.layout_
+    weights = TaggerWeights(
+        classes=crf.classes_.tolist(), attributes=list(crf.vectorizer_.feature_names_),
+        state_attr=layout.state_pairs().astype(np.int64),
+        state_label=layout.attr_label.astype(np.int64),
+        trans_from=layout.trans_from.astype(np.int64),
+        trans_to=layout.trans_to.astype(np.int64), coef=crf.coef_,
+    )
+    rebuilt = CRFTagger.from_weights(weights, n_iter=crf.n_iter_, c2=0.1)
+    assert rebuilt.get_params() == CRFTagger(c2=0.1).get_params()
+    assert rebuilt.n_iter_ == crf.n_iter_
+    assert rebuilt.predict(X) == crf.predict(X)
+    assert rebuilt.state_features_ == crf.state_features_
+    assert rebuilt.transition_features_ == crf.transition_features_

@@ -9,7 +9,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._conll import _iter_blocks
+from .._conll import iter_blocks
 
 _DATA_PACKAGE = "sklearn_crf.datasets"
 _SUBSETS = ("train", "testa", "testb")
@@ -58,7 +58,7 @@ def _parse_conll(lines, source, n_sentences=None):
         Labels of each sentence, aligned with ``sentences``.
     """
     sentences, tags = [], []
-    for block in _iter_blocks(lines, _split_on_space):
+    for block in iter_blocks(lines, _split_on_space):
         if n_sentences is not None and len(sentences) >= n_sentences:
             break
         if block.docstart:  # document separators are not tokens

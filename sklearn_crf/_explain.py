@@ -1,0 +1,949 @@
+"""Explained predictions: each attribute's and each transition's share of a path's score.
+
+The score of a label path ``y`` through a sequence ``x`` is a sum of terms,
+
+``score(x, y) = Σ_t Σ_a x[t, a] · w[a, y_t]  +  Σ_{t ≥ 1} W[y_{t-1}, y_t]``
+
+(``x[t, a]`` the value of attribute ``a`` at token ``t``, ``w`` the state
+weights, ``W`` the transition weights), and ``log p(y | x) = score(x, y) -
+log Z(x)``. :func:`explain_prediction` lists those terms per token, per entity
+and per sequence, so that they add up to the path's score; :func:`compare_labels`
+gives the terms that change when one token is relabelled.
+
+Everything is computed from the fitted tagger's public state (``vectorizer_``,
+``layout_``, ``coef_``, ``classes_``) and public methods, in plain NumPy: an
+explanation is a per-request computation with no compilation.
+
+Every term is a :class:`Contribution` with a ``kind``: ``"attribute"`` for a
+state feature (``value`` the attribute's value at the token, ``weight`` its
+weight for the token's label), ``"transition"`` for a transition (``value``
+1). A dense dimension of a token's vector would be one more kind (``"dense"``,
+``value`` the vector's entry, ``weight`` the dimension's weight for the label)
+in the same lists, without any other change to these types.
+"""
+
+import math
+from dataclasses import dataclass, field
+from numbers import Integral
+from typing import Any, NamedTuple, Optional
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = [
+    "AttributeComparison",
+    "Contribution",
+    "EntityExplanation",
+    "LabelComparison",
+    "SequenceExplanation",
+    "TokenExplanation",
+    "TransitionComparison",
+    "compare_labels",
+    "explain_prediction",
+]
+
+
+class Contribution(NamedTuple):
+    """One term of a path's score: ``contribution = weight × value``.
+
+    Attributes
+    ----------
+    token : int
+        Index of the token (in its sequence) the term belongs to; for a
+        transition, the token it enters.
+    kind : str
+        ``"attribute"`` (a state feature) or ``"transition"``.
+    name : str
+        The attribute's name (``"<slot N>"`` for a hashing tagger, whose
+        attributes have no names: N is the hash slot), or for a transition
+        ``"<from label> -> <to label>"``.
+    value : float
+        The attribute's value at the token (repeated attributes of a token
+        summed); 1.0 for a transition.
+    weight : float
+        The weight of the attribute for the token's label, or of the
+        transition.
+    contribution : float
+        ``weight * value``, the term's share of the path's score.
+    """
+
+    token: int
+    kind: str
+    name: str
+    value: float
+    weight: float
+    contribution: float
+
+
+@dataclass(frozen=True)
+class TokenExplanation:
+    """The terms of one token's label in a path's score.
+
+    Attributes
+    ----------
+    index : int
+        The token's index in its sequence.
+    label : label
+        The token's label in the path.
+    previous_label : label or None
+        The label of the token before, None for the first token.
+    state : list of Contribution
+        The attributes of the token with a non-zero contribution for
+        ``label``, by decreasing absolute contribution (ties in the order of
+        the token's features); with ``top``, only the first ``top``.
+        Attributes with weight 0, or without a weight for ``label``, add
+        nothing and are not listed.
+    n_other : int
+        Number of non-zero attribute contributions left out by ``top``.
+    other : float
+        Their sum (0.0 when none is left out).
+    state_score : float
+        The sum of all attribute contributions: ``sum(c.contribution for c
+        in state) + other``.
+    transition : Contribution or None
+        The incoming transition, ``previous_label -> label``; None for the
+        first token (a path's score has no start or end transition).
+    score : float
+        ``state_score`` plus the transition's contribution.
+    """
+
+    index: int
+    label: Any
+    previous_label: Any
+    state: list
+    n_other: int
+    other: float
+    state_score: float
+    transition: Optional[Contribution]
+    score: float
+
+
+@dataclass(frozen=True)
+class EntityExplanation:
+    """The terms of one entity of a path, with its probability.
+
+    Attributes
+    ----------
+    type : str
+        The entity type, e.g. ``"LOC"``.
+    start, end : int
+        The entity's tokens are ``start`` to ``end - 1``.
+    labels : tuple
+        Their labels.
+    probability : float
+        ``p(y[start:end] = labels | x)``, whatever the labels outside the
+        span (conditional on ``transition_constraints`` and ``allowed``),
+        as in :meth:`~sklearn_crf.CRFTagger.predict_entities`.
+    score : float
+        The sum of the terms inside the entity: the attribute contributions
+        of its tokens and the transitions between them. The entering
+        transition (from token ``start - 1``) is not included: it is
+        ``entering``. ``score`` is therefore the same for an entity wherever
+        it stands.
+    entering : Contribution or None
+        The transition into the entity's first token; None when the entity
+        starts the sequence.
+    contributions : list of Contribution
+        The terms of ``score`` (attributes, ``token`` saying whose, and
+        inside transitions), by decreasing absolute contribution; with
+        ``top``, only the first ``top``.
+    n_other : int
+        Number of non-zero terms left out by ``top``.
+    other : float
+        Their sum: ``sum(c.contribution for c in contributions) + other ==
+        score``.
+    """
+
+    type: str
+    start: int
+    end: int
+    labels: tuple
+    probability: float
+    score: float
+    entering: Optional[Contribution]
+    contributions: list
+    n_other: int
+    other: float
+
+
+@dataclass(frozen=True)
+class SequenceExplanation:
+    """Why a label path has its score: the terms of every token, and the totals.
+
+    The terms add up to the path's score: ``score == sum(t.score for t in
+    tokens)`` and, for a path that the constraints allow, ``score ==
+    log_probability + log_partition`` (up to float rounding).
+
+    Attributes
+    ----------
+    index : int
+        The sequence's index in X.
+    labels : list
+        The path's labels.
+    tokens : list of TokenExplanation
+        One per token.
+    score : float
+        The path's score, ``Σ_t tokens[t].score``.
+    log_partition : float
+        ``log Z(x)``, as :meth:`~sklearn_crf.CRFTagger.log_partition`.
+    log_probability : float
+        ``log p(labels | x)``, as :meth:`~sklearn_crf.CRFTagger.log_probability`
+        (-inf for a path that ``transition_constraints`` or ``allowed``
+        forbid; ``score`` is still its unconstrained score).
+    entities : list of EntityExplanation or None
+        The path's entities, in order; None when the tagger's labels are not
+        strings.
+
+    Examples
+    --------
+    >>> from sklearn_crf import CRFTagger
+    >>> from sklearn_crf._explain import explain_prediction
+    >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
+    ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
+    ...      [{"w": "The", "cap": True}, {"w": "end"}]]
+    >>> y = [["B-PER", "O"], ["B-PER", "O"], ["O", "O"]]
+    >>> crf = CRFTagger(c2=0.1).fit(X, y)
+    >>> x = [{"w": "Ana", "cap": True}, {"w": "sleeps"}]
+    >>> ex = explain_prediction(crf, [x])[0]
+    >>> print(ex.to_text(top=1, words=["Ana", "sleeps"]))
+    sequence 0: score +2.9740 = log Z +3.2885 + log p -0.3146 (p = 0.7301)
+    token 0 'Ana' B-PER: +0.9909 = state +0.9909
+        +0.8470  w:Ana
+        +0.1439  (1 more)
+    token 1 'sleeps' O: +1.9831 = state +0.6640 + transition B-PER -> O +1.3191
+        +0.6640  w:sleeps
+    entity PER, tokens 0-0 'Ana', p = 0.8306: score +0.9909 (entering transition not included)
+        +0.8470  token 0  w:Ana
+        +0.1439  (1 more)
+    >>> rows = ex.to_records()
+    >>> [(r["token"], r["kind"], r["name"]) for r in rows]  # doctest: +NORMALIZE_WHITESPACE
+    [(0, 'attribute', 'w:Ana'), (0, 'attribute', 'cap'), (1, 'attribute', 'w:sleeps'),
+     (1, 'transition', 'B-PER -> O')]
+    >>> bool(abs(sum(r["contribution"] for r in rows) - ex.score) < 1e-12)
+    True
+    """
+
+    index: int
+    labels: list
+    tokens: list
+    score: float
+    log_partition: float
+    log_probability: float
+    entities: Optional[list] = field(default=None)
+
+    @property
+    def probability(self):
+        """``p(labels | x)``, ``exp(log_probability)``."""
+        return math.exp(self.log_probability)
+
+    def to_text(self, top=5, words=None):
+        """A readable rendering: the totals, then each token's and entity's terms.
+
+        Parameters
+        ----------
+        top : int or None, default=5
+            Number of terms to show per token and per entity, the largest in
+            absolute value; the others are summed on one line. None shows
+            every stored term.
+        words : list of str, default=None
+            The sequence's words, shown next to the token indices.
+
+        Returns
+        -------
+        text : str
+            One line per token and per term, numbers with 4 decimals.
+        """
+        top = _check_top(top, "top")
+        if words is not None and len(words) != len(self.tokens):
+            raise ValueError(
+                f"words has {len(words)} entries but sequence {self.index} has "
+                f"{len(self.tokens)} tokens"
+            )
+        lines = [
+            f"sequence {self.index}: score {self.score:+.4f} = log Z "
+            f"{self.log_partition:+.4f} + log p {self.log_probability:+.4f} "
+            f"(p = {self.probability:.4f})"
+        ]
+        for tok in self.tokens:
+            word = "" if words is None else f" {words[tok.index]!r}"
+            head = (f"token {tok.index}{word} {tok.label}: {tok.score:+.4f} = state "
+                    f"{tok.state_score:+.4f}")
+            if tok.transition is not None:
+                head += f" + transition {tok.transition.name} {tok.transition.contribution:+.4f}"
+            lines.append(head)
+            lines.extend(_term_lines(tok.state, tok.n_other, tok.other, top, with_token=False))
+        for ent in self.entities or ():
+            span = f"tokens {ent.start}-{ent.end - 1}"
+            if words is not None:
+                span += " " + repr(" ".join(str(w) for w in words[ent.start:ent.end]))
+            lines.append(
+                f"entity {ent.type}, {span}, p = {ent.probability:.4f}: score "
+                f"{ent.score:+.4f} (entering transition not included)"
+            )
+            lines.extend(_term_lines(ent.contributions, ent.n_other, ent.other, top,
+                                     with_token=True))
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.to_text()
+
+    def to_records(self):
+        """The terms as rows: a list of dicts, one per term of every token.
+
+        Returns
+        -------
+        records : list of dict
+            Keys ``"sequence"``, ``"token"``, ``"label"``, ``"kind"``
+            (``"attribute"``, ``"transition"``, or ``"other"`` for the sum of
+            a token's terms left out by ``top``, whose ``value`` and
+            ``weight`` are NaN), ``"name"``, ``"value"``, ``"weight"`` and
+            ``"contribution"``. The contributions sum to ``score``;
+            ``pandas.DataFrame(records)`` makes a table of them.
+        """
+        rows = []
+        for tok in self.tokens:
+            terms = list(tok.state)
+            if tok.transition is not None:
+                terms.append(tok.transition)
+            for c in terms:
+                rows.append({"sequence": self.index, "token": tok.index, "label": tok.label,
+                             "kind": c.kind, "name": c.name, "value": c.value,
+                             "weight": c.weight, "contribution": c.contribution})
+            if tok.n_other:
+                rows.append({"sequence": self.index, "token": tok.index, "label": tok.label,
+                             "kind": "other", "name": f"({tok.n_other} more)",
+                             "value": math.nan, "weight": math.nan,
+                             "contribution": tok.other})
+        return rows
+
+
+class AttributeComparison(NamedTuple):
+    """One attribute of a token under two labels.
+
+    Attributes
+    ----------
+    kind : str
+        ``"attribute"``.
+    name : str
+        The attribute's name (see :class:`Contribution`).
+    value : float
+        Its value at the token.
+    weight_a, weight_b : float
+        Its weights for label A and label B (0 where it has none).
+    difference : float
+        ``(weight_a - weight_b) * value``: how much it favours A over B.
+    """
+
+    kind: str
+    name: str
+    value: float
+    weight_a: float
+    weight_b: float
+    difference: float
+
+
+class TransitionComparison(NamedTuple):
+    """A transition of the two paths: into or out of the relabelled token.
+
+    Attributes
+    ----------
+    name_a, name_b : str
+        ``"<from> -> <to>"`` in the path with A and in the path with B.
+    weight_a, weight_b : float
+        Their weights.
+    difference : float
+        ``weight_a - weight_b``.
+    """
+
+    name_a: str
+    name_b: str
+    weight_a: float
+    weight_b: float
+    difference: float
+
+
+@dataclass(frozen=True)
+class LabelComparison:
+    """Why label A and not label B at one token: the terms that differ.
+
+    The two paths are the same except at token ``token``; every term of the
+    other tokens cancels, so ``difference = score_a - score_b`` is the sum of
+    ``state_difference`` and the ``difference`` of the two transitions, and,
+    for paths the constraints allow, ``log_probability_a -
+    log_probability_b`` (both paths have the same ``log Z``).
+
+    Attributes
+    ----------
+    token : int
+        The relabelled token.
+    label_a, label_b : label
+        Its label in each path.
+    labels_a, labels_b : list
+        The two paths.
+    state : list of AttributeComparison
+        The token's attributes with a non-zero weight for A or B, by
+        decreasing absolute ``difference``.
+    state_difference : float
+        The sum of their differences.
+    transition_in, transition_out : TransitionComparison or None
+        The transition from the token before and to the token after (None at
+        the ends of the sequence).
+    difference : float
+        ``score_a - score_b``.
+    score_a, score_b : float
+        The two paths' scores.
+    log_probability_a, log_probability_b : float
+        Their log-probabilities (-inf for a path that ``transition_constraints``
+        or ``allowed`` forbid).
+
+    Examples
+    --------
+    >>> from sklearn_crf import CRFTagger
+    >>> from sklearn_crf._explain import compare_labels
+    >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
+    ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
+    ...      [{"w": "The", "cap": True}, {"w": "end"}]]
+    >>> y = [["B-PER", "O"], ["B-PER", "O"], ["O", "O"]]
+    >>> crf = CRFTagger(c2=0.1).fit(X, y)
+    >>> x = [{"w": "Ana", "cap": True}, {"w": "sleeps"}]
+    >>> print(compare_labels(crf, x, 0, "B-PER", "O"))
+    token 0: B-PER rather than O by +1.6725 (log p -0.3146 vs -1.9871)
+        state +1.1347
+            +0.8470  w:Ana  (value 1, weight +0.8470 vs +0.0000)
+            +0.2877  cap  (value 1, weight +0.1439 vs -0.1439)
+        transition out B-PER -> O +1.3191 vs O -> O +0.7813: +0.5378
+    """
+
+    token: int
+    label_a: Any
+    label_b: Any
+    labels_a: list
+    labels_b: list
+    state: list
+    state_difference: float
+    transition_in: Optional[TransitionComparison]
+    transition_out: Optional[TransitionComparison]
+    difference: float
+    score_a: float
+    score_b: float
+    log_probability_a: float
+    log_probability_b: float
+
+    def to_text(self, top=10):
+        """A readable rendering of the comparison.
+
+        Parameters
+        ----------
+        top : int or None, default=10
+            Number of attributes to show, the largest differences first; the
+            others are summed on one line. None shows them all.
+
+        Returns
+        -------
+        text : str
+            The total difference, then the attributes and the transitions.
+        """
+        top = _check_top(top, "top")
+        lines = [
+            f"token {self.token}: {self.label_a} rather than {self.label_b} by "
+            f"{self.difference:+.4f} (log p {self.log_probability_a:+.4f} vs "
+            f"{self.log_probability_b:+.4f})",
+            f"    state {self.state_difference:+.4f}",
+        ]
+        shown = self.state if top is None else self.state[:top]
+        for c in shown:
+            lines.append(
+                f"        {c.difference:+.4f}  {c.name}  (value {c.value:g}, weight "
+                f"{c.weight_a:+.4f} vs {c.weight_b:+.4f})"
+            )
+        rest = self.state[len(shown):]
+        if rest:
+            lines.append(f"        {sum(c.difference for c in rest):+.4f}  ({len(rest)} more)")
+        for what, tr in (("in", self.transition_in), ("out", self.transition_out)):
+            if tr is not None:
+                lines.append(
+                    f"    transition {what} {tr.name_a} {tr.weight_a:+.4f} vs {tr.name_b} "
+                    f"{tr.weight_b:+.4f}: {tr.difference:+.4f}"
+                )
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.to_text()
+
+
+def explain_prediction(crf, X, y=None, *, allowed=None, top=None):
+    """Explain label paths: each attribute's and transition's share of their scores.
+
+    For each sequence and a label path (by default the predicted one), the
+    path's score ``log p(y | x) + log Z(x)`` is split into its terms: per
+    token, the contribution ``weight × value`` of each of its attributes for
+    the token's label, and the weight of the transition from the previous
+    token's label. The terms add up exactly (up to float rounding) to the
+    score. Per entity, the terms inside it are summed, next to the entity's
+    probability.
+
+    Parameters
+    ----------
+    crf : CRFTagger
+        A fitted tagger (not a parameter of the method
+        ``CRFTagger.explain_prediction``).
+    X : list of sequences of dict
+        Sequences of feature dicts, as in :meth:`~sklearn_crf.CRFTagger.fit`.
+    y : list of sequences of labels, default=None
+        The label paths to explain, one per sequence; ``None`` explains the
+        predicted ones (:meth:`~sklearn_crf.CRFTagger.predict` with
+        ``allowed``). An unknown label or a wrong length raises a ValueError
+        naming the sequence (and token).
+    allowed : list, default=None
+        Labels each token may take, as in
+        :meth:`~sklearn_crf.CRFTagger.predict`: it conditions the prediction,
+        ``log_partition``, ``log_probability`` and the entity probabilities;
+        the scores and their terms do not depend on it.
+    top : int, default=None
+        Keep only the ``top`` largest (in absolute value) attribute
+        contributions of each token, and terms of each entity; the others
+        are summed in their ``other`` field, so the totals stay exact. None
+        keeps them all.
+
+    Returns
+    -------
+    explanations : list of SequenceExplanation
+        One per sequence: the path's ``labels``, one
+        :class:`TokenExplanation` per token, the ``score``, ``log_partition``
+        and ``log_probability``, and the ``entities``
+        (:class:`EntityExplanation`, None when the labels are not strings).
+        ``str()`` or ``.to_text()`` render it; ``.to_records()`` lists its
+        terms as dicts.
+
+    See Also
+    --------
+    compare_labels : Why one label and not another at a token.
+
+    Notes
+    -----
+    The score is that of the model without constraints: for a path that
+    ``transition_constraints`` or ``allowed`` forbid, ``log_probability``
+    is -inf while ``score`` is finite. For a path they allow, ``score ==
+    log_probability + log_partition``.
+
+    Entities are read from the labels as
+    :meth:`~sklearn_crf.CRFTagger.predict_entities` reads them (with the
+    rules of ``transition_constraints`` when it names a scheme); for a given
+    ``y`` that the constraints forbid, with the default (conlleval) rules of
+    :func:`sklearn_crf.metrics.get_entities`. An entity's ``score`` holds
+    the terms of its tokens and the transitions between them, not the
+    transition into it (its ``entering`` field).
+
+    A hashing tagger (``hashing=``) has no attribute names: its attributes
+    are named by hash slot, ``"<slot N>"``; attributes that collide in a slot
+    are one attribute, with one weight.
+
+    Examples
+    --------
+    >>> from sklearn_crf import CRFTagger
+    >>> from sklearn_crf._explain import explain_prediction
+    >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
+    ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
+    ...      [{"w": "The", "cap": True}, {"w": "end"}]]
+    >>> y = [["B-PER", "O"], ["B-PER", "O"], ["O", "O"]]
+    >>> crf = CRFTagger(c2=0.1).fit(X, y)
+    >>> x = [{"w": "Ana", "cap": True}, {"w": "sleeps"}]
+    >>> ex = explain_prediction(crf, [x])[0]
+    >>> ex.labels
+    ['B-PER', 'O']
+    >>> [(c.name, c.value, round(c.weight, 3)) for c in ex.tokens[0].state]
+    [('w:Ana', 1.0, 0.847), ('cap', 1.0, 0.144)]
+    >>> ex.tokens[1].transition.name, round(ex.tokens[1].transition.weight, 3)
+    ('B-PER -> O', 1.319)
+    >>> bool(abs(ex.score - (ex.log_probability + ex.log_partition)) < 1e-12)
+    True
+    >>> e = ex.entities[0]
+    >>> e.type, e.start, e.end, round(e.probability, 3), round(e.score, 3)
+    ('PER', 0, 1, 0.831, 0.991)
+    >>> print(ex)  # doctest: +ELLIPSIS
+    sequence 0: score +2.9740 = log Z +3.2885 + log p -0.3146 (p = 0.7301)
+    token 0 B-PER: +0.9909 = state +0.9909
+        +0.8470  w:Ana
+        +0.1439  cap
+    ...
+
+    A given path, with the largest term of each token only (the others summed):
+
+    >>> ex = explain_prediction(crf, [x], [["O", "O"]], top=1)[0]
+    >>> round(ex.probability, 3), [c.name for c in ex.tokens[0].state]
+    (0.137, ['cap'])
+    """
+    top = _check_top(top, "top")
+    return _explain(crf, X, y, allowed, top, entities=True)
+
+
+def compare_labels(crf, x, t, a, b, *, y=None, allowed=None):
+    """Why label ``a`` and not label ``b`` at token ``t`` of one sequence.
+
+    Takes a path (the predicted one, or ``y``), puts ``a`` at token ``t`` in
+    one copy and ``b`` in another, and lists the terms of the two paths'
+    scores that differ: the token's attribute contributions under either
+    label and the transitions into and out of it.
+
+    Parameters
+    ----------
+    crf : CRFTagger
+        A fitted tagger.
+    x : sequence of dict
+        One sequence of feature dicts (not a list of sequences).
+    t : int
+        The token, ``0 <= t < len(x)``.
+    a, b : label
+        The two labels compared; either may be the path's own label at ``t``.
+    y : sequence of labels, default=None
+        The path's labels; ``None`` is the predicted path (under
+        ``allowed``).
+    allowed : list, default=None
+        Labels each token of ``x`` may take, one entry per token as in one
+        sequence's entry of ``allowed`` in
+        :meth:`~sklearn_crf.CRFTagger.predict`: it conditions the prediction
+        and the log-probabilities, not the scores.
+
+    Returns
+    -------
+    comparison : LabelComparison
+        The differing terms, ``difference = score_a - score_b``, and both
+        paths' log-probabilities: ``difference == log_probability_a -
+        log_probability_b`` when the constraints allow both paths.
+
+    See Also
+    --------
+    explain_prediction : Every term of a path's score.
+
+    Examples
+    --------
+    >>> from sklearn_crf import CRFTagger
+    >>> from sklearn_crf._explain import compare_labels
+    >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
+    ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
+    ...      [{"w": "The", "cap": True}, {"w": "end"}]]
+    >>> y = [["B-PER", "O"], ["B-PER", "O"], ["O", "O"]]
+    >>> crf = CRFTagger(c2=0.1).fit(X, y)
+    >>> x = [{"w": "Ana", "cap": True}, {"w": "sleeps"}]
+    >>> cmp = compare_labels(crf, x, 0, "B-PER", "O")
+    >>> cmp.labels_a, cmp.labels_b
+    (['B-PER', 'O'], ['O', 'O'])
+    >>> [(c.name, round(c.weight_a, 3), round(c.weight_b, 3)) for c in cmp.state]
+    [('w:Ana', 0.847, 0.0), ('cap', 0.144, -0.144)]
+    >>> round(cmp.difference, 3), round(cmp.log_probability_a - cmp.log_probability_b, 3)
+    (1.673, 1.673)
+    """
+    check_is_fitted(crf)
+    classes = crf.classes_.tolist()
+    n = len(x)
+    if isinstance(t, bool) or not isinstance(t, Integral) or not 0 <= t < n:
+        raise ValueError(f"t must be a token index of x, from 0 to {n - 1}, got {t!r}")
+    t = int(t)
+    for name, label in (("a", a), ("b", b)):
+        if not _is_class(label, classes):
+            raise ValueError(f"{name} is {label!r}, which is not one of the labels {classes}")
+    allowed_list = None if allowed is None else [allowed]
+    if y is None:
+        path = crf.predict([x], allowed=allowed_list)[0]
+    else:
+        if isinstance(y, (str, bytes)) or not hasattr(y, "__len__") or len(y) != n:
+            raise ValueError(f"y must be a sequence of {n} labels, one per token of x")
+        path = list(y)
+        for k, label in enumerate(path):
+            if not _is_class(label, classes):
+                raise ValueError(
+                    f"y[{k}] is {label!r}, which is not one of the labels {classes}"
+                )
+    labels_a, labels_b = list(path), list(path)
+    labels_a[t], labels_b[t] = a, b
+    both = None if allowed is None else [allowed, allowed]
+    ex_a, ex_b = _explain(crf, [x, x], [labels_a, labels_b], both, None, entities=False)
+    tok_a, tok_b = ex_a.tokens[t], ex_b.tokens[t]
+    weights_b = {c.name: c.weight for c in tok_b.state}
+    values = {c.name: c.value for c in tok_b.state}
+    names = [c.name for c in tok_a.state] + [c.name for c in tok_b.state]
+    weights_a = {c.name: c.weight for c in tok_a.state}
+    values.update({c.name: c.value for c in tok_a.state})
+    state = []
+    for name in dict.fromkeys(names):
+        wa, wb, v = weights_a.get(name, 0.0), weights_b.get(name, 0.0), values[name]
+        state.append(AttributeComparison("attribute", name, v, wa, wb, wa * v - wb * v))
+    state.sort(key=lambda c: -abs(c.difference))
+    trans_in = _transition_comparison(tok_a.transition, tok_b.transition)
+    trans_out = None
+    if t + 1 < n:
+        trans_out = _transition_comparison(ex_a.tokens[t + 1].transition,
+                                           ex_b.tokens[t + 1].transition)
+    return LabelComparison(
+        token=t, label_a=a, label_b=b, labels_a=labels_a, labels_b=labels_b,
+        state=state, state_difference=tok_a.state_score - tok_b.state_score,
+        transition_in=trans_in, transition_out=trans_out,
+        difference=ex_a.score - ex_b.score, score_a=ex_a.score, score_b=ex_b.score,
+        log_probability_a=ex_a.log_probability, log_probability_b=ex_b.log_probability,
+    )
+
+
+# --- the computation ----------------------------------------------------------------
+
+
+class _ModelWeights:
+    """The fitted weights in lookup form: (attribute, label) → weight, the
+    transition matrix, and attribute id → name."""
+
+    def __init__(self, crf):
+        check_is_fitted(crf)
+        layout = crf.layout_
+        self.n_labels = L = int(layout.n_labels)
+        coef = np.asarray(crf.coef_, dtype=np.float64)
+        keys = layout.state_pairs().astype(np.int64) * L + layout.attr_label
+        weights = coef[: layout.n_state]
+        if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+            order = np.argsort(keys, kind="stable")
+            keys, weights = keys[order], weights[order]
+        self.keys, self.weights = keys, weights
+        self.trans = layout.transition_matrix(coef)
+        self.classes = crf.classes_.tolist()
+        vec = crf.vectorizer_
+        self._names = getattr(vec, "feature_names_", None)
+        self._slots = getattr(vec, "hash_slots_", None) if self._names is None else None
+
+    def state_weights(self, attrs, codes):
+        """Weight of attribute ``attrs[i]`` for label code ``codes[i]`` (0 without one)."""
+        if self.keys.size == 0:
+            return np.zeros(len(attrs))
+        q = attrs.astype(np.int64) * self.n_labels + codes
+        pos = np.searchsorted(self.keys, q)
+        pos_in = np.minimum(pos, self.keys.size - 1)
+        found = (pos < self.keys.size) & (self.keys[pos_in] == q)
+        return np.where(found, self.weights[pos_in], 0.0)
+
+    def names(self, attrs):
+        """The names of a list of attribute ids."""
+        if self._names is not None:
+            names = self._names
+            return [names[a] for a in attrs]
+        if self._slots is not None:
+            slots = self._slots
+            return [f"<slot {int(slots[a])}>" for a in attrs]
+        return [f"<attribute {a}>" for a in attrs]
+
+    def transition_name(self, f, t):
+        return f"{self.classes[f]} -> {self.classes[t]}"
+
+
+def _explain(crf, X, y, allowed, top, *, entities):
+    """The explanations of the paths y (None: the predicted ones) of X."""
+    model = _ModelWeights(crf)
+    corpus = crf.vectorizer_.encode(X)
+    given = y is not None
+    if not given:
+        y = crf.predict(X, allowed=allowed)
+    # validates y: an unknown label or a wrong length names the sequence and token
+    log_p = np.asarray(crf.log_probability(X, y, allowed=allowed), dtype=np.float64)
+    log_z = np.asarray(crf.log_partition(X, allowed=allowed), dtype=np.float64)
+    index = {label: k for k, label in enumerate(model.classes)}
+    codes = np.fromiter((index[label] for seq in y for label in seq), dtype=np.int64,
+                        count=corpus.n_tokens)
+    tokens = _token_terms(model, corpus, codes)
+    spans = None
+    if entities and all(isinstance(label, str) for label in model.classes):
+        spans = _entity_spans(crf, X, y, given, allowed, log_p, log_z)
+    out = []
+    seq_ptr = corpus.seq_ptr.tolist()
+    for s in range(corpus.n_sequences):
+        full = tokens[seq_ptr[s]:seq_ptr[s + 1]]
+        toks = [_token_explanation(model, codes[seq_ptr[s]:seq_ptr[s + 1]], i, state, trans, top)
+                for i, (state, trans) in enumerate(full)]
+        score = math.fsum(tok.score for tok in toks)
+        ents = None
+        if spans is not None:
+            ents = [_entity_explanation(type_, a, b, p, toks, full, top)
+                    for type_, a, b, p in spans[s]]
+        out.append(SequenceExplanation(
+            index=s, labels=[tok.label for tok in toks], tokens=toks, score=score,
+            log_partition=float(log_z[s]), log_probability=float(log_p[s]), entities=ents,
+        ))
+    return out
+
+
+def _token_terms(model, corpus, codes):
+    """Per token (all sequences one after another): (its non-zero attribute
+    terms as Contributions in feature order, repeated attributes merged; its
+    incoming transition's Contribution or None)."""
+    n_tokens = corpus.n_tokens
+    entry_tok = np.repeat(np.arange(n_tokens), np.diff(corpus.tok_ptr))
+    weights = model.state_weights(corpus.tok_attr, codes[entry_tok])
+    keep = np.flatnonzero(weights * corpus.tok_val)
+    bounds = np.searchsorted(entry_tok[keep], np.arange(n_tokens + 1)).tolist()
+    attrs = corpus.tok_attr[keep].tolist()
+    names = model.names(attrs)
+    vals = corpus.tok_val[keep].tolist()
+    ws = weights[keep].tolist()
+    seq_ptr = corpus.seq_ptr.tolist()
+    code_list = codes.tolist()
+    trans = model.trans
+    out = []
+    for s in range(len(seq_ptr) - 1):
+        for i in range(seq_ptr[s], seq_ptr[s + 1]):
+            t = i - seq_ptr[s]
+            lo, hi = bounds[i], bounds[i + 1]
+            if len(set(attrs[lo:hi])) == hi - lo:
+                state = [Contribution(t, "attribute", names[e], vals[e], ws[e], ws[e] * vals[e])
+                         for e in range(lo, hi)]
+            else:  # a repeated attribute: one term, its values summed
+                merged = {}
+                for e in range(lo, hi):
+                    if attrs[e] in merged:
+                        merged[attrs[e]][1] += vals[e]
+                    else:
+                        merged[attrs[e]] = [names[e], vals[e], ws[e]]
+                state = [Contribution(t, "attribute", n, v, w, w * v)
+                         for n, v, w in merged.values() if w * v != 0.0]
+            transition = None
+            if t > 0:
+                f, k = code_list[i - 1], code_list[i]
+                w = float(trans[f, k])
+                transition = Contribution(t, "transition", model.transition_name(f, k),
+                                          1.0, w, w)
+            out.append((state, transition))
+    return out
+
+
+def _by_size(terms):
+    """Terms by decreasing absolute contribution, ties in their order."""
+    return sorted(terms, key=_minus_size)
+
+
+def _minus_size(term):
+    return -abs(term.contribution)
+
+
+def _token_explanation(model, codes, t, state, trans, top):
+    ranked = _by_size(state)
+    kept = ranked if top is None else ranked[:top]
+    left = ranked[len(kept):]
+    state_score = math.fsum(c.contribution for c in state)
+    return TokenExplanation(
+        index=t, label=model.classes[codes[t]],
+        previous_label=None if t == 0 else model.classes[codes[t - 1]],
+        state=kept, n_other=len(left), other=math.fsum(c.contribution for c in left),
+        state_score=state_score, transition=trans,
+        score=state_score + (0.0 if trans is None else trans.contribution),
+    )
+
+
+def _entity_explanation(type_, a, b, probability, toks, full, top):
+    terms = []
+    for t in range(a, b):
+        state, trans = full[t]
+        terms.extend(state)
+        if t > a and trans is not None and trans.contribution != 0.0:
+            terms.append(trans)
+    score = math.fsum(toks[t].state_score for t in range(a, b)) + math.fsum(
+        toks[t].transition.contribution for t in range(a + 1, b)
+    )
+    ranked = _by_size(terms)
+    kept = ranked if top is None else ranked[:top]
+    left = ranked[len(kept):]
+    return EntityExplanation(
+        type=type_, start=a, end=b, labels=tuple(toks[t].label for t in range(a, b)),
+        probability=float(probability), score=score, entering=toks[a].transition,
+        contributions=kept, n_other=len(left), other=math.fsum(c.contribution for c in left),
+    )
+
+
+def _entity_spans(crf, X, y, given, allowed, log_p, log_z):
+    """Per sequence, [(type, start, end, probability)] of the path's entities."""
+    if not given:
+        return crf.predict_entities(X, allowed=allowed)
+    n_seq = len(log_p)
+    spans = [None] * n_seq
+    ok = np.flatnonzero(np.isfinite(log_p)).tolist()
+    if ok:  # the tagger's own reading of the labels: force them and read its entities
+        read = crf.predict_entities([X[s] for s in ok], allowed=[list(y[s]) for s in ok])
+        for s, ents in zip(ok, read):
+            spans[s] = [(type_, a, b) for type_, a, b, _ in ents]
+    if len(ok) < n_seq:
+        from .metrics import get_entities
+
+        for s in range(n_seq):
+            if spans[s] is None:
+                spans[s] = get_entities(list(y[s]))
+    # p(span) = Z(x, span forced) / Z(x): one log_partition over a copy of x per
+    # entity, with the entity's labels forced within the user's `allowed`
+    jobs = []  # (sequence, entity index, allowed entries)
+    probs = [[0.0] * len(ents) for ents in spans]
+    for s, ents in enumerate(spans):
+        base = _allowed_entries(allowed, s, len(y[s]))
+        for k, (_, a, b) in enumerate(ents):
+            if all(_permits(base[t], y[s][t]) for t in range(a, b)):
+                forced = list(base)
+                forced[a:b] = [y[s][t] for t in range(a, b)]
+                jobs.append((s, k, forced))
+    feasible = [job for job in jobs if np.isfinite(log_p[job[0]])]
+    if feasible:  # y itself is allowed, so is every entity of it
+        lz = crf.log_partition([X[s] for s, _, _ in feasible],
+                               allowed=[f for _, _, f in feasible])
+        for (s, k, _), v in zip(feasible, lz.tolist()):
+            probs[s][k] = math.exp(v - log_z[s])
+    for s, k, forced in jobs:
+        if not np.isfinite(log_p[s]):
+            try:
+                v = float(crf.log_partition([X[s]], allowed=[forced])[0])
+            except ValueError:  # no allowed path through the entity's labels
+                continue
+            probs[s][k] = math.exp(v - log_z[s])
+    return [[(type_, a, b, p) for (type_, a, b), p in zip(ents, ps)]
+            for ents, ps in zip(spans, probs)]
+
+
+def _allowed_entries(allowed, s, n):
+    """The per-token entries of ``allowed`` for sequence ``s`` (None: free)."""
+    if allowed is None or allowed[s] is None:
+        return [None] * n
+    return list(allowed[s])
+
+
+def _permits(entry, label):
+    """Whether an entry of ``allowed`` (None, a label, or a collection of labels)
+    permits ``label``."""
+    if entry is None:
+        return True
+    if isinstance(entry, (set, frozenset, list, tuple)):
+        return label in entry
+    return entry == label
+
+
+def _is_class(label, classes):
+    try:
+        return label in set(classes)
+    except TypeError:
+        return False
+
+
+def _transition_comparison(ca, cb):
+    if ca is None:
+        return None
+    return TransitionComparison(ca.name, cb.name, ca.weight, cb.weight, ca.weight - cb.weight)
+
+
+def _term_lines(terms, n_other, other, top, *, with_token):
+    shown = terms if top is None else terms[:top]
+    lines = []
+    for c in shown:
+        where = f"token {c.token}  " if with_token else ""
+        lines.append(f"    {c.contribution:+.4f}  {where}{c.name}")
+    rest = terms[len(shown):]
+    n_rest = len(rest) + n_other
+    if n_rest:
+        total = math.fsum(c.contribution for c in rest) + other
+        lines.append(f"    {total:+.4f}  ({n_rest} more)")
+    return lines
+
+
+def _check_top(top, name):
+    if top is None:
+        return None
+    if isinstance(top, bool) or not isinstance(top, Integral) or top < 1:
+        raise ValueError(f"{name} must be a positive integer or None, got {top!r}")
+    return int(top)

@@ -1,0 +1,129 @@
+"""Reading files that are untrusted input: bounded sizes, no devices.
+
+Shared by the readers of CoNLL files (:mod:`sklearn_crf._conll`), CRFsuite
+model files (:mod:`sklearn_crf._crfsuite`) and this project's model files
+(:mod:`sklearn_crf._persistence`). A reader asks for the bytes of a path
+through :func:`read_file_bytes`, which refuses, before reading anything, what
+would never end (``/dev/zero``, a terminal), a directory, and a file larger
+than the format allows; and a model reader checks with
+:func:`check_dense_size` that the weight matrices a file asks for are in
+proportion to the file's size.
+"""
+
+import os
+import stat
+
+__all__ = ["DENSE_BASE_BYTES", "DENSE_PER_FILE_BYTE", "check_dense_size", "read_file_bytes"]
+
+#: a model file may make the tagger allocate its dense (attribute, label) and
+#: (label, label) weight matrices only up to this many bytes plus
+#: ``DENSE_PER_FILE_BYTE`` times the file's size (valid models stay far below)
+DENSE_BASE_BYTES = 2**30
+DENSE_PER_FILE_BYTE = 64
+
+
+def read_file_bytes(path, what, *, max_size=None, allow_pipe=False):
+    """The bytes of the file ``path``, checked before they are read.
+
+    Parameters
+    ----------
+    path : str, bytes or path-like
+        The file.
+    what : str
+        What the file should be, for the messages (``"CRFsuite model"``).
+    max_size : int, default=None
+        Largest size the format allows, in bytes (``None``: no bound).
+    allow_pipe : bool, default=False
+        Also read a pipe (FIFO) to its end, as ``<(zcat data.gz)`` gives one;
+        then ``max_size`` is checked after reading (the size is not known
+        before).
+
+    Returns
+    -------
+    data : bytes
+        The whole content.
+
+    Raises
+    ------
+    ValueError
+        When ``path`` is a directory, a device or socket (``/dev/zero`` would
+        never end) or a pipe without ``allow_pipe``, when it is larger than
+        ``max_size``, or when it changed size while being read; the message
+        names the file.
+    OSError
+        When the file cannot be opened or read (``FileNotFoundError``,
+        ``PermissionError``, ...).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn_crf._safe_io import read_file_bytes
+    >>> folder = tempfile.mkdtemp()
+    >>> path = os.path.join(folder, "data.txt")
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write(b"a O\\n")
+    >>> read_file_bytes(path, "CoNLL")
+    b'a O\\n'
+    >>> read_file_bytes(folder, "CoNLL")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ...: a directory, not a CoNLL file
+    """
+    name = os.fsdecode(path)
+    if os.path.isdir(path):  # open() of a directory fails differently on each OS
+        raise ValueError(f"{name}: a directory, not a {what} file")
+    with open(path, "rb") as f:
+        info = os.fstat(f.fileno())
+        if stat.S_ISFIFO(info.st_mode) and allow_pipe:
+            data = f.read() if max_size is None else f.read(max_size + 1)
+            if max_size is not None and len(data) > max_size:
+                raise ValueError(
+                    f"{name}: more than {max_size} bytes, larger than a {what} file can be"
+                )
+            return data
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{name}: not a regular file, cannot be a {what} file")
+        if max_size is not None and info.st_size > max_size:
+            raise ValueError(
+                f"{name}: {info.st_size} bytes, larger than a {what} file can be ({max_size})"
+            )
+        data = f.read(info.st_size + 1)
+    if len(data) != info.st_size:
+        raise ValueError(f"{name}: the file changed size while being read")
+    return data
+
+
+def check_dense_size(n_attributes, n_labels, file_size, fail):
+    """Refuse a model whose dense weights are out of proportion to its file.
+
+    A fitted tagger holds dense ``(n_attributes, n_labels)`` and
+    ``(n_labels, n_labels)`` float64 matrices; a small crafted file must not
+    make it allocate much more memory than it holds.
+
+    Parameters
+    ----------
+    n_attributes, n_labels : int
+        The sizes the file declares.
+    file_size : int
+        The file's size in bytes.
+    fail : callable
+        ``fail(message)`` raises the reader's error (it names the file).
+
+    Examples
+    --------
+    >>> from sklearn_crf._safe_io import check_dense_size
+    >>> def fail(message):
+    ...     raise ValueError("model.crf: " + message)
+    >>> check_dense_size(1000, 9, 50_000, fail)  # fine: returns None
+    >>> check_dense_size(10**9, 9, 50_000, fail)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: model.crf: 1000000000 attributes and 9 labels need ... bytes of dense weights, ...
+    """
+    dense = 8 * (n_attributes * n_labels + n_labels * n_labels)
+    limit = DENSE_BASE_BYTES + DENSE_PER_FILE_BYTE * file_size
+    if dense > limit:
+        fail(
+            f"{n_attributes} attributes and {n_labels} labels need {dense} bytes of "
+            f"dense weights, more than a file of {file_size} bytes justifies ({limit})"
+        )
