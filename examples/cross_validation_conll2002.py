@@ -1,4 +1,5 @@
-"""Cross-validate a CRF NER tagger by news article and analyse its out-of-fold errors.
+"""Cross-validate a CRF NER tagger by news article and analyse its out-of-fold errors
+==================================================================================
 
 CoNLL-2002 sentences come from news articles; sentences of one article share
 names, so a random split leaks them between training and test folds.
@@ -11,8 +12,43 @@ scores, a confusion of entity types (same span, other type), boundary errors,
 missed and spurious entities, the most frequent errors and the most frequent
 token label confusions.
 
+Run it (``--help`` lists the flags and their defaults)::
+
     python examples/cross_validation_conll2002.py                  # all of esp.train
     python examples/cross_validation_conll2002.py --n-train 2000 --max-iter 50
+
+On all of esp.train (one 2-core machine shared with other jobs, so the times are high), an excerpt::
+
+    $ python examples/cross_validation_conll2002.py
+    esp.train: 8323 sentences from 654 articles, GroupKFold(3) by article
+    cross_val_predict: 264.3 s (100 iterations per fit)
+
+    fold 0:  2775 sentences, 218 articles, entity F1 0.7725
+    fold 1:  2774 sentences, 218 articles, entity F1 0.7620
+    fold 2:  2774 sentences, 218 articles, entity F1 0.7564
+    mean entity F1 over folds: 0.7636 ± 0.0067
+    [... out-of-fold entity_classification_report ...]
+    18798 true entities: 14056 correct, 2602 type, 1472 boundary, 668 missed; 230 spurious predicted entities
+
+    entity type confusion (rows: true type, columns: predicted type; same span)
+                     LOC     MISC      ORG      PER (missed)
+            LOC     3742       49      421      186       57
+           MISC      102      949      375       91      238
+            ORG      570      152     5815      226      194
+            PER      282       16      132     3550      179
+     (spurious)       32       46      130       22
+
+    10 most frequent entity errors (kind, text, true type -> predicted):
+       23  type      'España': ORG -> LOC
+       21  type      'Francia': ORG -> LOC
+       16  spurious  'EFE': - -> ORG
+       15  type      'China': LOC -> ORG
+    [...]
+    token errors: 9385 of 264715 tokens; most frequent (true -> predicted):
+      801  I-MISC -> O
+      616  O -> I-MISC
+      590  B-ORG -> B-LOC
+    [...]
 """
 
 import argparse
@@ -64,8 +100,11 @@ def classify_entities(true_entities, pred_entities):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-train", type=int, default=None, help="first N training sentences")
+    parser = argparse.ArgumentParser(
+        description=(__doc__ or "").strip().partition("\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--n-train", type=int, default=None, help="first N training sentences, all if not given")
     parser.add_argument("--max-iter", type=int, default=100, help="CRF iterations per fit")
     parser.add_argument("--cv", type=int, default=3, help="number of folds (GroupKFold)")
     parser.add_argument("--n-jobs", type=int, default=1, help="folds fitted in parallel")
@@ -82,9 +121,12 @@ def main():
         SequenceFeaturizer(),
         CRFTagger(c1=0.1, c2=0.1, max_iter=args.max_iter, all_possible_transitions=True),
     )
+    print(f"cross_val_predict: {args.cv} fits of {args.max_iter} iterations on "
+          f"{len(train.sentences) * (args.cv - 1) // args.cv} sentences each ...", flush=True)
     start = time.perf_counter()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # a fixed iteration budget
+        # --max-iter is a fixed budget (the published figures'), not convergence: silenced on purpose
+        warnings.simplefilter("ignore", ConvergenceWarning)
         y_oof = cross_val_predict(
             pipe, train.sentences, train.tags, groups=groups, cv=cv, n_jobs=args.n_jobs
         )

@@ -1,4 +1,5 @@
-"""Decoding options of a CRF NER tagger on CoNLL-2002 Spanish.
+"""Decoding options of a CRF NER tagger on CoNLL-2002 Spanish
+==========================================================
 
 One fitted tagger, decoded several ways on esp.testb:
 
@@ -16,8 +17,39 @@ One fitted tagger, decoded several ways on esp.testb:
   the first wrongly labelled token of each sentence, the sentence is decoded
   again with that token's label forced; the other tokens can change too.
 
+Run it (``--help`` lists the flags and their defaults)::
+
     python examples/decoding_conll2002.py                  # all of esp.train, esp.testb
     python examples/decoding_conll2002.py --n-train 2000 --n-test 500
+
+On all of esp.train and esp.testb, an excerpt::
+
+    $ python examples/decoding_conll2002.py
+    fitted on 8323 sentences (100 iterations); decoding esp.testb: 1517 sentences
+
+    decoder    constraints  entity F1 strict F1 token acc invalid I-
+    viterbi    None            0.7760    0.7760    0.9701          0
+    posterior  None            0.7751    0.7772    0.9705         34
+    viterbi    IOB2            0.7760    0.7760    0.9701          0
+    posterior  IOB2            0.7749    0.7749    0.9702          0
+    [...]
+    predict_nbest(n=3) for sentence 793 (only the tokens where some sequence is not O are shown):
+                    Moreno      Di   Biase     ITA Cantina
+              true   B-PER   I-PER   I-PER   B-LOC   B-ORG
+    1. p=0.382      B-PER   I-PER   I-PER   B-ORG   B-ORG
+    2. p=0.172      B-PER   I-PER   I-PER   B-ORG   B-LOC
+    3. p=0.150      B-PER   I-PER   I-PER   B-LOC   B-ORG
+
+    predict_entities: 3503 predicted entities, 3559 true entities
+    confidence >= entities precision  recall
+             0.00     3503     0.782   0.770
+             0.50     3214     0.825   0.745
+             0.90     1823     0.943   0.483
+             0.99      544     0.982   0.150
+    [...]
+    allowed=: one token forced in each of the 520 sentences with an error
+    token errors: 1540 -> 717 (303 more fixed than the forced tokens)
+    entity F1: 0.7760 -> 0.8995
 """
 
 import argparse
@@ -42,10 +74,14 @@ def n_iob2_violations(y):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-train", type=int, default=None, help="first N training sentences")
-    parser.add_argument("--n-test", type=int, default=None, help="first N test sentences")
-    parser.add_argument("--max-iter", type=int, default=100)
+    parser = argparse.ArgumentParser(
+        description=(__doc__ or "").strip().partition("\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--n-train", type=int, default=None, help="first N training sentences, all if not given")
+    parser.add_argument("--n-test", type=int, default=None, help="first N test sentences, all if not given")
+    parser.add_argument("--max-iter", type=int, default=100,
+                        help="CRF iterations (a fixed budget, as in the published figures)")
     parser.add_argument("--n-best", type=int, default=3, help="sequences listed by predict_nbest")
     args = parser.parse_args()
 
@@ -54,8 +90,10 @@ def main():
     featurizer = SequenceFeaturizer()
     X_train, X_test = featurizer.transform(train.sentences), featurizer.transform(test.sentences)
     crf = CRFTagger(c1=0.1, c2=0.1, max_iter=args.max_iter, all_possible_transitions=True)
+    print(f"fitting on {len(X_train)} sentences, {args.max_iter} iterations ...", flush=True)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # a fixed iteration budget
+        # --max-iter is a fixed budget (the published figures'), not convergence: silenced on purpose
+        warnings.simplefilter("ignore", ConvergenceWarning)
         crf.fit(X_train, train.tags)
     print(f"fitted on {len(X_train)} sentences ({crf.n_iter_} iterations); "
           f"decoding esp.testb: {len(X_test)} sentences\n")

@@ -1,4 +1,5 @@
 """Inspect a CRF NER tagger trained on CoNLL-2002 Spanish: what did it learn?
+==========================================================================
 
 Fits the quick start's tagger (L1 + L2, so many weights are exactly zero),
 then prints:
@@ -11,8 +12,29 @@ then prints:
   (rows: from, columns: to), and the strongest and weakest transitions from
   ``crf.transition_features_``.
 
+Run it (``--help`` lists the flags and their defaults)::
+
     python examples/inspect_model_conll2002.py                 # all of esp.train
     python examples/inspect_model_conll2002.py --n-train 2000 --labels B-PER I-PER
+
+On all of esp.train, an excerpt::
+
+    $ python examples/inspect_model_conll2002.py
+    fitted on 8323 sentences: c1=0.1, c2=0.1, 100 iterations
+    76386 attributes seen, 16961 with a non-zero weight; 26885 non-zero state weights, 79 non-zero transition weights
+
+    feature template      weights   sum |w|
+    word.lower()             8111    5838.6
+    +1:word.lower()          6141    3006.1
+    -1:word.lower()          5009    2974.4
+    word[-3:]                5234    2912.6
+    [...]
+    B-PER: strongest positive | most negative
+       +4.370 -1:word.lower():según          |  -3.320 -1:word.lower():del
+       +4.060 word.lower():valedor           |  -2.470 word[-3:]:nes
+    [...]
+    most likely transitions:   B-LOC -> I-LOC +7.94, B-ORG -> I-ORG +7.64, I-MISC -> I-MISC +7.55, [...]
+    least likely transitions:  O -> I-PER -4.27, O -> I-ORG -4.08, O -> I-LOC -3.95, O -> I-MISC -3.67, [...]
 """
 
 import argparse
@@ -36,22 +58,28 @@ def template(attribute, keys):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-train", type=int, default=None, help="first N training sentences")
-    parser.add_argument("--max-iter", type=int, default=100)
-    parser.add_argument("--c1", type=float, default=0.1)
-    parser.add_argument("--c2", type=float, default=0.1)
+    parser = argparse.ArgumentParser(
+        description=(__doc__ or "").strip().partition("\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--n-train", type=int, default=None, help="first N training sentences, all if not given")
+    parser.add_argument("--max-iter", type=int, default=100,
+                        help="CRF iterations (a fixed budget, as in the published figures)")
+    parser.add_argument("--c1", type=float, default=0.1, help="L1 penalty")
+    parser.add_argument("--c2", type=float, default=0.1, help="L2 penalty")
     parser.add_argument("--top", type=int, default=6, help="features of each sign per label")
     parser.add_argument("--labels", nargs="+", default=None,
-                        help="labels to list features for (default: every label)")
+                        help="labels to list features for (None: every label)")
     args = parser.parse_args()
 
     train = load_conll2002("train", n_sentences=args.n_train)
     X_train = SequenceFeaturizer().transform(train.sentences)
     crf = CRFTagger(c1=args.c1, c2=args.c2, max_iter=args.max_iter,
                     all_possible_transitions=True)
+    print(f"fitting on {len(X_train)} sentences, {args.max_iter} iterations ...", flush=True)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # a fixed iteration budget
+        # --max-iter is a fixed budget (the published figures'), not convergence: silenced on purpose
+        warnings.simplefilter("ignore", ConvergenceWarning)
         crf.fit(X_train, train.tags)
     print(f"fitted on {len(X_train)} sentences: c1={args.c1}, c2={args.c2}, "
           f"{crf.n_iter_} iterations")

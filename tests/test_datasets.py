@@ -185,3 +185,34 @@ def test_documents_group_sentences_by_article():
     assert len(starts) >= 4
     for i in starts:  # an article starts with its "( EFE )" dateline
         assert "EFE" in data.sentences[i][:15]
+
+
+# --- the data switch of the docs and the examples: SKLEARN_CRF_MAX_SENTENCES ---
+
+
+def test_max_sentences_environment_caps_every_subset(monkeypatch):
+    full = load_conll2002("testb", n_sentences=20)
+    monkeypatch.setenv("SKLEARN_CRF_MAX_SENTENCES", "7")
+    for subset in EXPECTED_COUNTS:
+        data = load_conll2002(subset)
+        assert len(data.sentences) == len(data.tags) == len(data.documents) == 7
+        assert "SKLEARN_CRF_MAX_SENTENCES" in data.DESCR
+    assert load_conll2002("testb", return_X_y=True) == (full.sentences[:7], full.tags[:7])
+    # the smaller of the cap and n_sentences
+    assert len(load_conll2002("testb", n_sentences=3).sentences) == 3
+    assert len(load_conll2002("testb", n_sentences=50).sentences) == 7
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_max_sentences_environment_empty_means_no_cap(monkeypatch, value):
+    monkeypatch.setenv("SKLEARN_CRF_MAX_SENTENCES", value)
+    data = load_conll2002("testb")
+    assert len(data.sentences) == EXPECTED_COUNTS["testb"][0]
+    assert "SKLEARN_CRF_MAX_SENTENCES" not in data.DESCR
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "ten", "2.5"])
+def test_max_sentences_environment_bad_value(monkeypatch, value):
+    monkeypatch.setenv("SKLEARN_CRF_MAX_SENTENCES", value)
+    with pytest.raises(ValueError, match=f"SKLEARN_CRF_MAX_SENTENCES must be empty or a positive integer, got '{value}'"):
+        load_conll2002("testb")

@@ -1,7 +1,9 @@
 """The examples run end to end on a subset of the bundled data."""
 
+import ast
 import functools
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -26,15 +28,16 @@ def run(script, *args):
 @pytest.mark.parametrize(
     "script, args, expect",
     [
-        ("train_conll2002.py", ["--n-train", "300", "--n-test", "100", "--max-iter", "30"],
-         ["entity-level F1 (esp.testb)", "token F1 (weighted, without O)"]),
+        ("train_conll2002.py", ["--n-train", "300", "--n-test", "100"],
+         ["fitting CRFTagger(", "entity-level F1 (esp.testb)", "token F1 (weighted, without O)"]),
         ("model_selection_conll2002.py",
          ["--n-train", "150", "--n-test", "50", "--n-iter", "2", "--max-iter", "15",
           "--n-jobs", "1", "--by-document"],
-         ["best parameters: c1=", "entity-level F1 (esp.testb)"]),
+         ["searching 2 candidates", "[CV] END", "best parameters: c1=",
+          "entity-level F1 (esp.testb)"]),
         ("cross_validation_conll2002.py",
          ["--n-train", "300", "--max-iter", "15", "--top", "5"],
-         ["GroupKFold(3) by article", "fold 2:", "mean entity F1 over folds",
+         ["GroupKFold(3) by article", "cross_val_predict: 3 fits of 15 iterations", "fold 2:", "mean entity F1 over folds",
           "entity type confusion", "most frequent entity errors", "token errors:"]),
         ("inspect_model_conll2002.py",
          ["--n-train", "300", "--max-iter", "15", "--top", "3"],
@@ -71,3 +74,48 @@ def test_plots_example_writes_its_png_files(tmp_path):
         assert data.startswith(PNG_SIGNATURE), name
         assert len(data) > 10_000, name
     assert "validation entity F1 (esp.testa): best" in out
+
+
+def test_train_example_converges_without_a_warning():
+    """The main job's settings (the quick start's) meet the stopping rule: on 2,000
+    sentences a fixed 100 iterations would not."""
+    result = subprocess.run(
+        [sys.executable, "-W", "error", str(EXAMPLES / "train_conll2002.py"),
+         "--n-train", "2000", "--n-test", "50"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ConvergenceWarning" not in result.stderr
+
+
+def test_plots_example_grid_size_shrinks_the_grid_and_shows_progress(tmp_path):
+    out = run(
+        "plots_conll2002.py", "--out", str(tmp_path), "--n-train", "100", "--n-val", "50",
+        "--n-test", "50", "--max-iter", "5", "--grid-n-train", "90", "--grid-max-iter", "5",
+        "--grid-size", "2", "--cv", "2",
+    )
+    # 2 of the 5 default values of c1 and of c2: the first and the last
+    assert "grid: 2 x 2 values x 2 folds = 8 fits on 90 sentences" in out
+    assert out.count("[CV] END") == 8  # one progress line per fit
+    assert "c1=0.0, c2=0.001" in out and "c1=2.0, c2=2.0" in out
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in EXAMPLES.glob("*.py")))
+def test_example_help_shows_every_default(script):
+    out = subprocess.run([sys.executable, str(EXAMPLES / script), "--help"],
+                         capture_output=True, text=True, check=True).stdout
+    options = out.split("options:", 1)[1]
+    # one entry per option (its help may wrap onto further lines)
+    entries = re.split(r"\n  (?=-)", options.strip("\n"))
+    entries = [e for e in entries if not e.lstrip().startswith("-h, --help")]
+    assert entries
+    for entry in entries:
+        assert "(default:" in " ".join(entry.split()), entry
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in EXAMPLES.glob("*.py")))
+def test_example_has_a_gallery_title(script):
+    """sphinx-gallery needs a docstring that starts with a reStructuredText title."""
+    doc = ast.get_docstring(ast.parse((EXAMPLES / script).read_text(encoding="utf-8")))
+    title, underline = doc.splitlines()[:2]
+    assert title and underline == "=" * len(title), script

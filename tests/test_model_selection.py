@@ -25,7 +25,8 @@ from sklearn_crf.datasets import load_conll2002
 from sklearn_crf.metrics import entity_f1_score, flat_accuracy_score, get_scorer
 from sklearn_crf.model_selection import cross_val_predict
 
-from conftest import readme_python_blocks, random_corpus
+import _blocks
+from conftest import random_corpus
 
 N_SENTENCES = 150
 # few iterations: these tests are about the plumbing, not the optimum
@@ -283,23 +284,35 @@ def test_group_k_fold_by_document(conll):
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
 
 
-# --- the README's sample-weight routes, as written ---------------------------
+# --- the docs' sample-weight routes, as written ---------------------------
 
-#: the README's search, made small enough for a test (nothing else is changed)
-README_FASTER = {
-    "n_iter=10": "n_iter=2", "max_iter=100": "max_iter=30", "n_jobs=-1": "n_jobs=1"
-}
+#: the docs' search, made small enough for a test (nothing else is changed)
+DOCS_FASTER = {"n_iter=10": "n_iter=2", "n_jobs=-1": "n_jobs=1"}
 
 
-def test_readme_sample_weight_routes_work_as_written():
-    search_code, unrouted_code, routed_code = readme_python_blocks("Model selection")[:3]
-    for old, new in README_FASTER.items():
+def docs_model_selection_blocks():
+    """The Python blocks of docs/user_guide/model_selection.rst, by what they do."""
+    page = _blocks.REPO / "docs" / "user_guide" / "model_selection.rst"
+    code = [b.code for b in _blocks.blocks(page) if b.language == "python"]
+    (search,) = [c for c in code if "RandomizedSearchCV(" in c]
+    (unrouted,) = [c for c in code if "crftagger__sample_weight=w" in c]
+    (routed,) = [c for c in code if "set_score_request(sample_weight=True)" in c]
+    return search, unrouted, routed
+
+
+def test_docs_sample_weight_routes_work_as_written(monkeypatch):
+    search_code, unrouted_code, routed_code = docs_model_selection_blocks()
+    for old, new in DOCS_FASTER.items():
         assert old in search_code
         search_code = search_code.replace(old, new)
-    train = load_conll2002("train", n_sentences=80)
+    monkeypatch.setenv("SKLEARN_CRF_MAX_SENTENCES", "80")
+    ns = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # the documented settings converge
+        exec(search_code, ns)
+    train = ns["train"]
+    assert len(train.sentences) == 80
     X, y = train.sentences, train.tags
-    ns = {"train": train}
-    exec(search_code, ns)
 
     # without routing: weighted fits
     exec(unrouted_code, ns)
@@ -313,7 +326,8 @@ def test_readme_sample_weight_routes_work_as_written():
 
     # with metadata routing: weighted fits and weighted scores
     exec(routed_code, ns)
-    search, cv_results = ns["search"], ns["cv_results"]
+    search, cv_results = ns["routed_search"], ns["cv_results"]
+    assert not sklearn.get_config()["enable_metadata_routing"]  # only inside the block
     train_idx, test_idx = next(KFold(3).split(X))
     X_test, y_test = [X[i] for i in test_idx], [y[i] for i in test_idx]
 
@@ -421,10 +435,10 @@ def test_cross_val_predict_pipeline_on_raw_tokens(conll):
     )
 
 
-def test_cross_val_predict_readme_call():
+def test_cross_val_predict_docs_call():
     train = load_conll2002("train", n_sentences=N_SENTENCES)
     pipe = make_pipeline(SequenceFeaturizer(), CRFTagger(**FAST))
-    # as in README's "Model selection" section
+    # as in the docs' "Model selection" page
     oof = sklearn_crf.model_selection.cross_val_predict(
         pipe, train.sentences, train.tags, groups=train.documents, cv=GroupKFold(3)
     )

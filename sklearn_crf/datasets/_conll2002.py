@@ -2,6 +2,7 @@
 
 import gzip
 import io
+import os
 from importlib import resources
 from numbers import Integral
 
@@ -13,6 +14,9 @@ from .._conll import iter_blocks
 _DATA_PACKAGE = "sklearn_crf.datasets"
 _SUBSETS = ("train", "testa", "testb")
 _LANGUAGES = ("esp",)
+
+#: environment variable that caps the number of sentences of every subset
+MAX_SENTENCES_ENV = "SKLEARN_CRF_MAX_SENTENCES"
 
 
 def _data_file(name):
@@ -76,6 +80,23 @@ def _parse_conll(lines, source, n_sentences=None):
     return sentences, tags
 
 
+def _max_sentences_from_environment():
+    """The cap that ``SKLEARN_CRF_MAX_SENTENCES`` sets (None when unset or empty)."""
+    value = os.environ.get(MAX_SENTENCES_ENV, "").strip()
+    if not value:
+        return None
+    try:
+        cap = int(value)
+    except ValueError:
+        cap = 0
+    if cap < 1:
+        raise ValueError(
+            f"the environment variable {MAX_SENTENCES_ENV} must be empty or a "
+            f"positive integer, got {value!r}."
+        )
+    return cap
+
+
 def _split_on_space(line):
     """The columns of a line of the bundled files (single-space separated)."""
     return line.split(" ")
@@ -93,13 +114,13 @@ def load_conll2002(
     ``O``, ``B-PER``, ``I-PER``, ``B-LOC``, ``I-LOC``, ``B-ORG``, ``I-ORG``,
     ``B-MISC`` and ``I-MISC``.
 
-    =================   ==========   =========
+    ==================  ==========   =========
     subset              sentences    tokens
-    =================   ==========   =========
+    ==================  ==========   =========
     ``"train"``         8,323        264,715
     ``"testa"`` (dev)   1,915        52,923
     ``"testb"`` (test)  1,517        51,533
-    =================   ==========   =========
+    ==================  ==========   =========
 
     The Spanish texts come from the EFE news agency and were released for
     research as part of the CoNLL-2002 shared task (Tjong Kim Sang, 2002);
@@ -122,7 +143,8 @@ def load_conll2002(
     n_sentences : int, default=None
         If given, only the first ``n_sentences`` sentences of the subset are
         read and returned (all of them if the subset is shorter), which is
-        handy for quick experiments and tests. ``None`` loads everything.
+        handy for quick experiments and tests. ``None`` loads everything
+        (up to the cap of ``SKLEARN_CRF_MAX_SENTENCES``, see Notes).
 
     Returns
     -------
@@ -148,6 +170,18 @@ def load_conll2002(
 
     (sentences, tags) : tuple of two lists of list of str
         Returned instead of the bunch when ``return_X_y`` is True.
+
+    Notes
+    -----
+    The environment variable ``SKLEARN_CRF_MAX_SENTENCES``, when set to a
+    positive integer N, caps every subset at its first N sentences (the
+    smaller of N and ``n_sentences`` when both are given). It is the data
+    switch of the documentation build, its tests and quick trials: every
+    example and documented code block then runs as written, only on less
+    data, e.g. ``SKLEARN_CRF_MAX_SENTENCES=300 python
+    examples/train_conll2002.py``. Unset or empty, nothing is capped; any
+    other value is a ``ValueError``. The returned ``DESCR`` says when a cap
+    applied.
 
     Examples
     --------
@@ -181,6 +215,9 @@ def load_conll2002(
                 f"n_sentences must be None or a positive integer, got {n_sentences}."
             )
         n_sentences = int(n_sentences)
+    cap = _max_sentences_from_environment()
+    if cap is not None:
+        n_sentences = cap if n_sentences is None else min(n_sentences, cap)
 
     file_name = f"{language}.{subset}.gz"
     with _data_file(file_name).open("rb") as raw:
@@ -191,6 +228,11 @@ def load_conll2002(
     if return_X_y:
         return sentences, tags
     descr = _data_file("README.md").read_text(encoding="utf-8")
+    if cap is not None:
+        descr = (
+            f"Capped at the first {cap} sentences of {file_name} by the "
+            f"environment variable {MAX_SENTENCES_ENV}.\n\n" + descr
+        )
     return Bunch(
         sentences=sentences,
         tags=tags,
