@@ -1,5 +1,3 @@
-import pathlib
-import re
 
 import numpy as np
 import pytest
@@ -7,16 +5,6 @@ import pytest
 from sklearn_crf import SequenceVectorizer
 from sklearn_crf._objective import build_layout
 from sklearn_crf._validation import encode_labels
-
-
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
-
-
-def readme_python_blocks(section):
-    """The python code blocks of README's section ``## <section>``, in order."""
-    text = README.read_text(encoding="utf-8")
-    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", body, flags=re.S)
 
 
 def outcome(call, *, message=True):

@@ -370,10 +370,10 @@ def test_skipped_column_and_tab_separator(corpus, capsys, tmp_path):
 def test_readme_commands_parse():
     from sklearn_crf._cli import build_parser
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Command line", 1)[1].split("\n## ", 1)[0]
-    commands = [line[len("$ sklearn-crf "):].split("|")[0].split() for line in section.splitlines()
-                if line.startswith("$ sklearn-crf ")]
+    page = Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "cli.rst"
+    commands = [line.strip()[len("$ sklearn-crf "):].split("|")[0].split()
+                for line in page.read_text(encoding="utf-8").splitlines()
+                if line.strip().startswith("$ sklearn-crf ")]
     assert {c[0] for c in commands} >= {"data", "train", "tag", "eval", "dump"}
     for argv in commands:
         build_parser().parse_args(argv)

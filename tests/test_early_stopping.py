@@ -1,13 +1,11 @@
 """Early stopping on a validation set: CRFTagger's validation parameters,
 ``fit(X_val=, y_val=)`` and the solvers' ValidationMonitor."""
 
-import warnings
 
 import numpy as np
 import pytest
 import sklearn
 from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import Pipeline
 
 import _naive
@@ -167,28 +165,6 @@ def test_pipeline_routes_and_transforms_the_validation_set(conll):
         pipe.fit(raw, y, X_val=raw_val, y_val=y_val)
     np.testing.assert_array_equal(pipe[-1].validation_scores_, direct.validation_scores_)
     np.testing.assert_array_equal(pipe[-1].coef_, direct.coef_)
-
-
-def test_readme_pipeline_with_a_validation_set_as_written():
-    """README's early-stopping Pipeline block, run as written on a small slice."""
-    from conftest import readme_python_blocks
-    from sklearn_crf.datasets import load_conll2002
-
-    (code,) = [b for b in readme_python_blocks("Model selection") if "X_val=" in b]
-    small = code.replace('load_conll2002("testa")', 'load_conll2002("testa", n_sentences=40)')
-    small = small.replace("early_stopping=True)", "early_stopping=True, max_iter=15)")
-    assert small.count("n_sentences=40") == 1 and small.count("max_iter=15") == 1
-    namespace = {
-        "train": load_conll2002("train", n_sentences=120),
-        "CRFTagger": CRFTagger, "SequenceFeaturizer": SequenceFeaturizer,
-        "load_conll2002": load_conll2002,
-    }
-    try:
-        exec(small, namespace)
-    finally:
-        sklearn.set_config(enable_metadata_routing=False)
-    crf = namespace["pipe"][-1]
-    assert len(crf.validation_scores_) == crf.n_iter_ and 1 <= crf.best_iteration_ <= crf.n_iter_
 
 
 def test_x_val_without_y_val_is_an_error(conll):

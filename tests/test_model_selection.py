@@ -1,6 +1,5 @@
 """CRFTagger in scikit-learn's model selection tools, on a CoNLL-2002 subset."""
 
-import re
 import warnings
 
 import numpy as np
