@@ -27,10 +27,13 @@ and checks that both give bitwise the same arrays.
 
 import argparse
 import gc
+import importlib
+import importlib.abc
 import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,12 +45,49 @@ ONE = 500
 FIELDS = ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr")
 
 
+def git_source(rev, path):
+    """The text of ``path`` at ``rev``, or None where the revision has no such file."""
+    result = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:{path}"],
+                            capture_output=True, text=True)
+    return result.stdout if result.returncode == 0 else None
+
+
+class RevisionModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports ``sklearn_crf.<name>`` modules that the working tree no longer has
+    (e.g. ``_kernels``, which the revision's vectorizer imports) from the revision."""
+
+    def __init__(self, rev):
+        self.rev = rev
+        self.dir = tempfile.mkdtemp(prefix="bench_encode_")  # numba caches need real files
+
+    def find_spec(self, fullname, path=None, target=None):
+        head, _, name = fullname.rpartition(".")
+        if head != "sklearn_crf":
+            return None
+        if os.path.exists(os.path.join(ROOT, "sklearn_crf", name + ".py")):
+            return None
+        if git_source(self.rev, f"sklearn_crf/{name}.py") is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def exec_module(self, module):
+        name = module.__name__.rpartition(".")[2]
+        source = git_source(self.rev, f"sklearn_crf/{name}.py")
+        module.__file__ = os.path.join(self.dir, f"{name}.py")
+        with open(module.__file__, "w", encoding="utf-8") as f:
+            f.write(source)
+        exec(compile(source, module.__file__, "exec"), module.__dict__)
+
+
 def load_revision(rev):
-    """The revision's ``_vectorizer`` module, inside the working tree's package."""
-    source = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:sklearn_crf/_vectorizer.py"],
-                            check=True, capture_output=True, text=True).stdout
+    """The revision's ``_vectorizer`` module, inside the working tree's package
+    (modules it imports that the working tree no longer has come from the revision)."""
+    source = git_source(rev, "sklearn_crf/_vectorizer.py")
+    if source is None:
+        raise SystemExit(f"{rev} has no sklearn_crf/_vectorizer.py")
     import sklearn_crf
 
+    sys.meta_path.append(RevisionModules(rev))
     name = "sklearn_crf._vectorizer_rev"
     spec = importlib.util.spec_from_loader(name, loader=None)
     module = importlib.util.module_from_spec(spec)
