@@ -41,8 +41,9 @@ def main():
                              "stop when the stopping rule is met)")
     parser.add_argument("--verbose", action="store_true", help="log every iteration")
     args = parser.parse_args()
-    if args.verbose:
-        logging.basicConfig(level=logging.INFO, format="%(message)s")
+    # the library logs (INFO): with this, a first run says when it compiles the
+    # numba kernels, and --verbose shows every iteration
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
 
     train = load_conll2002("train", n_sentences=args.n_train)
     test = load_conll2002("testb", n_sentences=args.n_test)
