@@ -194,7 +194,10 @@ def _python_bin(workdir):
     folder.mkdir(exist_ok=True)
     python = folder / "python"
     if not python.exists():
-        python.symlink_to(sys.executable)
+        # a wrapper, not a symlink: a venv's interpreter reached through a
+        # symlink elsewhere does not find its pyvenv.cfg (nor its packages)
+        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+        python.chmod(0o755)
     entry_point = Path(sys.executable).parent / "sklearn-crf"
     if not entry_point.exists():
         raise RuntimeError(f"the sklearn-crf entry point is not installed next to {sys.executable}")
