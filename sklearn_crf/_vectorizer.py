@@ -704,32 +704,33 @@ def _encode_item(X, vocab, key, value, s, t, out, slow):
         return
     if type(key) is str and (tv is float or tv is int or tv is bool):
         x = float(value)  # OverflowError: an int beyond float64, see _encode
-        if not math.isfinite(x):
-            _raise_bad_value(X)
-        idx = vocab.lookup(key)
+        idx = _append_valued(X, vocab, key, x, out, slow)
         if idx is None:
             return
-        if x == 0.0:
-            out.append(~idx)
-        else:
-            if x != 1.0:
-                slow.append((len(out), x))
-            out.append(idx)
         if vocab.fill_memo and (x == 1.0 or x == 0.0):
             vocab.pairs[(key, bool(x))] = idx if x else ~idx
         return
     for name, x in _flatten_feature(key, value, s, t):
-        if not math.isfinite(x):
-            _raise_bad_value(X)
-        idx = vocab.lookup(name)
-        if idx is None:
-            continue
-        if x == 0.0:
-            out.append(~idx)
-        else:
-            if x != 1.0:
-                slow.append((len(out), x))
-            out.append(idx)
+        _append_valued(X, vocab, name, x, out, slow)
+
+
+def _append_valued(X, vocab, name, x, out, slow):
+    """The entry of attribute ``name`` with value ``x`` appended to ``out``
+    (``~id`` for a zero; ``(index, x)`` to ``slow`` for a value other than 1);
+    returns its id, or None for an unknown attribute (dropped). A value that
+    is not finite is an error (:func:`_raise_bad_value`)."""
+    if not math.isfinite(x):
+        _raise_bad_value(X)
+    idx = vocab.lookup(name)
+    if idx is None:
+        return None
+    if x == 0.0:
+        out.append(~idx)
+    else:
+        if x != 1.0:
+            slow.append((len(out), x))
+        out.append(idx)
+    return idx
 
 
 def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
