@@ -68,6 +68,16 @@ class EncodedCorpus:
         by :meth:`SequenceVectorizer.fit_encode` and
         :meth:`SequenceVectorizer.encode`), or None.
 
+    A corpus is a collection of sequences, as X is to scikit-learn:
+    ``len(corpus)`` and ``corpus.shape[0]`` are its number of sequences, and
+    ``corpus[indices]`` (an array or list of sequence indices, in any order
+    and with repeats, a boolean mask over the sequences, or a slice) is the
+    corpus of those sequences in that order, with the same ``vectorizer``; so
+    a pre-encoded corpus is X for cross-validation and searches
+    (:func:`sklearn.utils._safe_indexing`). A slice of step 1 gives views of
+    this corpus' arrays (memory-mapped arrays stay on disk). An int is not an
+    index (``corpus[[i]]`` is sequence ``i``).
+
     Examples
     --------
     >>> from sklearn_crf import SequenceVectorizer
@@ -76,6 +86,15 @@ class EncodedCorpus:
     (1, 2, 3)
     >>> corpus.tok_attr, corpus.zero_tok, corpus.zero_attr
     (array([0, 2], dtype=int32), array([0]), array([1], dtype=int32))
+
+    Selecting sequences:
+
+    >>> corpus = SequenceVectorizer().fit_encode([[{"w": "a"}], [{"w": "b"}, {"w": "c"}]])
+    >>> len(corpus), corpus.shape
+    (2, (2,))
+    >>> sub = corpus[[1, 1]]
+    >>> sub.seq_ptr, sub.tok_attr
+    (array([0, 2, 4]), array([1, 2, 1, 2], dtype=int32))
     """
 
     tok_ptr: np.ndarray
@@ -106,6 +125,55 @@ class EncodedCorpus:
             raise ValueError(
                 f"EncodedCorpus.dense has {dense.shape[0]} rows for {self.n_tokens} tokens"
             )
+
+    def __len__(self):
+        return self.seq_ptr.shape[0] - 1
+
+    @property
+    def shape(self):
+        """``(n_sequences,)``: a corpus is a 1-D collection of sequences."""
+        return (self.seq_ptr.shape[0] - 1,)
+
+    def __getitem__(self, key):
+        if type(key) is tuple and len(key) == 2 and key[1] is Ellipsis:
+            key = key[0]  # scikit-learn's _safe_indexing asks for X[key, ...]
+        n_seq = self.n_sequences
+        if isinstance(key, slice):
+            start, stop, step = key.indices(n_seq)
+            if step == 1:
+                return _sequence_range(self, start, max(start, stop))
+            return _select_sequences(self, np.arange(start, stop, step, dtype=np.int64))
+        if isinstance(key, (Integral, np.integer)) or not isinstance(
+                key, (Sequence, np.ndarray)) or isinstance(key, (str, bytes)):
+            raise TypeError(
+                f"an EncodedCorpus is indexed by an array of sequence indices, a "
+                f"boolean mask or a slice, not a {type(key).__name__} "
+                "(corpus[[i]] is the corpus of sequence i)"
+            )
+        key = np.asarray(key)
+        if key.ndim != 1:
+            raise IndexError(f"the index of an EncodedCorpus must be 1-D, got shape {key.shape}")
+        if key.dtype == bool:
+            if key.shape[0] != n_seq:
+                raise IndexError(
+                    f"a boolean mask of {key.shape[0]} entries for a corpus of "
+                    f"{n_seq} sequences"
+                )
+            key = np.flatnonzero(key)
+        elif key.size == 0:
+            key = np.zeros(0, dtype=np.int64)
+        elif key.dtype.kind not in "iu":
+            raise IndexError(
+                f"sequence indices must be integers or booleans, got dtype {key.dtype}"
+            )
+        key = key.astype(np.int64)
+        bad = np.flatnonzero((key < -n_seq) | (key >= n_seq))
+        if len(bad):
+            raise IndexError(
+                f"sequence index {key[bad[0]]} is out of range for a corpus of "
+                f"{n_seq} sequences"
+            )
+        return _select_sequences(self, np.where(key < 0, key + n_seq, key))
 
     @property
     def n_dense(self):
@@ -145,6 +213,65 @@ class EncodedCorpus:
             (self.tok_val, self.tok_attr, self.tok_ptr),
             shape=(self.n_tokens, self.n_attributes),
         )
+
+
+def _spans(starts, lengths):
+    """The indices ``starts[i]:starts[i] + lengths[i]``, one span after another."""
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if len(ends) else 0
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - lengths), lengths)
+
+
+def _select_sequences(corpus, seqs):
+    """The :class:`EncodedCorpus` of sequences ``seqs`` (int64 indices in range,
+    any order, repeats allowed) of ``corpus``, in that order."""
+    seq_ptr, tok_ptr = corpus.seq_ptr, corpus.tok_ptr
+    starts = seq_ptr[seqs]
+    lengths = seq_ptr[seqs + 1] - starts
+    toks = _spans(starts, lengths)
+    entry_starts = tok_ptr[toks]
+    entry_counts = tok_ptr[toks + 1] - entry_starts
+    entries = _spans(entry_starts, entry_counts)
+    new_tok_ptr = np.zeros(len(toks) + 1, dtype=np.int64)
+    np.cumsum(entry_counts, out=new_tok_ptr[1:])
+    new_seq_ptr = np.zeros(len(seqs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_seq_ptr[1:])
+    zero_tok, zero_attr = corpus.zero_tok[:0].copy(), corpus.zero_attr[:0].copy()
+    if len(corpus.zero_tok):
+        zero_ptr = np.searchsorted(corpus.zero_tok, np.arange(corpus.n_tokens + 1))
+        zero_starts = zero_ptr[toks]
+        zero_counts = zero_ptr[toks + 1] - zero_starts
+        zero_tok = np.repeat(np.arange(len(toks), dtype=np.int64), zero_counts)
+        zero_attr = corpus.zero_attr[_spans(zero_starts, zero_counts)]
+    return EncodedCorpus(
+        tok_ptr=new_tok_ptr,
+        tok_attr=corpus.tok_attr[entries],
+        tok_val=corpus.tok_val[entries],
+        seq_ptr=new_seq_ptr,
+        n_attributes=corpus.n_attributes,
+        zero_tok=zero_tok,
+        zero_attr=zero_attr,
+        dense=None if corpus.dense is None else np.ascontiguousarray(corpus.dense[toks]),
+        vectorizer=corpus.vectorizer,
+    )
+
+
+def _sequence_range(corpus, start, stop):
+    """Sequences ``start:stop`` of ``corpus``: views of its arrays (new pointers)."""
+    t0, t1 = int(corpus.seq_ptr[start]), int(corpus.seq_ptr[stop])
+    e0, e1 = int(corpus.tok_ptr[t0]), int(corpus.tok_ptr[t1])
+    z0, z1 = (int(z) for z in np.searchsorted(corpus.zero_tok, [t0, t1]))
+    return EncodedCorpus(
+        tok_ptr=np.subtract(corpus.tok_ptr[t0:t1 + 1], e0),
+        tok_attr=corpus.tok_attr[e0:e1],
+        tok_val=corpus.tok_val[e0:e1],
+        seq_ptr=np.subtract(corpus.seq_ptr[start:stop + 1], t0),
+        n_attributes=corpus.n_attributes,
+        zero_tok=np.subtract(corpus.zero_tok[z0:z1], t0),
+        zero_attr=corpus.zero_attr[z0:z1],
+        dense=None if corpus.dense is None else corpus.dense[t0:t1],
+        vectorizer=corpus.vectorizer,
+    )
 
 
 class SequenceVectorizer(TransformerMixin, BaseEstimator):

@@ -506,3 +506,69 @@ def test_pickles_before_dense_features_load():
     old = SequenceVectorizer.__new__(SequenceVectorizer)
     old.__setstate__(state)
     assert old.n_dense_features_ == 0 and old.encode([[{"w": "a"}]]).dense is None
+
+
+# --- selecting sequences (a corpus as X of cross-validation) ----------------------
+
+def selection_data():
+    X = [(seq, np.arange(2 * len(seq), dtype=np.float32).reshape(-1, 2) + s)
+         for s, seq in enumerate(many_forms(60))]
+    vec = SequenceVectorizer().fit(X)
+    return X, vec, vec.encode(X)
+
+
+def assert_same_corpus(got, want):
+    assert_corpus_equal(got, {f: getattr(want, f) for f in FIELDS})
+    np.testing.assert_array_equal(got.dense, want.dense)
+    assert got.dense.dtype == np.float32 and got.dense.flags.c_contiguous  # as the corpus
+    assert got.n_attributes == want.n_attributes and got.vectorizer is want.vectorizer
+
+
+@pytest.mark.parametrize("key", [
+    [5, 3, 3, 0, 59, -1], np.array([], dtype=np.int64), [], np.arange(60)[::-7],
+    slice(10, 40), slice(None, None, 3), slice(50, 10, -4), slice(30, 30), slice(0, 200),
+    np.arange(60) % 3 == 1, np.uint8([7, 2]),
+])
+def test_corpus_selection_encodes_the_selected_sequences(key):
+    """corpus[key] is the corpus that encoding those sequences gives."""
+    X, vec, corpus = selection_data()
+    idx = np.arange(60)[key] if not isinstance(key, list) else np.array(key, dtype=int)
+    assert_same_corpus(corpus[key], vec.encode([X[i] for i in idx]))
+
+
+def test_corpus_slice_is_a_view():
+    _, _, corpus = selection_data()
+    sub = corpus[10:20]
+    assert np.shares_memory(sub.tok_attr, corpus.tok_attr)
+    assert np.shares_memory(sub.dense, corpus.dense)
+
+
+def test_corpus_with_sklearn_indexing():
+    from sklearn.model_selection import KFold
+    from sklearn.utils import _safe_indexing, check_consistent_length
+    from sklearn.utils.validation import _num_samples
+
+    X, vec, corpus = selection_data()
+    y = [["O"] * len(seq) for seq, _ in X]
+    assert len(corpus) == _num_samples(corpus) == 60 and corpus.shape == (60,)
+    check_consistent_length(corpus, y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        check_consistent_length(corpus, y[:-1])
+    for train, test in KFold(3, shuffle=True, random_state=0).split(corpus, y):
+        assert_same_corpus(_safe_indexing(corpus, train), vec.encode([X[i] for i in train]))
+    mask = np.arange(60) < 7
+    assert_same_corpus(_safe_indexing(corpus, mask), vec.encode(X[:7]))
+
+
+@pytest.mark.parametrize("key, error, match", [
+    (3, TypeError, "not a int"), ("a", TypeError, "not a str"),
+    ([0, 60], IndexError, "sequence index 60 is out of range for a corpus of 60"),
+    ([-61], IndexError, "sequence index -61"),
+    (np.ones(5, dtype=bool), IndexError, "a boolean mask of 5 entries"),
+    ([0.5], IndexError, "must be integers or booleans"),
+    (np.zeros((2, 2), dtype=int), IndexError, "must be 1-D"),
+])
+def test_corpus_bad_index(key, error, match):
+    _, _, corpus = selection_data()
+    with pytest.raises(error, match=match):
+        corpus[key]
