@@ -2,7 +2,7 @@
 
 import math
 from array import array
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, chain, islice, repeat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -174,6 +174,70 @@ class EncodedCorpus:
                 f"{n_seq} sequences"
             )
         return _select_sequences(self, np.where(key < 0, key + n_seq, key))
+
+    @classmethod
+    def concatenate(cls, corpora):
+        """The corpus of the sequences of ``corpora``, one corpus after another.
+
+        The attribute ids must share one vocabulary (e.g. the chunks of
+        :meth:`SequenceVectorizer.partial_fit_encode`, whose vocabulary only
+        grows): ``n_attributes`` and ``vectorizer`` are those of the last
+        corpus, which must have the most attributes; the dense parts must
+        agree in their number of columns (float32 when all are float32).
+
+        Parameters
+        ----------
+        corpora : sequence of EncodedCorpus
+            At least one.
+
+        Returns
+        -------
+        corpus : EncodedCorpus
+            Their sequences, in order.
+
+        Examples
+        --------
+        >>> from sklearn_crf import SequenceVectorizer
+        >>> from sklearn_crf._vectorizer import EncodedCorpus
+        >>> vec = SequenceVectorizer()
+        >>> parts = [vec.partial_fit_encode([[{"w": "a"}]]),
+        ...          vec.partial_fit_encode([[{"w": "b"}]])]
+        >>> EncodedCorpus.concatenate(parts).tok_attr
+        array([0, 1], dtype=int32)
+        """
+        corpora = list(corpora)
+        if not corpora:
+            raise ValueError("no corpus to concatenate")
+        last = corpora[-1]
+        if any(c.n_attributes > last.n_attributes for c in corpora):
+            raise ValueError("the last corpus must have the most attributes")
+        if len({c.n_dense for c in corpora}) > 1 or len(
+                {c.dense is None for c in corpora}) > 1:
+            raise ValueError("the corpora have different numbers of dense columns")
+        tok_starts = np.cumsum([0] + [c.n_tokens for c in corpora])
+        entry_starts = np.cumsum([0] + [len(c.tok_attr) for c in corpora])
+
+        def pointers(name, starts):
+            parts = [getattr(c, name)[:-1] + starts[i] for i, c in enumerate(corpora)]
+            return np.concatenate(parts + [np.array([starts[-1]], dtype=np.int64)])
+
+        dense = None
+        if last.dense is not None:
+            dtype = (np.float32 if all(c.dense.dtype == np.float32 for c in corpora)
+                     else np.float64)
+            dense = np.concatenate([c.dense for c in corpora], dtype=dtype)
+        return cls(
+            tok_ptr=pointers("tok_ptr", entry_starts),
+            tok_attr=np.concatenate([c.tok_attr for c in corpora]),
+            tok_val=np.concatenate([c.tok_val for c in corpora]),
+            seq_ptr=pointers("seq_ptr", tok_starts),
+            n_attributes=last.n_attributes,
+            zero_tok=np.concatenate([c.zero_tok + tok_starts[i]
+                                     for i, c in enumerate(corpora)]),
+            zero_attr=np.concatenate([c.zero_attr for c in corpora]),
+            dense=dense,
+            vectorizer=last.vectorizer,
+        )
 
     @property
     def n_dense(self):
@@ -436,6 +500,45 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         """
         return self._encode(X, fitting=True)
 
+    def partial_fit_encode(self, X):
+        """Grow the vocabulary with X's new attributes and return X encoded.
+
+        For a corpus that comes in chunks (see
+        :func:`~sklearn_crf.encode_stream`): the first call (on a vectorizer
+        not fitted) starts a vocabulary as :meth:`fit_encode` does; each later
+        call gives the attributes it has not seen the next ids, in order of
+        first appearance, and encodes X with them. So chunk by chunk, the
+        vocabulary and the encoded chunks, one after another, are those of
+        :meth:`fit_encode` on all the chunks at once (bitwise). Every chunk
+        needs the first chunk's number of dense columns. A call that fails
+        leaves the vocabulary as it was.
+
+        Parameters
+        ----------
+        X : list of sequences
+            Each sequence is a list of tokens (each token a dict of features),
+            a 2-D array of dense features, or a tuple (tokens, array).
+
+        Returns
+        -------
+        corpus : EncodedCorpus
+            X's attribute ids and values, with the zero-valued entries; its
+            ``n_attributes`` is the vocabulary size after this chunk.
+
+        Examples
+        --------
+        >>> from sklearn_crf import SequenceVectorizer
+        >>> vec = SequenceVectorizer()
+        >>> vec.partial_fit_encode([[{"w": "a"}]]).tok_attr
+        array([0], dtype=int32)
+        >>> vec.partial_fit_encode([[{"w": "b"}, {"w": "a"}]]).tok_attr
+        array([1, 0], dtype=int32)
+        >>> vec.feature_names_
+        ['w:a', 'w:b']
+        """
+        self._validate_params()
+        return self._encode(X, fitting="partial")
+
     def encode(self, X):
         """X as an :class:`EncodedCorpus`; attributes unseen in fit are dropped.
 
@@ -592,6 +695,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         elif fitting and not X:
             check_sequences(X, "X")
         n_dense = 0 if dense is None else dense.shape[1]
+        if fitting == "partial" and "n_attributes_" in self.__dict__:
+            return self._grow_encode(X, dense)
         if not fitting:
             dense = self._check_n_dense(X, dense)
         vocab = self._vocabulary(fitting)
@@ -607,6 +712,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             for name, value in vocab.fitted_state().items():
                 setattr(self, name, value)
             self.n_dense_features_ = n_dense
+        return self._corpus(tok_ptr, entries, slow_pos, slow_val, seq_ptr, dense)
+
+    def _corpus(self, tok_ptr, entries, slow_pos, slow_val, seq_ptr, dense):
         tok_ptr, tok_attr, tok_val, zero_tok, zero_attr = _split_zero_entries(
             tok_ptr, entries, slow_pos, slow_val)
         return EncodedCorpus(
@@ -620,6 +728,49 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             dense=dense,
             vectorizer=self,
         )
+
+    def _grow_encode(self, X, dense):
+        """:meth:`partial_fit_encode` of a fitted vectorizer: the vocabulary (and
+        memo) grow in place, new ids after the known ones; on an error they are
+        cut back to what they were (dicts keep insertion order)."""
+        hashing = "_n_slots" in self.__dict__
+        if (self.n_features is None) == hashing or (
+                hashing and self.n_features != self._n_slots):
+            raise ValueError(
+                f"n_features is {self.n_features}, but the vocabulary was built with "
+                f"n_features={self.__dict__.get('_n_slots')}: partial_fit_encode "
+                "continues the vocabulary of the earlier calls; call fit_encode to "
+                "start a new one"
+            )
+        dense = self._check_n_dense(X, dense)
+        if hashing:
+            vocab = _HashingSlots(self._n_slots, self._slot_ids, grow=True)
+        else:
+            vocab = _NameVocabulary(self.vocabulary_, self.__dict__.setdefault("_pair_ids", {}),
+                                    grow=True)
+        n_ids, n_pairs = len(vocab.ids), len(vocab.pairs)
+        try:
+            try:
+                tok_ptr, entries, slow_pos, slow_val, seq_ptr = _encode_entries(X, vocab)
+            except (OverflowError, UnicodeDecodeError):
+                _raise_bad_value(X)
+            if len(vocab.ids) > _MAX_ATTRIBUTES:
+                raise ValueError("more than 2**31 - 1 distinct attributes")
+        except BaseException:
+            for _ in range(len(vocab.ids) - n_ids):
+                vocab.ids.popitem()
+            if not hashing:
+                for _ in range(len(vocab.pairs) - n_pairs):
+                    vocab.pairs.popitem()
+            raise
+        new = list(islice(reversed(vocab.ids), len(vocab.ids) - n_ids))[::-1]
+        if hashing:
+            self.hash_slots_ = np.concatenate([self.hash_slots_,
+                                               np.array(new, dtype=np.int64)])
+        else:
+            self.feature_names_.extend(new)
+        self.n_attributes_ = len(vocab.ids)
+        return self._corpus(tok_ptr, entries, slow_pos, slow_val, seq_ptr, dense)
 
     def _check_n_dense(self, X, dense):
         """The dense block of X for :meth:`encode`: checked against

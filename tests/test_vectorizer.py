@@ -572,3 +572,65 @@ def test_corpus_bad_index(key, error, match):
     _, _, corpus = selection_data()
     with pytest.raises(error, match=match):
         corpus[key]
+
+
+# --- a vocabulary that grows chunk by chunk ------------------------------------
+
+@pytest.mark.parametrize("n_features", [None, 8, 2**18])
+@pytest.mark.parametrize("dense", [False, True])
+def test_partial_fit_encode_chunks_equal_fit_encode(n_features, dense):
+    """Chunk by chunk, the vocabulary and the concatenated chunks are fit_encode's
+    on the whole (bitwise), zero entries and dense parts included."""
+    X = many_forms(700)
+    if dense:
+        X = [(seq, np.full((len(seq), 2), s / 7, np.float32)) for s, seq in enumerate(X)]
+    whole_vec = SequenceVectorizer(n_features=n_features)
+    whole = whole_vec.fit_encode(X)
+    vec = SequenceVectorizer(n_features=n_features)
+    bounds = [0, 1, 2, 50, 51, 300, 700]
+    parts = [vec.partial_fit_encode(X[a:b]) for a, b in zip(bounds, bounds[1:])]
+    assert [p.n_attributes for p in parts] == sorted(p.n_attributes for p in parts)
+    joined = EncodedCorpus.concatenate(parts)
+    assert_corpus_equal(joined, {f: getattr(whole, f) for f in FIELDS})
+    assert joined.n_attributes == whole.n_attributes == vec.n_attributes_
+    if dense:
+        assert joined.dense.dtype == np.float32
+        np.testing.assert_array_equal(joined.dense, whole.dense)
+    if n_features is None:
+        assert vec.feature_names_ == whole_vec.feature_names_
+        assert vec.vocabulary_ == whole_vec.vocabulary_
+        assert vec._pair_ids == whole_vec._pair_ids
+    else:
+        np.testing.assert_array_equal(vec.hash_slots_, whole_vec.hash_slots_)
+        assert dict(vec.slot_ids_) == dict(whole_vec.slot_ids_)
+    assert_corpus_equal(vec.encode(X), {f: getattr(whole_vec.encode(X), f) for f in FIELDS})
+
+
+@pytest.mark.parametrize("n_features", [None, 8])
+def test_failed_partial_fit_encode_keeps_the_vocabulary(n_features):
+    vec = SequenceVectorizer(n_features=n_features)
+    vec.partial_fit_encode(many_forms(30))
+    before = joblib.hash(vec)
+    bad = many_forms(40)[::-1] + [[{"w": "new1"}, {"f": float("nan")}]]
+    with pytest.raises(ValueError, match=r"X\[40\]\[1\]\['f'\] is nan"):
+        vec.partial_fit_encode(bad)
+    assert joblib.hash(vec) == before
+    with pytest.raises(ValueError, match="X has 2 dense columns per token, but the vectorizer"):
+        vec.partial_fit_encode([np.ones((1, 2))])
+    assert joblib.hash(vec) == before
+    vec.set_params(n_features=16)
+    with pytest.raises(ValueError, match="partial_fit_encode continues the vocabulary"):
+        vec.partial_fit_encode(many_forms(3))
+
+
+def test_concatenate_checks_its_parts():
+    vec = SequenceVectorizer()
+    a = vec.partial_fit_encode([[{"w": "a"}]])
+    b = vec.partial_fit_encode([[{"w": "b"}]])
+    with pytest.raises(ValueError, match="the last corpus must have the most attributes"):
+        EncodedCorpus.concatenate([b, a])
+    with pytest.raises(ValueError, match="no corpus"):
+        EncodedCorpus.concatenate([])
+    c = SequenceVectorizer().fit_encode([np.ones((1, 2))])
+    with pytest.raises(ValueError, match="different numbers of dense columns"):
+        EncodedCorpus.concatenate([c, b])
