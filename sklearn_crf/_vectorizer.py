@@ -6,6 +6,7 @@ from itertools import accumulate, chain, islice, repeat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -900,6 +901,106 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             state = dict(state)
             state["n_dense_features_"] = 0  # before dense features
         super().__setstate__(state)
+
+
+class VocabularyState(NamedTuple):
+    """A fitted :class:`SequenceVectorizer`'s vocabulary as plain data (str, int,
+    dicts, an int64 array): what the corpus store writes, and what
+    :func:`vectorizer_from_state` rebuilds the vectorizer from.
+
+    Attributes
+    ----------
+    n_features : int or None
+        The vectorizer's ``n_features`` (None: a vocabulary by name).
+    n_dense : int
+        ``n_dense_features_``.
+    attributes : list of str or None
+        Attribute names by id (None when hashing).
+    hash_slots : ndarray of shape (n_attributes,), dtype int64, or None
+        The hash slot of each id (None when not hashing).
+    str_pairs : dict of str to dict of str to int
+        The memo of (key, str value) items: ``str_pairs[key][value]`` is the id
+        of ``key + ":" + value`` (empty when hashing).
+    num_keys : dict of str to int
+        The memo of number-valued keys: the id of attribute ``key`` (empty
+        when hashing).
+    """
+
+    n_features: int | None
+    n_dense: int
+    attributes: list | None
+    hash_slots: np.ndarray | None
+    str_pairs: dict
+    num_keys: dict
+
+
+def vocabulary_state(vectorizer):
+    """The :class:`VocabularyState` of a fitted :class:`SequenceVectorizer`."""
+    check_is_fitted(vectorizer, "n_attributes_")
+    state = vectorizer.__getstate__()  # the memo as per-key dicts
+    hashing = "_n_slots" in state
+    return VocabularyState(
+        n_features=int(state["_n_slots"]) if hashing else None,
+        n_dense=int(state.get("n_dense_features_", 0)),
+        attributes=None if hashing else list(state["feature_names_"]),
+        hash_slots=np.asarray(state["hash_slots_"], dtype=np.int64) if hashing else None,
+        str_pairs={} if hashing else state.get("_str_ids", {}),
+        num_keys={} if hashing else state.get("_num_ids", {}),
+    )
+
+
+def vectorizer_from_state(state, *, where="the vocabulary"):
+    """A fitted :class:`SequenceVectorizer` from a :class:`VocabularyState`,
+    checked (names unique, slots unique and in range, the memo agrees with the
+    names): a ValueError that starts with ``where`` otherwise."""
+    vec = SequenceVectorizer(n_features=state.n_features)
+    if not isinstance(state.n_dense, Integral) or state.n_dense < 0:
+        raise ValueError(f"{where}: n_dense is {state.n_dense!r}, not an int >= 0")
+    if state.n_features is None:
+        names = state.attributes
+        if not isinstance(names, list) or not all(type(n) is str for n in names):
+            raise ValueError(f"{where}: the attribute names must be a list of str")
+        ids = {name: i for i, name in enumerate(names)}
+        if len(ids) != len(names):
+            dup = next(n for i, n in enumerate(names) if ids[n] != i)
+            raise ValueError(f"{where}: the attribute {dup!r} is listed twice")
+        str_pairs, num_keys = state.str_pairs, state.num_keys
+        if not isinstance(str_pairs, dict) or not isinstance(num_keys, dict):
+            raise ValueError(f"{where}: the memo must be dicts")
+        for key, values in str_pairs.items():
+            if type(key) is not str or not isinstance(values, dict):
+                raise ValueError(f"{where}: the memo of key {key!r} is not a dict")
+            for value, idx in values.items():
+                if type(value) is not str or ids.get(key + ":" + value) != idx:
+                    raise ValueError(
+                        f"{where}: the memo gives ({key!r}, {value!r}) the id {idx!r}, "
+                        f"not that of the attribute {key + ':' + str(value)!r}")
+        for key, idx in num_keys.items():
+            if type(key) is not str or ids.get(key) != idx:
+                raise ValueError(
+                    f"{where}: the memo gives the key {key!r} the id {idx!r}, not "
+                    "that of its attribute")
+        vec.__dict__.update(n_attributes_=len(names), vocabulary_=ids,
+                            feature_names_=list(names),
+                            _pair_ids=_pair_ids(str_pairs, num_keys))
+    else:
+        if not isinstance(state.n_features, Integral) or not 1 <= state.n_features < 2**31:
+            raise ValueError(f"{where}: n_features is {state.n_features!r}")
+        slots = state.hash_slots
+        if (not isinstance(slots, np.ndarray) or slots.ndim != 1
+                or slots.dtype != np.int64):
+            raise ValueError(f"{where}: the hash slots must be a 1-D int64 array")
+        slot_list = slots.tolist()
+        slot_ids = {slot: i for i, slot in enumerate(slot_list)}
+        if len(slot_ids) != len(slot_list):
+            raise ValueError(f"{where}: a hash slot is listed twice")
+        if len(slots) and (slots.min() < 0 or slots.max() >= state.n_features):
+            raise ValueError(
+                f"{where}: a hash slot is out of range for n_features={state.n_features}")
+        vec.__dict__.update(n_attributes_=len(slot_list), hash_slots_=np.array(slots),
+                            _slot_ids=slot_ids, _n_slots=int(state.n_features))
+    vec.n_dense_features_ = int(state.n_dense)
+    return vec
 
 
 def _pair_ids(str_ids, num_ids):
