@@ -400,3 +400,26 @@ def test_same_weights_as_the_equivalent_dict_fit(with_dicts):
     # normwise relative: L-BFGS-B stops within ~1e-5 of the optimum's gradient
     assert np.max(np.abs(ours - theirs)) <= 1e-6 * np.max(np.abs(theirs))
     assert dense.loss_ == pytest.approx(dicts.loss_, rel=1e-10)
+
+
+def test_a_layout_pickled_before_the_dense_part_reads_as_n_dense_0():
+    X = [[{"w": "a"}, {"w": "b"}], [{"w": "b"}]]
+    y = [["A", "B"], ["B"]]
+    crf = CRFTagger(c2=0.1).fit(X, y)
+    old = pickle.loads(pickle.dumps(crf))
+    del old.layout_.__dict__["n_dense"]  # as unpickled from a version without it
+    old = pickle.loads(pickle.dumps(old))
+    assert "n_dense" not in old.layout_.__dict__
+    assert old.n_dense_features_ == 0 and old.dense_coef_.shape == (0, 2)
+    assert old.predict(X) == crf.predict(X)
+    np.testing.assert_array_equal(old.transition_matrix_, crf.transition_matrix_)
+
+
+def test_validation_scorer_on_dense_sequences():
+    X, y = dense_data(17, n_seq=30)
+    crf = CRFTagger(c2=0.1, validation_scoring="flat_accuracy", max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        crf.fit(X[:20], y[:20], X_val=X[20:], y_val=y[20:])
+    # the last iteration's weights are the fitted ones: its score is the tagger's
+    assert crf.validation_scores_[-1] == pytest.approx(crf.score(X[20:], y[20:]))
