@@ -325,6 +325,9 @@ def test_early_stopping_on_dense_sequences_and_on_an_encoded_corpus():
     assert b.vectorizer_ is corpus.vectorizer
     assert a.best_iteration_ == b.best_iteration_
     np.testing.assert_allclose(a.validation_scores_, b.validation_scores_, rtol=1e-12)
+    arrays = [arr for _, arr in X]
+    d = CRFTagger(c2=0.1, early_stopping=True, random_state=0, n_iter_no_change=2)
+    assert d.fit(arrays, y).best_iteration_ >= 1
     c = CRFTagger(c2=0.1).fit(X[:20], y[:20], X_val=X[20:], y_val=y[20:])
     assert c.validation_scores_.shape == (c.n_iter_,)
     with pytest.raises(ValueError, match="dense"):
