@@ -409,7 +409,9 @@ class CRFTagger(BaseEstimator):
     (dimension, label) pair, regularized by ``c1`` and ``c2`` as the others;
     their state scores and gradient are one BLAS product per block of
     tokens. float32 arrays are used as they are, converted to float64 a block
-    at a time. Dense features need solver ``"lbfgs"`` or ``"l-bfgs-b"``.
+    at a time. Every solver takes them: the online ones see dimension ``j``
+    as a valued attribute of every token, so they learn the weights of the
+    same values given as ``{"v<j>": value}`` dicts.
 
     As an estimator, ``CRFTagger`` is neither a classifier nor a regressor
     (its ``y`` is a list of label sequences of different lengths), so
@@ -650,11 +652,6 @@ class CRFTagger(BaseEstimator):
             val_weight = None
         _check_constraint_labels(self.transition_constraints, y)
         vectorizer, corpus = self._encode_training(X)
-        if corpus.n_dense and not solver.dense_features:
-            raise ValueError(
-                f"solver={self.solver!r} does not take dense features yet; use 'lbfgs' "
-                "or 'l-bfgs-b'"
-            )
         classes, labels = encode_labels(y, corpus.seq_ptr)
         seq_weight = check_sequence_weight(sample_weight, corpus.n_sequences)
         if seq_weight is None:

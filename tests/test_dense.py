@@ -279,13 +279,33 @@ def test_predict_refuses_another_number_of_dense_features(mixed_model):
     assert crf.__dict__.keys() == fitted.keys()
 
 
+@pytest.mark.parametrize("with_dicts", [False, True], ids=["dense", "mixed"])
 @pytest.mark.parametrize("solver", ["ap", "pa", "arow", "l2sgd"])
-def test_online_solvers_refuse_dense_features(solver):
-    X, y = dense_data(8)
-    crf = CRFTagger(solver=solver, c2=0.1 if solver == "l2sgd" else 1.0)
-    with pytest.raises(ValueError, match=f"solver='{solver}' does not take dense features"):
-        crf.fit(X, y)
-    assert not hasattr(crf, "coef_")
+def test_online_solvers_give_the_weights_of_the_equivalent_dicts(solver, with_dicts):
+    """The online solvers see dimension j as the valued attribute "v<j>": the
+    same updates in the same arithmetic order, so the dict fit's weights, bit
+    for bit."""
+    X, y = dense_data(8, n_seq=15, with_dicts=with_dicts)
+    X = [(s[0], np.abs(s[1]) + 0.05) if with_dicts else np.abs(s) + 0.05 for s in X]
+    params = dict(solver=solver, max_iter=5)
+    if solver == "l2sgd":
+        params.update(c2=0.1, calibration_samples=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        dense = CRFTagger(**params).fit(X, y)
+        dicts = CRFTagger(**params).fit(as_dicts(X), y)
+    classes = dicts.classes_.tolist()
+    state = dicts.state_features_
+    ours = np.concatenate([
+        dense.dense_coef_.ravel(), dense.transition_matrix_.ravel(),
+        list(dense.state_features_.values())])
+    theirs = np.concatenate([
+        [state.get((f"v{j}", label), 0.0) for j in range(3) for label in classes],
+        dicts.transition_matrix_.ravel(),
+        [state[key] for key in dense.state_features_]])
+    np.testing.assert_array_equal(ours, theirs)  # bit for bit
+    np.testing.assert_array_equal(dense.loss_curve_, dicts.loss_curve_)
+    assert dense.predict(X) == dicts.predict(as_dicts(X))
 
 
 def test_c1_makes_dense_weights_exactly_zero():
