@@ -854,20 +854,20 @@ def _dense_terms(model, corpus, codes, top):
     n_dense = model.dense.shape[0]
     if n_dense == 0 or corpus.n_tokens == 0:
         return None
-    values = np.asarray(corpus.dense, dtype=np.float64)
-    weights = model.dense.T[codes]  # (n_tokens, n_dense): each token's label's weights
-    products = values * weights
+    dense = corpus.dense
+    by_label = np.ascontiguousarray(model.dense.T)  # (L, n_dense)
     names = [f"dense[{j}]" for j in range(n_dense)]
 
     def terms(i, t):
-        c = products[i]
+        v = dense[i].astype(np.float64)
+        w = by_label[codes[i]]
+        c = v * w
         dims = np.flatnonzero(c)
         rest_count, rest_sum = 0, 0.0
         if top is not None and len(dims) > top:
             order = dims[np.argsort(-np.abs(c[dims]), kind="stable")]
             dims = np.sort(order[:top])
             rest_count, rest_sum = len(order) - top, math.fsum(c[order[top:]].tolist())
-        v, w = values[i], weights[i]
         return [Contribution(t, "dense", names[j], float(v[j]), float(w[j]), float(c[j]))
                 for j in dims.tolist()], rest_count, rest_sum
 
