@@ -446,3 +446,16 @@ def test_validation_scorer_on_dense_sequences():
         crf.fit(X[:20], y[:20], X_val=X[20:], y_val=y[20:])
     # the last iteration's weights are the fitted ones: its score is the tagger's
     assert crf.validation_scores_[-1] == pytest.approx(crf.score(X[20:], y[20:]))
+
+
+def test_from_weights_of_tagger_weights_is_the_same_dense_tagger(mixed_model):
+    from sklearn_crf._crfsuite import tagger_weights
+
+    crf, X, _ = mixed_model
+    weights = tagger_weights(crf, "a test")
+    assert weights.dense_coef.shape == (3, len(crf.classes_))
+    back = CRFTagger.from_weights(weights, c2=0.1)
+    np.testing.assert_array_equal(back.dense_coef_, crf.dense_coef_)
+    np.testing.assert_array_equal(back.log_partition(X), crf.log_partition(X))
+    with pytest.raises(ValueError, match=r"dense_coef must have shape \(n_dense, 3\)"):
+        CRFTagger.from_weights(weights._replace(dense_coef=np.zeros((3, 2))))
