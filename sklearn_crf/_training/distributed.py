@@ -55,7 +55,12 @@ from .._objective import CRFObjective, ParameterLayout
 from .._optimize import minimize_crf
 from .._threads import n_threads
 from .._validation import check_sequence_weight, check_sequences, encode_labels
-from .._vectorizer import SequenceVectorizer
+from .._vectorizer import (
+    SequenceVectorizer,
+    VocabularyState,
+    vectorizer_from_state,
+    vocabulary_state,
+)
 from .solvers import SOLVERS
 
 logger = logging.getLogger("sklearn_crf")
@@ -87,12 +92,14 @@ class Shard(NamedTuple):
     Attributes
     ----------
     corpus : EncodedCorpus
-        The shard's sequences, encoded with the shard's own vocabulary.
-    names : list of str
-        The attribute name of each of the shard's attribute ids, in the order
-        the shard's vectorizer first saw them.
+        The shard's sequences.
+    vocabulary : VocabularyState or None
+        The vocabulary of the shard's own attribute ids (its vectorizer's, in
+        the order it first saw them); None when the ids are those of a
+        vocabulary shared by every shard (a corpus store's).
     classes : ndarray of shape (n_shard_labels,)
-        The shard's labels, sorted (:func:`~sklearn_crf._validation.encode_labels`).
+        The labels that ``labels`` index, sorted
+        (:func:`~sklearn_crf._validation.encode_labels`).
     labels : ndarray of int32, shape (n_tokens,)
         The gold label of each token, as an index into ``classes``.
     first_labels : list
@@ -102,34 +109,41 @@ class Shard(NamedTuple):
     """
 
     corpus: Any
-    names: list
+    vocabulary: VocabularyState | None
     classes: np.ndarray
     labels: np.ndarray
     first_labels: list
     seq_weight: np.ndarray
 
 
-def encode_shard(X, y, sample_weight=None):
-    """A :class:`Shard` from feature-dict sequences, their labels and weights
-    (on the worker): a new vectorizer's vocabulary, the labels' codes."""
-    vectorizer = SequenceVectorizer()
+def _first_labels(classes, labels):
+    """The labels of ``classes[labels]`` in the order they first occur."""
+    codes, first = np.unique(labels, return_index=True)
+    return classes[codes[np.argsort(first, kind="stable")]].tolist()
+
+
+def _weights(sample_weight, n_sequences):
+    weights = check_sequence_weight(sample_weight, n_sequences)
+    return np.ones(n_sequences) if weights is None else weights
+
+
+def encode_shard(X, y, sample_weight=None, *, hashing=None):
+    """A :class:`Shard` from sequences, their labels and weights (on the
+    worker): a new vectorizer's vocabulary (``n_features=hashing``), the
+    labels' codes."""
+    vectorizer = SequenceVectorizer(n_features=hashing)
     corpus = vectorizer.fit_encode(X)
     classes, labels = encode_labels(y, corpus.seq_ptr)
-    seq_weight = check_sequence_weight(sample_weight, corpus.n_sequences)
-    if seq_weight is None:
-        seq_weight = np.ones(corpus.n_sequences)
-    codes, first = np.unique(labels, return_index=True)
-    first_labels = classes[codes[np.argsort(first, kind="stable")]].tolist()
-    return Shard(corpus, list(vectorizer.feature_names_), classes, labels, first_labels,
-                 seq_weight)
+    return Shard(corpus, vocabulary_state(vectorizer), classes, labels,
+                 _first_labels(classes, labels), _weights(sample_weight, corpus.n_sequences))
 
 
-def _encode_part(part):
+def _encode_part(part, hashing):
     """:func:`encode_shard` of a scattered ``(X, y, sample_weight)`` part."""
-    return encode_shard(*part)
+    return encode_shard(*part, hashing=hashing)
 
 
-def load_source_shard(source):
+def load_source_shard(source, hashing=None):
     """A :class:`Shard` from a source (on the worker): ``source()`` returns
     ``(X, y)`` or ``(X, y, sample_weight)``."""
     data = source()
@@ -138,7 +152,32 @@ def load_source_shard(source):
             f"a shard source must return (X, y) or (X, y, sample_weight), got "
             f"{type(data).__name__}" + (f" of length {len(data)}" if isinstance(data, tuple) else "")
         )
-    return encode_shard(*data)
+    return encode_shard(*data, hashing=hashing)
+
+
+def load_store_shard(directory, start, stop, sample_weight=None):
+    """Sequences ``start:stop`` of a corpus store as a :class:`Shard` (on the
+    worker): memory-mapped, in the store's vocabulary."""
+    from .._corpus_store import load_corpus
+
+    corpus, y = load_corpus(directory, mmap=True, label_codes=True)
+    if y is None:
+        raise ValueError(f"{directory}: the corpus store has no labels to train on")
+    if corpus.vectorizer is None:
+        raise ValueError(f"{directory}: the corpus store has no vocabulary")
+    part = corpus[start:stop]
+    t0, t1 = int(corpus.seq_ptr[start]), int(corpus.seq_ptr[stop])
+    labels = np.ascontiguousarray(y.codes[t0:t1], dtype=np.int32)
+    return Shard(part, None, y.classes, labels, _first_labels(y.classes, labels),
+                 _weights(sample_weight, part.n_sequences))
+
+
+def store_vocabulary(directory):
+    """The :class:`VocabularyState` of a corpus store (on a worker)."""
+    from .._corpus_store import load_corpus
+
+    corpus, _ = load_corpus(directory, mmap=True)
+    return vocabulary_state(corpus.vectorizer)
 
 
 class ShardSummary(NamedTuple):
@@ -146,27 +185,29 @@ class ShardSummary(NamedTuple):
 
     Attributes
     ----------
-    names : list of str
-        The shard's attribute names (:attr:`Shard.names`).
+    vocabulary : VocabularyState or None
+        The shard's vocabulary (:attr:`Shard.vocabulary`).
     first_labels : list
         The shard's labels in first-seen order.
     classes : ndarray
         The shard's sorted labels (what its label codes index).
-    n_sequences, n_tokens : int
-        The shard's size.
+    n_sequences, n_tokens, n_dense : int
+        The shard's size and its number of dense features.
     """
 
-    names: list
+    vocabulary: VocabularyState | None
     first_labels: list
     classes: np.ndarray
     n_sequences: int
     n_tokens: int
+    n_dense: int
 
 
 def summarize_shard(shard):
     """The :class:`ShardSummary` of a shard (on the worker)."""
-    return ShardSummary(shard.names, shard.first_labels, shard.classes,
-                        shard.corpus.n_sequences, shard.corpus.n_tokens)
+    corpus = shard.corpus
+    return ShardSummary(shard.vocabulary, shard.first_labels, shard.classes,
+                        corpus.n_sequences, corpus.n_tokens, corpus.n_dense)
 
 
 class PairStatistics(NamedTuple):
@@ -191,7 +232,8 @@ class PairStatistics(NamedTuple):
 
 def shard_pair_statistics(shard, attr_map, label_map, n_labels):
     """The :class:`PairStatistics` of a shard (on the worker), in the merged
-    attribute ids ``attr_map[local id]`` and label codes ``label_map[code]``.
+    attribute ids ``attr_map[local id]`` (the shard's ids for None) and label
+    codes ``label_map[code]``.
 
     Frequencies are summed token by token as in
     :func:`~sklearn_crf._objective.build_layout` (its kernel,
@@ -205,7 +247,8 @@ def shard_pair_statistics(shard, attr_map, label_map, n_labels):
     if len(corpus.zero_tok):
         seen[corpus.zero_attr, labels[corpus.zero_tok]] = True
     attr, label = np.nonzero(seen)
-    keys = attr_map[attr].astype(np.int64) * L + label
+    merged = attr if attr_map is None else attr_map[attr]
+    keys = merged.astype(np.int64) * L + label
     order = np.argsort(keys, kind="stable")
     return PairStatistics(keys[order], freq[attr, label][order],
                           _bigram_counts(labels, corpus.seq_ptr, L))
@@ -250,8 +293,8 @@ def restrict_layout(layout, attr_map):
     (the merged id of each local attribute id), in local ids.
 
     Returns the local :class:`~sklearn_crf._objective.ParameterLayout` (the
-    same labels per attribute, in the same order; every transition) and the
-    merged index of each of its parameters.
+    same labels per attribute, in the same order; every transition and dense
+    weight) and the merged index of each of its parameters.
     """
     attr_map = np.asarray(attr_map, dtype=np.int64)
     starts = layout.attr_ptr[attr_map]
@@ -259,22 +302,25 @@ def restrict_layout(layout, attr_map):
     attr_ptr = np.zeros(len(attr_map) + 1, dtype=np.int64)
     np.cumsum(counts, out=attr_ptr[1:])
     state_map = np.repeat(starts - attr_ptr[:-1], counts) + np.arange(attr_ptr[-1])
+    # then every transition and every dense weight, in order
     param_map = np.concatenate(
-        [state_map, layout.n_state + np.arange(len(layout.trans_from), dtype=np.int64)])
+        [state_map, np.arange(layout.n_state, layout.n_params, dtype=np.int64)])
     local = ParameterLayout(
         attr_ptr=attr_ptr, attr_label=layout.attr_label[state_map],
         trans_from=layout.trans_from, trans_to=layout.trans_to, n_labels=layout.n_labels,
+        n_dense=layout.n_dense,
     )
     return local, param_map
 
 
 def build_shard_objective(shard, attr_map, label_map, layout):
     """The :class:`ShardObjective` of a shard (on the worker) under the merged
-    ``layout``, on the worker's threads."""
-    local, param_map = restrict_layout(layout, attr_map)
-    if len(param_map) == layout.n_params and np.array_equal(
-            param_map, np.arange(layout.n_params)):
+    ``layout`` (``attr_map``: the merged id of each of the shard's attribute
+    ids, None when they are the merged ids), on the worker's threads."""
+    if attr_map is None:
         local, param_map = layout, None
+    else:
+        local, param_map = restrict_layout(layout, attr_map)
     labels = label_map[shard.labels].astype(np.int32)
     with n_threads(-1, shard.corpus.n_tokens) as n:
         objective = CRFObjective(shard.corpus, local, labels, shard.seq_weight, c2=0.0,
@@ -316,10 +362,17 @@ class ShardedCorpus:
     labels and the parameter layout are merged from the shards with the rules
     of the local fit, so the model is that of the local fit on the shards'
     sequences one after another (within the solver's tolerance: sums in
-    another order round differently). Build one with :meth:`from_sources`
-    (each shard read and encoded on a worker; Dask recomputes a lost shard
-    from its source) or :meth:`from_sequences` (sequences in the driver's
-    memory, split and scattered; for small data).
+    another order round differently). Build one with
+
+    * :meth:`from_store`: ranges of a corpus store
+      (:func:`~sklearn_crf.encode_stream`, :func:`~sklearn_crf.save_corpus`)
+      that the workers can read, memory-mapped on each worker;
+    * :meth:`from_sources`: each shard read and encoded on a worker;
+    * :meth:`from_sequences`: sequences in the driver's memory, split and
+      scattered (for small data).
+
+    Dask recomputes a lost shard of a store or of a source from it; a lost
+    scattered shard stops the fit with :class:`ShardLostError`.
 
     Attributes
     ----------
@@ -331,6 +384,12 @@ class ShardedCorpus:
         What each shard is made from, for messages.
     recoverable : tuple of bool
         Whether Dask can recompute each shard after losing it.
+    hashing : int or None
+        The shards' ``SequenceVectorizer(n_features=...)``: a fit on them
+        needs ``CRFTagger(hashing=...)`` to be the same (a store's own).
+    store : str or None
+        The corpus store the shards are ranges of (their attribute ids are
+        its vocabulary's); None when each shard has its own vocabulary.
 
     Examples
     --------
@@ -349,6 +408,8 @@ class ShardedCorpus:
     shards: tuple
     descriptions: tuple
     recoverable: tuple
+    hashing: int | None = None
+    store: str | None = None
 
     @property
     def n_shards(self):
@@ -356,7 +417,7 @@ class ShardedCorpus:
         return len(self.shards)
 
     @classmethod
-    def from_sequences(cls, client, X, y, *, n_shards, sample_weight=None):
+    def from_sequences(cls, client, X, y, *, n_shards, sample_weight=None, hashing=None):
         """Split sequences in memory into ``n_shards`` contiguous shards and
         scatter them to the workers, where they are encoded.
 
@@ -364,9 +425,9 @@ class ShardedCorpus:
         ----------
         client : distributed.Client
             The cluster's client.
-        X : list of sequences of dict
+        X : list of sequences
             The training sequences, in any form :class:`~sklearn_crf.CRFTagger`
-            accepts as feature dicts.
+            accepts.
         y : list of sequences of labels
             One label per token.
         n_shards : int
@@ -375,6 +436,8 @@ class ShardedCorpus:
             ``numpy.linspace(0, n, n_shards + 1).astype(int)``.
         sample_weight : array-like of shape (n_sequences,), default=None
             The weight of each sequence; it travels with its shard.
+        hashing : int, default=None
+            The ``hashing`` of the tagger that will fit on it.
 
         Returns
         -------
@@ -382,17 +445,9 @@ class ShardedCorpus:
             Its shards cannot be recomputed when a worker holding one dies:
             the fit then raises :class:`ShardLostError`.
         """
-        check_sequences(X, "X")
-        check_sequences(y, "y")
-        n = len(X)
-        if len(y) != n:
-            raise ValueError(f"X and y have different numbers of sequences: {n} and {len(y)}")
-        if not 1 <= n_shards <= n:
-            raise ValueError(
-                f"n_shards must be between 1 and the number of sequences ({n}), got {n_shards}"
-            )
+        n = _check_corpus_size(X, y, n_shards)
         weights = check_sequence_weight(sample_weight, n)
-        bounds = np.linspace(0, n, n_shards + 1).astype(int).tolist()
+        bounds = _bounds(n, n_shards)
         parts = [
             (list(X[a:b]), list(y[a:b]), None if weights is None else weights[a:b])
             for a, b in zip(bounds[:-1], bounds[1:])
@@ -400,17 +455,17 @@ class ShardedCorpus:
         tag = uuid.uuid4().hex[:12]
         futures = client.scatter(parts, hash=False)
         shards = tuple(
-            client.submit(_encode_part, part, key=f"sklearn-crf-shard-{tag}-{k}")
+            client.submit(_encode_part, part, hashing, key=f"sklearn-crf-shard-{tag}-{k}")
             for k, part in enumerate(futures)
         )
         descriptions = tuple(
             f"shard {k} (sequences {a}:{b}, scattered from the driver's memory)"
             for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))
         )
-        return cls(client, shards, descriptions, (False,) * n_shards)
+        return cls(client, shards, descriptions, (False,) * n_shards, hashing)
 
     @classmethod
-    def from_sources(cls, client, sources):
+    def from_sources(cls, client, sources, *, hashing=None):
         """One shard per source, each read and encoded on a worker.
 
         Parameters
@@ -423,6 +478,8 @@ class ShardedCorpus:
             the workers can read); it is called on a worker, and again when a
             worker holding the shard dies, so it must return the same data
             each time. The shards are in the order of ``sources``.
+        hashing : int, default=None
+            The ``hashing`` of the tagger that will fit on it.
 
         Returns
         -------
@@ -440,11 +497,92 @@ class ShardedCorpus:
                 )
         tag = uuid.uuid4().hex[:12]
         shards = tuple(
-            client.submit(load_source_shard, source, key=f"sklearn-crf-shard-{tag}-{k}")
+            client.submit(load_source_shard, source, hashing,
+                          key=f"sklearn-crf-shard-{tag}-{k}")
             for k, source in enumerate(sources)
         )
         descriptions = tuple(f"shard {k} (from {source!r})" for k, source in enumerate(sources))
-        return cls(client, shards, descriptions, (True,) * len(sources))
+        return cls(client, shards, descriptions, (True,) * len(sources), hashing)
+
+    @classmethod
+    def from_store(cls, client, directory, *, n_shards, sample_weight=None):
+        """Contiguous ranges of a corpus store, each memory-mapped on a worker.
+
+        Parameters
+        ----------
+        client : distributed.Client
+            The cluster's client.
+        directory : str or path-like
+            A corpus store with labels and a vocabulary
+            (:func:`~sklearn_crf.encode_stream` with ``directory``,
+            :func:`~sklearn_crf.save_corpus`), at a path every worker can
+            read.
+        n_shards : int
+            Number of shards; shard ``k`` holds sequences ``bounds[k]:bounds[k
+            + 1]`` of ``numpy.linspace(0, n, n_shards + 1).astype(int)``.
+        sample_weight : array-like of shape (n_sequences,), default=None
+            The weight of each sequence; each shard's part travels with it.
+
+        Returns
+        -------
+        sharded : ShardedCorpus
+            Dask reloads a lost shard from the store.
+        """
+        import os
+
+        directory = os.path.abspath(os.fspath(directory))
+        info = client.submit(_store_size, directory, pure=False).result(timeout=TASK_TIMEOUT)
+        n = info.n_sequences
+        if not 1 <= n_shards <= max(n, 1):
+            raise ValueError(
+                f"n_shards must be between 1 and the number of sequences ({n}), got {n_shards}"
+            )
+        weights = check_sequence_weight(sample_weight, n)
+        bounds = _bounds(n, n_shards)
+        tag = uuid.uuid4().hex[:12]
+        shards = tuple(
+            client.submit(load_store_shard, directory, a, b,
+                          None if weights is None else weights[a:b],
+                          key=f"sklearn-crf-shard-{tag}-{k}")
+            for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))
+        )
+        descriptions = tuple(
+            f"shard {k} (sequences {a}:{b} of the corpus store {directory})"
+            for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))
+        )
+        return cls(client, shards, descriptions, (True,) * n_shards, info.hashing,
+                   store=directory)
+
+
+class _StoreSize(NamedTuple):
+    n_sequences: int
+    hashing: int | None
+
+
+def _store_size(directory):
+    """The number of sequences and the hashing of a corpus store (on a worker)."""
+    from .._corpus_store import load_corpus
+
+    corpus, _ = load_corpus(directory, mmap=True, label_codes=True)
+    hashing = None if corpus.vectorizer is None else corpus.vectorizer.n_features
+    return _StoreSize(corpus.n_sequences, hashing)
+
+
+def _check_corpus_size(X, y, n_shards):
+    check_sequences(X, "X")
+    check_sequences(y, "y")
+    n = len(X)
+    if len(y) != n:
+        raise ValueError(f"X and y have different numbers of sequences: {n} and {len(y)}")
+    if not 1 <= n_shards <= n:
+        raise ValueError(
+            f"n_shards must be between 1 and the number of sequences ({n}), got {n_shards}"
+        )
+    return n
+
+
+def _bounds(n, n_shards):
+    return np.linspace(0, n, n_shards + 1).astype(int).tolist()
 
 
 class ShardedProblem:
@@ -469,7 +607,7 @@ class ShardedProblem:
         Objective evaluations so far.
     """
 
-    def __init__(self, sharded, vectorizer, classes, layout, futures, c2, n_sequences,
+    def __init__(self, sharded, vectorizer, classes, layout, maps, c2, n_sequences,
                  n_tokens):
         self.sharded = sharded
         self.vectorizer = vectorizer
@@ -479,26 +617,55 @@ class ShardedProblem:
         self.n_sequences = n_sequences
         self.n_tokens = n_tokens
         self.n_evaluations = 0
-        self._layout_future, objectives = futures
-        self._objectives = list(objectives)
+        self._maps = maps
+        self._build()
+
+    def _build(self):
+        """Scatter the layout and build the shard objectives on the workers."""
+        client = self.sharded.client
+        # the layout's future is held as long as the objectives: Dask rebuilds
+        # a lost objective from its shard and the layout
+        [self._layout_future] = client.scatter([self.layout], broadcast=True, hash=False)
+        self._objectives = [
+            client.submit(build_shard_objective, shard, ids, label_map, self._layout_future,
+                          pure=False)
+            for shard, (ids, label_map) in zip(self.sharded.shards, self._maps)
+        ]
+        for k, future in enumerate(self._objectives):
+            _wait(future, self.sharded, k)
 
     def __call__(self, w):
-        client = self.sharded.client
         w = np.ascontiguousarray(w, dtype=np.float64)
+        for attempt in range(MAX_ATTEMPTS):
+            try:
+                loss, grad = self._evaluate(w)
+                break
+            except _LostTask as lost:
+                if not self.sharded.recoverable[lost.k] or attempt + 1 == MAX_ATTEMPTS:
+                    _raise_lost(self.sharded, lost.k, lost.error)
+                # a shard (or the layout) is gone with a worker: Dask recomputes
+                # the shards from their sources as they are needed
+                logger.info("%s was lost (%s): building the shard objectives again",
+                            self.sharded.descriptions[lost.k], _reason(lost.error))
+                self._build()
+        self.n_evaluations += 1
+        if self.c2 > 0:
+            loss += self.c2 * (w @ w)
+            grad += 2.0 * self.c2 * w
+        return loss, grad
+
+    def _evaluate(self, w):
+        """Σ_shards nll_k(w) and its gradient, added up in shard order."""
+        client = self.sharded.client
         [w_future] = client.scatter([w], broadcast=True, hash=False)
         futures = [client.submit(evaluate_shard, objective, w_future, pure=False)
                    for objective in self._objectives]
         loss = 0.0
         grad = np.zeros(self.layout.n_params)
         for k, future in enumerate(futures):  # in shard order
-            value = _result(future, self.sharded, k)
+            value = _result(future, self.sharded, k, lost_ok=True)
             loss += value.loss
             grad += value.grad
-        del futures, w_future
-        self.n_evaluations += 1
-        if self.c2 > 0:
-            loss += self.c2 * (w @ w)
-            grad += 2.0 * self.c2 * w
         return loss, grad
 
     @property
@@ -512,9 +679,23 @@ class ShardedProblem:
         self._layout_future = None
 
 
-def _result(future, sharded, k):
+#: evaluations of the objective tried after losing shards, before giving up
+MAX_ATTEMPTS = 3
+
+
+class _LostTask(Exception):
+    """A task of shard ``k`` was cancelled by Dask (its data lost)."""
+
+    def __init__(self, k, error):
+        super().__init__(k, error)
+        self.k = k
+        self.error = error
+
+
+def _result(future, sharded, k, lost_ok=False):
     """The result of a task of shard ``k``; a :class:`ShardLostError` naming
-    the shard when its data is gone for good or its task failed on every
+    the shard when its data is gone (or, with ``lost_ok``, a
+    :class:`_LostTask` when Dask cancelled it) or its task failed on every
     worker it was tried on."""
     from distributed import CancelledError, KilledWorker
 
@@ -526,11 +707,20 @@ def _result(future, sharded, k):
             f"({error}); the fit stopped"
         ) from error
     except CancelledError as error:
+        if lost_ok:
+            raise _LostTask(k, error) from error
+        _raise_lost(sharded, k, error)
+
+
+def _raise_lost(sharded, k, error):
+    if sharded.recoverable[k]:
+        cause = f"its tasks were cancelled ({_reason(error)}) {MAX_ATTEMPTS} times"
+    else:
         cause = ("it was scattered from the driver's memory and the worker holding it "
                  "died, so Dask cannot recompute it; build the corpus with "
-                 "ShardedCorpus.from_sources for shards that survive a worker"
-                 if not sharded.recoverable[k] else f"its task was cancelled ({_reason(error)})")
-        raise ShardLostError(f"{sharded.descriptions[k]} was lost: {cause}") from error
+                 "ShardedCorpus.from_store or ShardedCorpus.from_sources for shards "
+                 "that survive a worker")
+    raise ShardLostError(f"{sharded.descriptions[k]} was lost: {cause}") from error
 
 
 def _reason(error):
@@ -541,14 +731,15 @@ def _reason(error):
 
 
 def layout_from_pair_statistics(stats, n_attributes, n_labels, *, min_freq,
-                                all_possible_states, all_possible_transitions):
+                                all_possible_states, all_possible_transitions, n_dense=0):
     """CRFsuite's parameter layout from the corpus's :class:`PairStatistics`.
 
     The rules of :func:`~sklearn_crf._objective.build_layout`, on its
     sufficient statistics: a pair seen with any value (or every pair with
     ``all_possible_states``, frequency 0 when unseen) is kept when its
     frequency is at least ``min_freq``; a label bigram when its count is at
-    least ``min_freq`` and, without ``all_possible_transitions``, positive.
+    least ``min_freq`` and, without ``all_possible_transitions``, positive;
+    every dense dimension has a weight per label.
     """
     L = n_labels
     keep = np.zeros((n_attributes, L), dtype=bool)
@@ -567,7 +758,7 @@ def layout_from_pair_statistics(stats, n_attributes, n_labels, *, min_freq,
     trans_from, trans_to = np.divmod(np.flatnonzero(keep_trans), L)
     return ParameterLayout(
         attr_ptr=attr_ptr, attr_label=attr_label, trans_from=trans_from.astype(np.int32),
-        trans_to=trans_to.astype(np.int32), n_labels=L,
+        trans_to=trans_to.astype(np.int32), n_labels=L, n_dense=n_dense,
     )
 
 
@@ -581,6 +772,42 @@ def _merge_pair_statistics(total, stats):
     freq = np.zeros(len(merged))
     np.add.at(freq, inverse, values)  # in order: the total's value, then the shard's
     return PairStatistics(merged, freq, total.bigrams + stats.bigrams)
+
+
+class _VocabularyMerger:
+    """The shards' vocabularies merged in shard order: a name (or hash slot)
+    gets the next merged id when no earlier shard had it, so the merged order
+    is the first-seen order of the whole corpus; the memos are merged too."""
+
+    def __init__(self, hashing):
+        self.hashing = hashing
+        self.ids = {}  # name (or slot) -> merged id
+        self.str_pairs = {}
+        self.num_keys = {}
+
+    def add(self, state):
+        """The merged id of each of a shard's attribute ids."""
+        names = state.attributes if self.hashing is None else state.hash_slots.tolist()
+        ids = np.empty(len(names), dtype=np.int64)
+        table = self.ids
+        for i, name in enumerate(names):
+            ids[i] = table.setdefault(name, len(table))
+        for key, values in state.str_pairs.items():
+            merged = self.str_pairs.setdefault(key, {})
+            for value, idx in values.items():
+                merged.setdefault(value, int(ids[idx]))
+        for key, idx in state.num_keys.items():
+            self.num_keys.setdefault(key, int(ids[idx]))
+        return ids
+
+    def state(self, n_dense):
+        """The merged :class:`~sklearn_crf._vectorizer.VocabularyState`."""
+        if self.hashing is None:
+            return VocabularyState(None, n_dense, list(self.ids), None, self.str_pairs,
+                                   self.num_keys)
+        return VocabularyState(self.hashing, n_dense, None,
+                               np.fromiter(self.ids, dtype=np.int64, count=len(self.ids)),
+                               {}, {})
 
 
 def prepare_sharded(sharded, params):
@@ -603,10 +830,10 @@ def prepare_sharded(sharded, params):
     """
     if not isinstance(sharded, ShardedCorpus):
         raise TypeError(f"expected a ShardedCorpus, got a {type(sharded).__name__}")
-    if params.get("hashing") is not None:
+    if params.get("hashing") != sharded.hashing:
         raise ValueError(
-            "hashing is not supported on a ShardedCorpus: the shards' vocabularies are "
-            "merged by attribute name; use hashing=None"
+            f"the shards were encoded with hashing={sharded.hashing!r}, the tagger has "
+            f"hashing={params.get('hashing')!r}: give the ShardedCorpus the tagger's hashing"
         )
     if SOLVERS[params["solver"]].kind != "batch":
         raise ValueError(
@@ -616,31 +843,43 @@ def prepare_sharded(sharded, params):
     client = sharded.client
     # 1. vocabulary and labels, merged in shard order
     summaries = [client.submit(summarize_shard, shard, pure=False) for shard in sharded.shards]
-    vocabulary = {}
+    merger = _VocabularyMerger(sharded.hashing)
     first_labels = {}
-    local = []  # per shard: its attribute ids' merged ids, its classes
+    local = []  # per shard: the merged ids of its attribute ids (None: the same), its classes
     n_sequences = n_tokens = 0
+    n_dense = set()
     for k, future in enumerate(summaries):
         summary = _result(future, sharded, k)
-        ids = np.empty(len(summary.names), dtype=np.int64)
-        for i, name in enumerate(summary.names):
-            ids[i] = vocabulary.setdefault(name, len(vocabulary))
+        ids = None
+        if summary.vocabulary is not None:
+            ids = merger.add(summary.vocabulary)
         for label in summary.first_labels:
             first_labels.setdefault(label, None)
         local.append((ids, summary.classes))
         n_sequences += summary.n_sequences
         n_tokens += summary.n_tokens
+        n_dense.add(summary.n_dense)
         del summary
     del summaries
+    if len(n_dense) > 1:
+        raise ValueError(
+            f"the shards have different numbers of dense features: {sorted(n_dense)}")
+    [n_dense] = n_dense
+    if sharded.store is not None:
+        state = client.submit(store_vocabulary, sharded.store, pure=False).result(
+            timeout=TASK_TIMEOUT)
+    else:
+        state = merger.state(n_dense)
+    del merger
+    vectorizer = vectorizer_from_state(state, where="the shards' merged vocabulary")
+    n_attributes = vectorizer.n_attributes_
+    del state
     labels = list(first_labels)
     classes, _ = encode_labels([labels], np.array([0, len(labels)], dtype=np.int64))
     index = {label: i for i, label in enumerate(classes.tolist())}
     maps = [(ids, np.array([index[c] for c in shard_classes.tolist()], dtype=np.int32))
             for ids, shard_classes in local]
     del local, index
-    vectorizer = SequenceVectorizer().fit([[list(vocabulary)]])
-    n_attributes = len(vocabulary)
-    del vocabulary
     L = len(classes)
     # 2. the layout from the shards' statistics, added up in shard order
     futures = [client.submit(shard_pair_statistics, shard, ids, label_map, L, pure=False)
@@ -652,25 +891,17 @@ def prepare_sharded(sharded, params):
     layout = layout_from_pair_statistics(
         total, n_attributes, L, min_freq=params["min_freq"],
         all_possible_states=params["all_possible_states"],
-        all_possible_transitions=params["all_possible_transitions"],
+        all_possible_transitions=params["all_possible_transitions"], n_dense=n_dense,
     )
     del total
     # 3. the shard objectives, kept on the workers
-    [layout_future] = client.scatter([layout], broadcast=True, hash=False)
-    objectives = [
-        client.submit(build_shard_objective, shard, ids, label_map, layout_future, pure=False)
-        for shard, (ids, label_map) in zip(sharded.shards, maps)
-    ]
-    for k, future in enumerate(objectives):
-        _wait(future, sharded, k)
+    problem = ShardedProblem(sharded, vectorizer, classes, layout, maps, params["c2"],
+                             n_sequences, n_tokens)
     logger.debug(
         "%d shards: %d sequences, %d tokens, %d attributes, %d labels, %d parameters",
         sharded.n_shards, n_sequences, n_tokens, n_attributes, L, layout.n_params,
     )
-    # the layout's future is held as long as the objectives: Dask rebuilds a
-    # lost objective from its shard and the layout
-    return ShardedProblem(sharded, vectorizer, classes, layout, (layout_future, objectives),
-                          params["c2"], n_sequences, n_tokens)
+    return problem
 
 
 def _wait(future, sharded, k):
