@@ -143,15 +143,43 @@ def _encode_part(part, hashing):
     return encode_shard(*part, hashing=hashing)
 
 
+def shard_from_corpus(corpus, y, sample_weight=None):
+    """A :class:`Shard` from an encoded corpus with its ``vectorizer`` (e.g.
+    :func:`~sklearn_crf.encode_stream`'s, chunk by chunk on the worker) and
+    its labels: lists of labels, or a ``LabelCodes``."""
+    if corpus.vectorizer is None:
+        raise ValueError("a shard source's EncodedCorpus must have its vectorizer set")
+    if hasattr(y, "codes") and hasattr(y, "classes"):  # a LabelCodes
+        classes = np.asarray(y.classes)
+        labels = np.ascontiguousarray(y.codes, dtype=np.int32)
+        if labels.shape != (corpus.n_tokens,):
+            raise ValueError(
+                f"a shard source gave {labels.shape[0]} label codes for {corpus.n_tokens} tokens")
+    else:
+        classes, labels = encode_labels(y, corpus.seq_ptr)
+    return Shard(corpus, vocabulary_state(corpus.vectorizer), classes, labels,
+                 _first_labels(classes, labels), _weights(sample_weight, corpus.n_sequences))
+
+
 def load_source_shard(source, hashing=None):
     """A :class:`Shard` from a source (on the worker): ``source()`` returns
-    ``(X, y)`` or ``(X, y, sample_weight)``."""
+    ``(X, y)`` or ``(X, y, sample_weight)``, X sequences (encoded here) or an
+    EncodedCorpus with its vectorizer (:func:`shard_from_corpus`)."""
+    from .._vectorizer import EncodedCorpus
+
     data = source()
     if not isinstance(data, tuple) or len(data) not in (2, 3):
         raise TypeError(
             f"a shard source must return (X, y) or (X, y, sample_weight), got "
             f"{type(data).__name__}" + (f" of length {len(data)}" if isinstance(data, tuple) else "")
         )
+    if isinstance(data[0], EncodedCorpus):
+        shard = shard_from_corpus(*data)
+        if shard.vocabulary.n_features != hashing:
+            raise ValueError(
+                f"a shard source gave a corpus encoded with hashing="
+                f"{shard.vocabulary.n_features!r}, the ShardedCorpus has hashing={hashing!r}")
+        return shard
     return encode_shard(*data, hashing=hashing)
 
 
@@ -474,7 +502,10 @@ class ShardedCorpus:
             The cluster's client.
         sources : list of callable
             ``source()`` returns ``(X, y)`` or ``(X, y, sample_weight)`` of one
-            shard (e.g. ``functools.partial`` of a function that reads a file
+            shard, X sequences or an ``EncodedCorpus`` with its vectorizer
+            (e.g. :func:`~sklearn_crf.encode_stream`'s, so that a shard's
+            feature dicts never all exist at once; y then may be its
+            ``LabelCodes``), e.g. ``functools.partial`` of a function that reads a file
             the workers can read); it is called on a worker, and again when a
             worker holding the shard dies, so it must return the same data
             each time. The shards are in the order of ``sources``.
