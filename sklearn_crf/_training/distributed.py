@@ -2,26 +2,38 @@
 workers, the driver runs the optimizer.
 
 A :class:`ShardedCorpus` is a list of shards, each a contiguous range of the
-training sequences held by a Dask worker as a :class:`Shard` (its sequences
-encoded with the shard's own vocabulary, its labels and sequence weights).
-A fit on it (:func:`prepare_sharded`, then :func:`fit_sharded`) runs in
-three map-reduce steps and one loop:
+training sequences held by a Dask worker as a :class:`Shard`: its encoded
+sequences (with the shard's own vocabulary, or a corpus store's), its labels
+and its sequence weights. A fit on it (:func:`prepare_sharded`, then
+:func:`fit_sharded`) runs in three map-reduce steps and one loop:
 
-1. **Vocabulary and labels.** Each shard sends its attribute names (in the
-   order its vectorizer first saw them) and its labels (in first-seen order);
-   the driver merges the name lists in shard order, which gives exactly the
-   first-seen order of the whole corpus, i.e. the vocabulary of the local fit,
-   and the labels with the local fit's rules
-   (:func:`~sklearn_crf._validation.encode_labels`). Each shard gets the map of
-   its attribute ids and label codes to the merged ones.
+1. **Vocabulary and labels.** Each shard sends its vocabulary (a
+   :class:`~sklearn_crf._vectorizer.VocabularyState`: the attribute names, or
+   hash slots, in the order its vectorizer first saw them, and the memo of
+   its (key, value) items) and its labels in first-seen order; the driver
+   merges them in shard order, which gives exactly the first-seen order of
+   the whole corpus, i.e. the vocabulary of the local fit, and the labels
+   with the local fit's rules (:func:`~sklearn_crf._validation.encode_labels`).
+   Each shard gets the map of its attribute ids and label codes to the merged
+   ones. Shards of a corpus store already share its vocabulary.
 2. **Parameter layout.** Each shard sends the sufficient statistics of
    CRFsuite's rules (:func:`~sklearn_crf._objective.build_layout`) in merged
    ids: its (attribute, label) pairs seen (with any value, 0 included) with the
-   sums of their values, and its label bigram counts; the driver adds them up in
-   shard order and applies the rules (:func:`layout_from_pair_statistics`).
+   sums of their values (:func:`~sklearn_crf._engine.pair_frequencies`, the
+   kernel build_layout runs), and its label bigram counts; the driver adds
+   them up in shard order and applies the rules
+   (:func:`layout_from_pair_statistics`). The candidates are the union of the
+   shards' (so the local fit's), the bigram counts are integers (exact), and
+   the frequencies are the local fit's exactly when the sums are exact in
+   float64 (integer values: binary and count features, e.g. every
+   :class:`~sklearn_crf.SequenceFeaturizer` feature); with other values they
+   may differ in the last bits, which matters only for a frequency within
+   rounding of ``min_freq``.
 3. **Shard objectives.** Each worker builds, per shard, a
    :class:`~sklearn_crf._objective.CRFObjective` over the parameters of the
-   attributes the shard has (its part of the merged layout) and keeps it.
+   attributes the shard has (its part of the merged layout,
+   :func:`restrict_layout`: its score and gradient are bitwise those of the
+   shard under the whole layout) and keeps it.
 4. **The solver loop.** Each evaluation broadcasts the weights ``w`` (one
    scatter), each worker returns its shards' unregularized loss and gradient,
    the driver adds them up in shard order, adds the L2 term and runs the same
@@ -35,12 +47,15 @@ the same bits for any thread count), so a fit is deterministic for a given
 sharding, and a shard objective recomputed after a worker was lost gives the
 same bits as the one lost.
 
-Faults: a shard made by a task (:meth:`ShardedCorpus.from_sources`: a source
-read on a worker) is recomputed by Dask from its source when the worker
-holding it dies, and so is its objective: the fit continues to the same model.
-A shard scattered from the driver's memory
-(:meth:`ShardedCorpus.from_sequences`) cannot be recomputed by Dask: when it
-is lost, the fit stops with a :class:`ShardLostError` naming it.
+Faults: a shard made by a task (:meth:`ShardedCorpus.from_store`, a range of a
+store; :meth:`ShardedCorpus.from_sources`, a source read on a worker) is
+recomputed by Dask from its source when the worker holding it dies, and so is
+its objective (from the shard and the layout, which the driver scatters again
+if it was lost too): the fit continues to the same model, bit for bit. A
+shard scattered from the driver's memory (:meth:`ShardedCorpus.from_sequences`)
+cannot be recomputed by Dask: when it is lost, the fit stops with a
+:class:`ShardLostError` naming it; so does a task whose workers keep dying
+(Dask's ``KilledWorker``).
 """
 
 import logging
@@ -732,6 +747,11 @@ def _result(future, sharded, k, lost_ok=False):
 
     try:
         return future.result(timeout=TASK_TIMEOUT)
+    except TimeoutError as error:
+        raise TimeoutError(
+            f"{sharded.descriptions[k]}: no result after {TASK_TIMEOUT} s; is the cluster "
+            "running (client.scheduler_info())?"
+        ) from error
     except KilledWorker as error:
         raise ShardLostError(
             f"{sharded.descriptions[k]}: its task was running on workers that died "
