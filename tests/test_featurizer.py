@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import sklearn_crf._featurizer as featurizer_module
 from sklearn_crf import SequenceFeaturizer
+from sklearn_crf._word_vectors import MixedSequence, WordVectors
 
 # CoNLL-2002 (Spanish) style sentences: (word, POS tag, BIO label) triples.
 SENTS = [
@@ -537,6 +538,7 @@ def test_clone_get_set_params_and_pickle():
     assert set(params) == {
         "window", "lower", "identity", "prefixes", "suffixes", "shape", "flags",
         "neighbor_features", "columns", "bos_eos", "bias",
+        "vectors", "vector_lookup", "vector_window", "vectors_only",
     }
     cloned = clone(featurizer)
     assert cloned is not featurizer and cloned.get_params() == params
@@ -568,6 +570,11 @@ def test_clone_get_set_params_and_pickle():
         ({"columns": (3,)}, r"The 'columns' parameter"),
         ({"columns": ("word.lower()",)}, r"The 'columns' parameter .* clashing"),
         ({"columns": ("BOS",)}, r"The 'columns' parameter .* clashing"),
+        ({"vectors": {"a": [1.0]}}, r"The 'vectors' parameter .* wrap it"),
+        ({"vectors": "glove.txt"}, r"The 'vectors' parameter .* instance of .*WordVectors"),
+        ({"vector_lookup": "upper"}, r"The 'vector_lookup' parameter"),
+        ({"vector_window": -1}, r"The 'vector_window' parameter"),
+        ({"vectors_only": True}, r"The 'vectors_only' parameter .* only with"),
     ],
 )
 def test_invalid_params(params, match):
@@ -672,3 +679,107 @@ def test_parameter_grid_exhaustive_small():
         )
         out = SequenceFeaturizer(**params).transform(sents)
         assert out == [naive_features(s, params) for s in sents], params
+
+
+# --------------------------------------------------------------------------
+# Word vectors
+VOCAB = sorted({w for s in SENTS for w in words(s)} | {"melbourne", "efe"})
+VECTORS = {w: np.random.default_rng(k).normal(size=3) for k, w in enumerate(VOCAB)}
+
+
+def test_vectors_add_a_dense_block_next_to_the_same_dicts():
+    table = WordVectors(VECTORS)
+    X = [words(s) for s in SENTS] + [[]]
+    out = SequenceFeaturizer(vectors=table).transform(X)
+    plain = SequenceFeaturizer().transform(X)
+    assert len(out) == len(X)
+    for sent, seq, dicts in zip(X, out, plain):
+        assert isinstance(seq, MixedSequence)
+        assert seq.tokens == dicts
+        assert seq.dense.shape == (len(sent), 3) and seq.dense.dtype == np.float64
+        for t, word in enumerate(sent):
+            np.testing.assert_array_equal(seq.dense[t], VECTORS[word])
+
+
+def test_vector_lookup_and_window():
+    table = WordVectors({"melbourne": np.ones(3), "(": np.full(3, 2.0)})
+    sent = [["Melbourne", "(", "Australia"]]
+    [exact] = SequenceFeaturizer(vectors=table, vectors_only=True).transform(sent)
+    assert exact[:, 0].tolist() == [0.0, 2.0, 0.0]
+    [lower] = SequenceFeaturizer(
+        vectors=table, vector_lookup="lower", vectors_only=True
+    ).transform(sent)
+    assert lower[:, 0].tolist() == [1.0, 2.0, 0.0]
+    [wide] = SequenceFeaturizer(
+        vectors=table, vector_lookup="exact_then_lower", vector_window=1,
+        vectors_only=True,
+    ).transform(sent)
+    # columns: previous word, the word, next word (zeros outside the sentence)
+    assert wide.shape == (3, 9)
+    assert wide[:, ::3].tolist() == [[0, 1, 2], [1, 2, 0], [2, 0, 0]]
+
+
+def test_vectors_only_gives_arrays_and_float32_stays_float32():
+    table = WordVectors({w: v.astype(np.float32) for w, v in VECTORS.items()})
+    X = [words(s) for s in SENTS]
+    out = SequenceFeaturizer(vectors=table, vectors_only=True).fit_transform(X)
+    assert all(type(a) is np.ndarray and a.dtype == np.float32 for a in out)
+    assert [len(a) for a in out] == [len(s) for s in X]
+    mixed = SequenceFeaturizer(vectors=table).transform(X)
+    for a, seq in zip(out, mixed):
+        np.testing.assert_array_equal(a, seq.dense)
+        assert a.flags.c_contiguous
+
+
+def test_vectors_read_the_word_column_of_tokens_with_columns():
+    table = WordVectors(VECTORS)
+    featurizer = SequenceFeaturizer(vectors=table, columns=("pos", None))
+    [seq] = featurizer.transform(SENTS[:1])
+    assert seq.tokens[0]["pos"] == "NP"
+    np.testing.assert_array_equal(seq.dense[2], VECTORS["Australia"])
+
+
+def test_clone_and_pickle_share_or_keep_the_table():
+    table = WordVectors(VECTORS)
+    featurizer = SequenceFeaturizer(vectors=table, vector_window=1)
+    assert clone(featurizer).vectors is table
+    restored = pickle.loads(pickle.dumps(featurizer))
+    X = [words(s) for s in SENTS]
+    for a, b in zip(restored.transform(X), featurizer.transform(X)):
+        assert a.tokens == b.tokens
+        np.testing.assert_array_equal(a.dense, b.dense)
+
+
+def test_grid_search_does_not_copy_the_table():
+    import tracemalloc
+
+    class DenseShapeTagger(BaseEstimator):
+        """Records the width of the dense blocks it is fitted on."""
+
+        def fit(self, X, y):
+            self.n_dense_ = X[0].dense.shape[1]
+            return self
+
+        def score(self, X, y):
+            return 0.0
+
+    big = WordVectors(
+        {f"w{k}": np.full(50, k, dtype=np.float64) for k in range(20_000)}
+        | {w: np.zeros(50) for w in VOCAB}
+    )  # 8 MB
+    X = [words(s) for s in SENTS] * 4
+    y = [labels(s) for s in SENTS] * 4
+    pipe = make_pipeline(SequenceFeaturizer(vectors=big), DenseShapeTagger())
+    grid = GridSearchCV(pipe, {"sequencefeaturizer__vector_window": [0, 1, 2]}, cv=2)
+    tracemalloc.start()
+    try:
+        grid.fit(X, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # 7 fits (3 candidates x 2 folds + the refit): one copy would be 8 MB
+    assert peak < big.vectors.nbytes / 4
+    assert grid.best_estimator_[0].vectors is big
+    assert grid.best_estimator_[-1].n_dense_ == 50 * (
+        2 * grid.best_params_["sequencefeaturizer__vector_window"] + 1
+    )
