@@ -3,7 +3,7 @@
 import math
 from array import array
 from itertools import accumulate, chain, repeat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -59,6 +59,14 @@ class EncodedCorpus:
         Token index of each entry with value 0.
     zero_attr : ndarray of shape (n_zeros,), dtype int32
         Attribute id of each entry with value 0.
+    dense : ndarray of shape (n_tokens, n_dense), dtype float32 or float64, or None
+        The dense part (C-contiguous), one row per token: the arrays given
+        per sequence to :class:`SequenceVectorizer`, one after another. None
+        when there is none.
+    vectorizer : SequenceVectorizer or None
+        The fitted vectorizer whose vocabulary the attribute ids refer to (set
+        by :meth:`SequenceVectorizer.fit_encode` and
+        :meth:`SequenceVectorizer.encode`), or None.
 
     Examples
     --------
@@ -77,6 +85,32 @@ class EncodedCorpus:
     n_attributes: int
     zero_tok: np.ndarray = _empty(np.int64)
     zero_attr: np.ndarray = _empty(np.int32)
+    dense: np.ndarray | None = None
+    vectorizer: object = None
+
+    def __post_init__(self):
+        dense = self.dense
+        if dense is None:
+            return
+        if not isinstance(dense, np.ndarray) or dense.ndim != 2:
+            raise ValueError(
+                "EncodedCorpus.dense must be a 2-D ndarray (n_tokens, n_dense) or None, "
+                f"got {type(dense).__name__} of {getattr(dense, 'ndim', '?')} dimensions"
+            )
+        if dense.dtype not in (np.float32, np.float64) or not dense.flags.c_contiguous:
+            raise ValueError(
+                "EncodedCorpus.dense must be a C-contiguous float32 or float64 array, "
+                f"got a {'' if dense.flags.c_contiguous else 'non-contiguous '}{dense.dtype} one"
+            )
+        if dense.shape[0] != self.n_tokens:
+            raise ValueError(
+                f"EncodedCorpus.dense has {dense.shape[0]} rows for {self.n_tokens} tokens"
+            )
+
+    @property
+    def n_dense(self):
+        """Number of dense columns (0 when ``dense`` is None)."""
+        return 0 if self.dense is None else self.dense.shape[1]
 
     @property
     def n_tokens(self):
@@ -94,10 +128,13 @@ class EncodedCorpus:
         return sum(
             a.nbytes for a in (self.tok_ptr, self.tok_attr, self.tok_val, self.seq_ptr,
                                self.zero_tok, self.zero_attr)
-        )
+        ) + (0 if self.dense is None else self.dense.nbytes)
 
     def to_csr(self):
         """The token-by-attribute matrix, one row per token (zeros not stored).
+
+        The attributes only: the dense part, if any, is ``dense``
+        (:meth:`SequenceVectorizer.transform` appends it as columns).
 
         Returns
         -------
@@ -143,6 +180,27 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
 
     Read more about the input format in :class:`~sklearn_crf.CRFTagger`.
 
+    **Dense features.** A sequence may also be given as a 2-D array of shape
+    ``(n_tokens, n_dense)`` (dense features only: word vectors, an encoder's
+    token vectors), or as a tuple ``(tokens, array)`` of its tokens (as above)
+    and an array with one row per token. Every sequence of X then needs an
+    array with the same number of columns ``n_dense``, learnt by :meth:`fit`
+    as ``n_dense_features_`` (a sequence given as a plain list of tokens is
+    allowed only when ``n_dense`` is 0, or when it is empty). The arrays are
+    concatenated into the :class:`EncodedCorpus`' ``dense`` block: float32
+    when every array is float32 (no float64 copy), float64 otherwise; bool
+    and integer arrays are cast to float64 (exact up to 2**53). Values must be
+    finite. Complex, object and other dtypes, arrays that are not 2-D, and a
+    tuple whose array has not one row per token are errors naming the
+    sequence (and for a non-finite value the token and column).
+    :meth:`transform` appends the dense columns after the attribute columns.
+
+    **Encoded input.** :meth:`encode` also accepts an :class:`EncodedCorpus`:
+    it is returned as it is when it was encoded by this vectorizer, otherwise
+    its attribute ids are mapped through the attribute names (or hash slots)
+    of its own ``vectorizer`` to this one's, unknown ones dropped, as if its
+    feature dicts had been encoded here; its dense part is kept.
+
     Parameters
     ----------
     n_features : int, default=None
@@ -160,6 +218,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
     n_attributes_ : int
         Number of attribute ids: the vocabulary size, or when hashing the
         number of distinct slots seen in :meth:`fit`.
+    n_dense_features_ : int
+        Number of dense columns of each sequence seen in :meth:`fit` (0 when
+        the sequences had no arrays).
     hash_slots_ : ndarray of shape (n_attributes_,), dtype int64
         When hashing, the slot of each attribute id (not set otherwise).
     slot_ids_ : mapping of int to int
@@ -191,6 +252,15 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
            [0., 0., 0., 0., 1.]])
     >>> vec.sequence_offsets(X)
     array([0, 2, 3])
+
+    Dense features, alone or next to feature dicts:
+
+    >>> import numpy as np
+    >>> X = [([{"w": "the"}, {"w": "cat"}], np.array([[0.5, 1.0], [0.0, -2.0]])),
+    ...      ([{"w": "sat"}], np.array([[1.5, 0.25]]))]
+    >>> corpus = SequenceVectorizer().fit_encode(X)
+    >>> corpus.n_dense, corpus.dense.shape
+    (2, (3, 2))
     """
 
     _parameter_constraints: dict = {
@@ -206,8 +276,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Each sequence is a list of tokens; each token a dict of features.
+        X : list of sequences
+            Each sequence is a list of tokens (each token a dict of features),
+            a 2-D array of dense features, or a tuple (tokens, array).
         y : None
             Ignored.
 
@@ -225,8 +296,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Each sequence is a list of tokens; each token a dict of features.
+        X : list of sequences
+            Each sequence is a list of tokens (each token a dict of features),
+            a 2-D array of dense features, or a tuple (tokens, array).
         y : None
             Ignored.
 
@@ -242,8 +314,11 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Each sequence is a list of tokens; each token a dict of features.
+        X : list of sequences, or EncodedCorpus
+            Each sequence is a list of tokens (each token a dict of features),
+            a 2-D array of dense features, or a tuple (tokens, array). An
+            :class:`EncodedCorpus` is returned as it is if this vectorizer
+            encoded it, else mapped to this vectorizer's attribute ids.
 
         Returns
         -------
@@ -260,15 +335,18 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Each sequence is a list of tokens; each token a dict of features.
+        X : list of sequences
+            Each sequence is a list of tokens (each token a dict of features),
+            a 2-D array of dense features, or a tuple (tokens, array).
         y : None
             Ignored.
 
         Returns
         -------
-        Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
-            One row per token, the sequences one after another.
+        Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes + n_dense)
+            One row per token, the sequences one after another; the dense
+            columns, if any, after the attribute columns (when hashing, the
+            ``n_features`` slots then the dense columns).
         """
         return self._to_csr(self.fit_encode(X))
 
@@ -277,13 +355,16 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Each sequence is a list of tokens; each token a dict of features.
+        X : list of sequences
+            Each sequence is a list of tokens (each token a dict of features),
+            a 2-D array of dense features, or a tuple (tokens, array).
 
         Returns
         -------
-        Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes)
-            One row per token, the sequences one after another.
+        Xt : scipy.sparse.csr_matrix of shape (n_tokens, n_attributes + n_dense)
+            One row per token, the sequences one after another; the dense
+            columns, if any, after the attribute columns (when hashing, the
+            ``n_features`` slots then the dense columns).
         """
         return self._to_csr(self.encode(X))
 
@@ -302,7 +383,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             Rows ``offsets[i]:offsets[i + 1]`` belong to sequence ``i``.
         """
         offsets = np.zeros(len(X) + 1, dtype=np.int64)
-        np.cumsum([len(seq) for seq in X], out=offsets[1:])
+        np.cumsum([_sequence_length(seq) for seq in X], out=offsets[1:])
         return offsets
 
     def get_feature_names_out(self, input_features=None):
@@ -315,13 +396,16 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        names : ndarray of str objects, shape (n_attributes,)
-            The attribute names.
+        names : ndarray of str objects, shape (n_attributes + n_dense,)
+            The attribute names, then ``"dense[j]"`` for dense column ``j``
+            (the columns of :meth:`transform`).
         """
         check_is_fitted(self, "n_attributes_")
         if self.n_features is not None:
             raise AttributeError("a hashing SequenceVectorizer has no feature names")
-        return np.asarray(self.feature_names_, dtype=object)
+        n_dense = self.__dict__.get("n_dense_features_", 0)
+        return np.asarray(self.feature_names_ + [f"dense[{j}]" for j in range(n_dense)],
+                          dtype=object)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -330,14 +414,19 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         return tags
 
     def _to_csr(self, corpus):
-        """The corpus as a matrix whose columns are attribute ids, or hash slots."""
+        """The corpus as a matrix whose columns are attribute ids, or hash slots,
+        then the dense columns."""
         slots = getattr(self, "hash_slots_", None)
         if slots is None:
-            return corpus.to_csr()
-        return sp.csr_matrix(
-            (corpus.tok_val, slots[corpus.tok_attr], corpus.tok_ptr),
-            shape=(corpus.n_tokens, self._n_slots),
-        )
+            Xt = corpus.to_csr()
+        else:
+            Xt = sp.csr_matrix(
+                (corpus.tok_val, slots[corpus.tok_attr], corpus.tok_ptr),
+                shape=(corpus.n_tokens, self._n_slots),
+            )
+        if corpus.dense is None:
+            return Xt
+        return sp.hstack([Xt, sp.csr_matrix(corpus.dense)], format="csr", dtype=np.float64)
 
     def _vocabulary(self, fitting):
         """The vocabulary strategy of one call: by name (with the pair memo) or by
@@ -363,10 +452,21 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         (``_slot_ids``, slot → id for the slots seen in fit, and a memo of the
         call's own, so that the fitted state grows with the slots only).
         """
+        if isinstance(X, EncodedCorpus):
+            if fitting:
+                raise TypeError(
+                    "X is an EncodedCorpus: it is encoded already (its vectorizer is "
+                    "fitted); fit a SequenceVectorizer on sequences of feature dicts"
+                )
+            return self._map_corpus(X)
+        dense = None
         if type(X) is not list or not all(type(seq) is list for seq in X):
-            check_sequences(X, "X", allow_empty=not fitting)
+            X, dense = _split_dense(X, fitting)
         elif fitting and not X:
             check_sequences(X, "X")
+        n_dense = 0 if dense is None else dense.shape[1]
+        if not fitting:
+            dense = self._check_n_dense(X, dense)
         vocab = self._vocabulary(fitting)
         try:
             tok_ptr, entries, slow_pos, slow_val, seq_ptr = _encode_entries(X, vocab)
@@ -379,6 +479,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                 self.__dict__.pop(name, None)
             for name, value in vocab.fitted_state().items():
                 setattr(self, name, value)
+            self.n_dense_features_ = n_dense
         tok_ptr, tok_attr, tok_val, zero_tok, zero_attr = _split_zero_entries(
             tok_ptr, entries, slow_pos, slow_val)
         return EncodedCorpus(
@@ -389,6 +490,84 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             n_attributes=self.n_attributes_,
             zero_tok=zero_tok,
             zero_attr=zero_attr,
+            dense=dense,
+            vectorizer=self,
+        )
+
+    def _check_n_dense(self, X, dense):
+        """The dense block of X for :meth:`encode`: checked against
+        ``n_dense_features_`` (an X of empty sequences only gets an empty one)."""
+        want = self.__dict__.get("n_dense_features_", 0)
+        got = 0 if dense is None else dense.shape[1]
+        if got == want:
+            return dense
+        if dense is None and not any(map(len, X)):  # no tokens
+            return np.zeros((0, want), dtype=np.float64)
+        if dense is None:
+            raise ValueError(
+                f"X has no dense features, but the vectorizer was fitted with "
+                f"{want} dense columns per token: give each sequence as an array "
+                "or a (tokens, array) tuple"
+            )
+        raise ValueError(
+            f"X has {got} dense columns per token, but the vectorizer was fitted "
+            f"with {want}"
+        )
+
+    def _map_corpus(self, corpus):
+        """An :class:`EncodedCorpus` of another vectorizer with this one's
+        attribute ids (by name, or by hash slot); unknown attributes dropped."""
+        if corpus.vectorizer is self:
+            return corpus
+        source = corpus.vectorizer
+        if source is None:
+            raise ValueError(
+                "X is an EncodedCorpus without a vectorizer: its attribute ids "
+                "cannot be mapped to this vectorizer's"
+            )
+        dense = self._check_n_dense(
+            [[None]] if corpus.n_tokens else [], corpus.dense)
+        if ("_n_slots" in self.__dict__) != ("_n_slots" in source.__dict__):
+            raise ValueError(
+                "X is an EncodedCorpus of a "
+                + ("hashing" if "_n_slots" in source.__dict__ else "non-hashing")
+                + " vectorizer; its attribute ids cannot be mapped to this "
+                + ("hashing" if "_n_slots" in self.__dict__ else "non-hashing")
+                + " vectorizer's"
+            )
+        if "_n_slots" in self.__dict__:
+            if source._n_slots != self._n_slots:
+                raise ValueError(
+                    f"X is an EncodedCorpus hashed into {source._n_slots} slots; this "
+                    f"vectorizer hashes into {self._n_slots}"
+                )
+            get = self._slot_ids.get
+            keys = source.hash_slots_.tolist()
+        else:
+            get = self.vocabulary_.get
+            keys = source.feature_names_
+        if len(keys) != corpus.n_attributes:
+            raise ValueError(
+                f"X is an EncodedCorpus of {corpus.n_attributes} attributes, but its "
+                f"vectorizer has {len(keys)}"
+            )
+        new_ids = np.fromiter(map(get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+        tok_attr = new_ids[corpus.tok_attr]
+        zero_attr = new_ids[corpus.zero_attr]
+        keep = tok_attr >= 0
+        keep_zero = zero_attr >= 0
+        kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept_before[1:])
+        return EncodedCorpus(
+            tok_ptr=kept_before[corpus.tok_ptr],
+            tok_attr=tok_attr[keep].astype(np.int32),
+            tok_val=corpus.tok_val[keep],
+            seq_ptr=corpus.seq_ptr,
+            n_attributes=self.n_attributes_,
+            zero_tok=corpus.zero_tok[keep_zero],
+            zero_attr=zero_attr[keep_zero].astype(np.int32),
+            dense=dense,
+            vectorizer=self,
         )
 
     @property
@@ -439,6 +618,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             # see __getstate__ (and before 0.x.y, encode read these per-key caches)
             state = dict(state)
             state["_pair_ids"] = _pair_ids(state.pop("_str_ids"), state.pop("_num_ids", {}))
+        if "n_attributes_" in state and "n_dense_features_" not in state:
+            state = dict(state)
+            state["n_dense_features_"] = 0  # before dense features
         super().__setstate__(state)
 
 
@@ -515,6 +697,104 @@ class _HashingSlots:
         return {"n_attributes_": len(ids),
                 "hash_slots_": np.fromiter(ids, dtype=np.int64, count=len(ids)),
                 "_slot_ids": ids, "_n_slots": self.n_slots}
+
+
+def _is_dense_part(seq):
+    """Whether a sequence of X is (or holds) an array of dense features: an
+    ndarray that is not a 1-D array of tokens, or a ``(tokens, ndarray)`` tuple."""
+    if isinstance(seq, np.ndarray):
+        return seq.ndim != 1 or seq.dtype.kind in "biufc"
+    return type(seq) is tuple and len(seq) == 2 and isinstance(seq[1], np.ndarray)
+
+
+def _sequence_length(seq):
+    """Number of tokens of a sequence of X, in any of its forms."""
+    if isinstance(seq, np.ndarray) and seq.ndim == 2:
+        return seq.shape[0]
+    if type(seq) is tuple and len(seq) == 2 and isinstance(seq[1], np.ndarray):
+        return len(seq[0])
+    return len(seq)
+
+
+def _check_dense_array(array, s):
+    """The array of dense features of sequence ``s``, checked (2-D, real)."""
+    if array.ndim != 2:
+        raise ValueError(
+            f"X[{s}] is an array of {array.ndim} dimensions with shape {array.shape}; "
+            "dense features are a 2-D array (n_tokens, n_dense) per sequence"
+        )
+    if array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"X[{s}] is an array of dtype {array.dtype}; dense features must be "
+            "float32 or float64 (bool and integers are cast to float64)"
+        )
+    return array
+
+
+def _split_dense(X, fitting):
+    """X's token sequences and its dense block (None when no sequence has an
+    array), after the checks of :func:`check_sequences` and of the dense forms:
+    a 2-D array, or a tuple (tokens, array) with one row per token."""
+    if (isinstance(X, (str, bytes, Mapping)) or not isinstance(X, (Sequence, np.ndarray))
+            or not any(map(_is_dense_part, X))):
+        check_sequences(X, "X", allow_empty=not fitting)
+        return X, None
+    tokens, arrays, where = [], [], []  # where: sequences with an array
+    for s, seq in enumerate(X):
+        if isinstance(seq, np.ndarray) and _is_dense_part(seq):
+            array = _check_dense_array(seq, s)
+            tokens.append([{}] * array.shape[0])
+        elif type(seq) is tuple and len(seq) == 2 and isinstance(seq[1], np.ndarray):
+            toks, array = seq
+            if not isinstance(toks, (list, tuple)) and not (
+                    isinstance(toks, np.ndarray) and toks.ndim == 1 and toks.dtype.kind == "O"):
+                raise TypeError(
+                    f"X[{s}] is a (tokens, array) tuple whose tokens are a "
+                    f"{type(toks).__name__}; they must be a list (or tuple) of tokens"
+                )
+            array = _check_dense_array(array, s)
+            if len(toks) != array.shape[0]:
+                raise ValueError(
+                    f"X[{s}] has {len(toks)} tokens but an array of {array.shape[0]} "
+                    "rows; the array needs one row per token"
+                )
+            tokens.append(toks)
+        else:
+            if not isinstance(seq, (list, tuple)) and not (
+                    isinstance(seq, np.ndarray) and seq.ndim == 1):
+                raise TypeError(
+                    f"X[{s}] is a {type(seq).__name__}; each sequence must be a list "
+                    "(or tuple) of tokens, a 2-D array or a (tokens, array) tuple"
+                )
+            if len(seq):
+                first = where[0] if where else next(i for i in range(s, len(X))
+                                                    if _is_dense_part(X[i]))
+                raise ValueError(
+                    f"X[{s}] is a list of tokens without dense features, but X[{first}] "
+                    "has an array: give every sequence an array (a 2-D array or a "
+                    "(tokens, array) tuple), or none"
+                )
+            tokens.append(seq)
+            continue
+        if arrays and array.shape[1] != arrays[0].shape[1]:
+            raise ValueError(
+                f"X[{s}] has {array.shape[1]} dense columns but X[{where[0]}] has "
+                f"{arrays[0].shape[1]}; every sequence needs the same number"
+            )
+        arrays.append(array)
+        where.append(s)
+    dtype = (np.float32 if all(a.dtype == np.float32 for a in arrays) else np.float64)
+    dense = np.concatenate(arrays, axis=0, dtype=dtype)
+    finite = np.isfinite(dense)
+    if not finite.all():
+        row, col = map(int, np.argwhere(~finite)[0])
+        seq_ptr = np.cumsum([0] + [len(t) for t in tokens])
+        s = int(np.searchsorted(seq_ptr, row, side="right") - 1)
+        raise ValueError(
+            f"X[{s}] has {dense[row, col]} at token {row - seq_ptr[s]}, dense column "
+            f"{col}; dense features must be finite"
+        )
+    return tokens, dense
 
 
 #: no attribute id (ids are int32; a zero entry of attribute ``a`` is ``~a``)

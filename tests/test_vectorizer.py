@@ -7,6 +7,7 @@ import pytest
 from sklearn.utils import murmurhash3_32
 
 from sklearn_crf import SequenceVectorizer
+from sklearn_crf._vectorizer import EncodedCorpus
 
 
 def test_crfsuite_semantics():
@@ -334,3 +335,174 @@ def test_pickling_keeps_the_memo():
     memo = dict(vec._pair_ids)
     pickle.dumps(vec)
     assert vec._pair_ids == memo
+
+
+# --- dense features (issue 21) -------------------------------------------------
+
+def dense_corpus_input(dtype=np.float64):
+    """Sequences of each dense form: (tokens, array), array only, an empty list."""
+    rng = np.random.default_rng(0)
+    tokens = [[{"w": "a", "z": 0}, {"w": "b", "f": 2.5}], [{"w": "a"}], []]
+    arrays = [rng.normal(size=(2, 3)).astype(dtype), rng.normal(size=(4, 3)).astype(dtype),
+              rng.normal(size=(1, 3)).astype(dtype)]
+    X = [(tokens[0], arrays[0]), arrays[1], (tokens[1], arrays[2]), tokens[2]]
+    plain = [tokens[0], [{}] * 4, tokens[1], tokens[2]]
+    return X, plain, arrays
+
+
+def test_dense_forms_give_the_dense_block():
+    X, plain, arrays = dense_corpus_input()
+    vec = SequenceVectorizer()
+    corpus = vec.fit_encode(X)
+    assert vec.n_dense_features_ == corpus.n_dense == 3
+    assert corpus.vectorizer is vec
+    want = np.concatenate(arrays)
+    assert corpus.dense.dtype == np.float64 and corpus.dense.flags.c_contiguous
+    np.testing.assert_array_equal(corpus.dense, want)
+    # the attributes are those of the tokens alone (an array-only sequence: no attributes)
+    assert_corpus_equal(corpus, naive_encode(plain, {}, True))
+    assert corpus.nbytes == sum(getattr(corpus, f).nbytes for f in FIELDS) + want.nbytes
+    np.testing.assert_array_equal(vec.sequence_offsets(X), [0, 2, 6, 7, 7])
+    np.testing.assert_array_equal(corpus.seq_ptr, [0, 2, 6, 7, 7])
+
+
+def test_plain_sequences_have_no_dense_part():
+    vec = SequenceVectorizer()
+    corpus = vec.fit_encode([[{"w": "a"}]])
+    assert corpus.dense is None and corpus.n_dense == 0 and vec.n_dense_features_ == 0
+    assert corpus.vectorizer is vec and vec.encode([[{"w": "a"}]]).vectorizer is vec
+
+
+@pytest.mark.parametrize("dtypes, want", [
+    ((np.float32, np.float32), np.float32),
+    ((np.float32, np.float64), np.float64),
+    ((np.int64, np.float32), np.float64),
+    ((np.bool_, np.uint8), np.float64),
+])
+def test_dense_dtype(dtypes, want):
+    """float32 stays float32 (one float32 block); any other mix is float64."""
+    X = [np.ones((2, 2), dtype=dtypes[0]), np.full((1, 2), 3, dtype=dtypes[1])]
+    dense = SequenceVectorizer().fit_encode(X).dense
+    assert dense.dtype == want
+    np.testing.assert_array_equal(dense, [[1, 1], [1, 1], [3, 3]])
+
+
+@pytest.mark.parametrize("X, error, match", [
+    ([np.ones(3)], ValueError, r"X\[0\] is an array of 1 dimensions"),
+    ([np.ones((2, 2, 2))], ValueError, r"X\[0\] is an array of 3 dimensions"),
+    ([np.ones((1, 2)), np.ones((1, 2), dtype=complex)], TypeError,
+     r"X\[1\] is an array of dtype complex128"),
+    ([np.array([["a"]])], TypeError, r"X\[0\] is an array of dtype <U1"),
+    ([np.ones((2, 2)), np.ones((2, 3))], ValueError, r"X\[1\] has 3 dense columns but X\[0\] has 2"),
+    ([([{"a": 1}], np.ones((2, 2)))], ValueError, r"X\[0\] has 1 tokens but an array of 2 rows"),
+    ([np.ones((1, 2)), [{"a": 1}]], ValueError, r"X\[1\] is a list of tokens without dense"),
+    ([[{"a": 1}], np.ones((1, 2))], ValueError, r"X\[0\] is a list of tokens .* X\[1\] has an"),
+    ([np.ones((3, 2)), np.array([[0.0, 1.0], [1.0, np.inf]])], ValueError,
+     r"X\[1\] has inf at token 1, dense column 1; dense features must be finite"),
+    ([np.ones((1, 2)), ("ab", np.ones((2, 2)))], TypeError, r"X\[1\] is a \(tokens, array\) tuple"),
+    ([np.ones((1, 2)), 5], TypeError, r"X\[1\] is a int"),
+])
+def test_dense_bad_input(X, error, match):
+    with pytest.raises(error, match=match):
+        SequenceVectorizer().fit(X)
+
+
+def test_failed_dense_fit_keeps_the_fitted_state():
+    vec = SequenceVectorizer().fit([np.ones((1, 2))])
+    before = joblib.hash(vec)
+    with pytest.raises(ValueError):
+        vec.fit([([{"a": "x"}], np.ones((1, 4))), np.array([[np.nan] * 4])])
+    assert joblib.hash(vec) == before and vec.n_dense_features_ == 2
+
+
+def test_encode_checks_the_number_of_dense_columns():
+    vec = SequenceVectorizer().fit([([{"w": "a"}], np.ones((1, 2)))])
+    with pytest.raises(ValueError, match="X has 3 dense columns per token, but the vectorizer "
+                                         "was fitted with 2"):
+        vec.encode([np.ones((1, 3))])
+    with pytest.raises(ValueError, match="X has no dense features"):
+        vec.encode([[{"w": "a"}]])
+    assert vec.encode([[]]).dense.shape == (0, 2)  # no tokens: no array needed
+    with pytest.raises(ValueError, match="X has 2 dense columns per token, but the vectorizer "
+                                         "was fitted with 0"):
+        SequenceVectorizer().fit([[{"w": "a"}]]).encode([np.ones((1, 2))])
+
+
+def test_transform_appends_the_dense_columns():
+    X, plain, arrays = dense_corpus_input()
+    vec = SequenceVectorizer()
+    Xt = vec.fit_transform(X)
+    assert Xt.shape == (7, vec.n_attributes_ + 3)
+    np.testing.assert_array_equal(Xt[:, vec.n_attributes_:].toarray(), np.concatenate(arrays))
+    np.testing.assert_array_equal(Xt[:, :vec.n_attributes_].toarray(),
+                                  SequenceVectorizer().fit_transform(plain).toarray())
+    names = vec.get_feature_names_out()
+    assert list(names) == vec.feature_names_ + ["dense[0]", "dense[1]", "dense[2]"]
+    hashed = SequenceVectorizer(n_features=16).fit(X).transform(X)
+    assert hashed.shape == (7, 16 + 3)
+    np.testing.assert_array_equal(hashed[:, 16:].toarray(), np.concatenate(arrays))
+
+
+def test_encode_of_its_own_corpus_is_the_corpus():
+    X, _, _ = dense_corpus_input()
+    vec = SequenceVectorizer()
+    corpus = vec.fit_encode(X)
+    assert vec.encode(corpus) is corpus
+
+
+@pytest.mark.parametrize("n_features", [None, 8])
+def test_encode_maps_another_vectorizers_corpus(n_features):
+    """Mapped through the attribute names (hash slots): the corpus that encoding
+    the feature dicts with this vectorizer gives, unknown attributes and zeros
+    dropped, the dense part kept."""
+    X = many_forms(80)
+    other = SequenceVectorizer(n_features=n_features)
+    corpus = other.fit_encode(X)
+    vec = SequenceVectorizer(n_features=n_features).fit(many_forms(30)[::-1])
+    got = vec.encode(corpus)
+    assert got.vectorizer is vec and got.n_attributes == vec.n_attributes_
+    assert_corpus_equal(got, {f: getattr(vec.encode(X), f) for f in FIELDS})
+    dense_X = [(seq, np.full((len(seq), 2), s, np.float32)) for s, seq in enumerate(X)]
+    dense_vec = SequenceVectorizer(n_features=n_features).fit(dense_X[::-1])
+    mapped = dense_vec.encode(other.fit_encode(dense_X))
+    assert mapped.dense.dtype == np.float32
+    np.testing.assert_array_equal(mapped.dense, dense_vec.encode(dense_X).dense)
+    assert_corpus_equal(mapped, {f: getattr(dense_vec.encode(dense_X), f) for f in FIELDS})
+
+
+def test_encode_refuses_a_corpus_it_cannot_map():
+    X = [[{"w": "a"}]]
+    corpus = SequenceVectorizer().fit_encode(X)
+    with pytest.raises(ValueError, match="non-hashing vectorizer; its attribute ids"):
+        SequenceVectorizer(n_features=8).fit(X).encode(corpus)
+    with pytest.raises(ValueError, match="hashed into 8 slots; this vectorizer hashes into 16"):
+        SequenceVectorizer(n_features=16).fit(X).encode(
+            SequenceVectorizer(n_features=8).fit_encode(X))
+    bare = EncodedCorpus(corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, corpus.seq_ptr, 1)
+    with pytest.raises(ValueError, match="without a vectorizer"):
+        SequenceVectorizer().fit(X).encode(bare)
+    with pytest.raises(ValueError, match="X has no dense features"):
+        SequenceVectorizer().fit([np.ones((1, 2))]).encode(corpus)
+    with pytest.raises(TypeError, match="X is an EncodedCorpus: it is encoded already"):
+        SequenceVectorizer().fit(corpus)
+
+
+def test_encoded_corpus_checks_its_dense_block():
+    corpus = SequenceVectorizer().fit_encode([[{"w": "a"}, {"w": "b"}]])
+    parts = (corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, corpus.seq_ptr, 2)
+    assert EncodedCorpus(*parts, dense=np.zeros((2, 3), np.float32)).n_dense == 3
+    for dense, match in [(np.zeros((3, 3)), "3 rows for 2 tokens"),
+                         (np.zeros(2), "2-D ndarray"),
+                         (np.zeros((2, 3), np.int64), "float32 or float64"),
+                         (np.asfortranarray(np.zeros((2, 3))), "non-contiguous")]:
+        with pytest.raises(ValueError, match=match):
+            EncodedCorpus(*parts, dense=dense)
+
+
+def test_pickles_before_dense_features_load():
+    vec = SequenceVectorizer().fit([[{"w": "a"}]])
+    state = vec.__getstate__()
+    del state["n_dense_features_"]
+    old = SequenceVectorizer.__new__(SequenceVectorizer)
+    old.__setstate__(state)
+    assert old.n_dense_features_ == 0 and old.encode([[{"w": "a"}]]).dense is None
