@@ -9,7 +9,7 @@ from operator import itemgetter
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
 
-from ._word_vectors import LOOKUPS, MixedSequence, WordVectors
+from ._word_vectors import LOOKUPS, WordVectors
 
 __all__ = ["SequenceFeaturizer"]
 
@@ -467,9 +467,8 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         Word vectors to add to every token as dense features (a
         :class:`WordVectors` wrapping a dict of str -> vector or gensim's
         ``KeyedVectors``).  When given, ``transform`` returns per sentence a
-        :class:`MixedSequence` ``(feature dicts, dense block)``, the form
-        :class:`CRFTagger` and :class:`SequenceVectorizer` take as
-        ``(tokens, array)``.  Words without a vector get zeros.  The table is
+        tuple ``(feature dicts, dense block)``, the ``(tokens, array)`` form
+        that :class:`CRFTagger` and :class:`SequenceVectorizer` take.  Words without a vector get zeros.  The table is
         shared, not copied, when the featurizer is cloned (grid searches,
         cross-validation).
 
@@ -630,12 +629,11 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
 
         Returns
         -------
-        X_features : list of list of dict, of MixedSequence, or of ndarray
+        X_features : list of list of dict, of tuple, or of ndarray
             Without ``vectors``: ``X_features[s][t]`` is the
             ``{name: str | float | bool}`` feature dict of token ``t`` of
             sentence ``s``; empty sentences give empty lists.  With
-            ``vectors``: ``X_features[s]`` is a :class:`MixedSequence`
-            ``(dicts, dense)`` whose ``dense`` is an ndarray of shape
+            ``vectors``: ``X_features[s]`` is a tuple ``(dicts, dense)`` whose ``dense`` is an ndarray of shape
             ``(n_tokens, (2 * vector_window + 1) * vectors.vector_size)`` (the
             table's dtype, float32 or float64); with ``vectors_only``, just
             that array.
@@ -669,7 +667,7 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
             return blocks
         cache = plan.word_cache()
         return [
-            MixedSequence(_featurize_sentence(cols, plan, cache), block)
+            (_featurize_sentence(cols, plan, cache), block)
             for cols, block in zip(sentences, blocks)
         ]
 

@@ -2,33 +2,15 @@
 
 from collections.abc import Mapping
 from numbers import Integral
-from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["MixedSequence", "WordVectors"]
+__all__ = ["WordVectors"]
 
 #: the lookups of :meth:`WordVectors.sentence_vectors`
 LOOKUPS = ("exact", "lower", "exact_then_lower")
 
 _CHECK_ROWS = 65536  # rows checked for finiteness at a time (bounded temporary)
-
-
-class MixedSequence(NamedTuple):
-    """One sequence given as feature dicts and a dense block, aligned by token.
-
-    A tuple, so it is accepted wherever a ``(tokens, array)`` pair is.
-
-    Attributes
-    ----------
-    tokens : list of dict
-        The ``{name: str | float | bool}`` feature dict of each token.
-    dense : ndarray of shape (n_tokens, n_dense)
-        The dense features of each token (row ``t`` for token ``t``).
-    """
-
-    tokens: list
-    dense: np.ndarray
 
 
 def _describe(obj):

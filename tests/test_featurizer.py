@@ -30,7 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import sklearn_crf._featurizer as featurizer_module
 from sklearn_crf import SequenceFeaturizer
-from sklearn_crf._word_vectors import MixedSequence, WordVectors
+from sklearn_crf._word_vectors import WordVectors
 
 # CoNLL-2002 (Spanish) style sentences: (word, POS tag, BIO label) triples.
 SENTS = [
@@ -694,11 +694,12 @@ def test_vectors_add_a_dense_block_next_to_the_same_dicts():
     plain = SequenceFeaturizer().transform(X)
     assert len(out) == len(X)
     for sent, seq, dicts in zip(X, out, plain):
-        assert isinstance(seq, MixedSequence)
-        assert seq.tokens == dicts
-        assert seq.dense.shape == (len(sent), 3) and seq.dense.dtype == np.float64
+        assert type(seq) is tuple and len(seq) == 2  # the (tokens, array) form
+        tokens, dense = seq
+        assert tokens == dicts
+        assert dense.shape == (len(sent), 3) and dense.dtype == np.float64
         for t, word in enumerate(sent):
-            np.testing.assert_array_equal(seq.dense[t], VECTORS[word])
+            np.testing.assert_array_equal(dense[t], VECTORS[word])
 
 
 def test_vector_lookup_and_window():
@@ -727,7 +728,7 @@ def test_vectors_only_gives_arrays_and_float32_stays_float32():
     assert [len(a) for a in out] == [len(s) for s in X]
     mixed = SequenceFeaturizer(vectors=table).transform(X)
     for a, seq in zip(out, mixed):
-        np.testing.assert_array_equal(a, seq.dense)
+        np.testing.assert_array_equal(a, seq[1])
         assert a.flags.c_contiguous
 
 
@@ -735,8 +736,8 @@ def test_vectors_read_the_word_column_of_tokens_with_columns():
     table = WordVectors(VECTORS)
     featurizer = SequenceFeaturizer(vectors=table, columns=("pos", None))
     [seq] = featurizer.transform(SENTS[:1])
-    assert seq.tokens[0]["pos"] == "NP"
-    np.testing.assert_array_equal(seq.dense[2], VECTORS["Australia"])
+    assert seq[0][0]["pos"] == "NP"
+    np.testing.assert_array_equal(seq[1][2], VECTORS["Australia"])
 
 
 def test_clone_and_pickle_share_or_keep_the_table():
@@ -746,8 +747,8 @@ def test_clone_and_pickle_share_or_keep_the_table():
     restored = pickle.loads(pickle.dumps(featurizer))
     X = [words(s) for s in SENTS]
     for a, b in zip(restored.transform(X), featurizer.transform(X)):
-        assert a.tokens == b.tokens
-        np.testing.assert_array_equal(a.dense, b.dense)
+        assert a[0] == b[0]
+        np.testing.assert_array_equal(a[1], b[1])
 
 
 def test_grid_search_does_not_copy_the_table():
@@ -757,7 +758,7 @@ def test_grid_search_does_not_copy_the_table():
         """Records the width of the dense blocks it is fitted on."""
 
         def fit(self, X, y):
-            self.n_dense_ = X[0].dense.shape[1]
+            self.n_dense_ = X[0][1].shape[1]
             return self
 
         def score(self, X, y):

@@ -9,7 +9,7 @@ import pytest
 from sklearn.base import clone
 
 import sklearn_crf._word_vectors as word_vectors_module
-from sklearn_crf._word_vectors import MixedSequence, WordVectors
+from sklearn_crf._word_vectors import WordVectors
 
 RNG = np.random.default_rng(0)
 WORDS = ["el", "Madrid", "madrid", "de", "EFE", "la"]
@@ -151,12 +151,6 @@ def test_word_indices_and_bad_arguments():
         table.word_indices(["a"], lookup="upper")
     with pytest.raises(ValueError, match="window must be an int >= 0"):
         table.sentence_vectors([["a"]], window=-1)
-
-
-def test_mixed_sequence_is_a_tuple():
-    seq = MixedSequence([{"a": 1.0}], np.zeros((1, 2)))
-    tokens, dense = seq
-    assert isinstance(seq, tuple) and tokens is seq.tokens and dense is seq.dense
 
 
 def test_docstring_examples():
