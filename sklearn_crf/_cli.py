@@ -540,7 +540,35 @@ def _predict(model_path, path, sep, allowed_column=None, *, need_gold=False):
         X = model.featurizer.transform(tokens) if tokens else []
     except (ValueError, TypeError) as exc:
         raise CommandError(_named(name, exc)) from None
+    _check_dense_features(model_path, model.crf, X)
     return _Prediction(model.crf, data, gold, X, sep, allowed)
+
+
+def _dense_width(seq):
+    """Number of dense features of one featurized sentence (0 for feature dicts)."""
+    import numpy as np
+
+    if isinstance(seq, tuple) and len(seq) == 2 and isinstance(seq[1], np.ndarray):
+        seq = seq[1]
+    if isinstance(seq, np.ndarray) and seq.ndim == 2:
+        return seq.shape[1]
+    return 0
+
+
+def _check_dense_features(model_path, crf, X):
+    """A CommandError when the tagger needs dense features (word vectors) that
+    the model's featurizer does not compute, or the other way round."""
+    need = getattr(crf, "n_dense_features_", 0)
+    if not X:
+        return
+    got = _dense_width(X[0])
+    if got != need:
+        raise CommandError(
+            f"{model_path}: the model's tagger takes {need} dense features per token, "
+            f"but its featurizer gives {got}: '{PROG} tag' and '{PROG} eval' can use "
+            "a model with dense features (word vectors) only when it is a Pipeline "
+            "whose featurizer computes them."
+        )
 
 
 # ---------------------------------------------------------------------------

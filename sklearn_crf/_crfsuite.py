@@ -484,7 +484,8 @@ def tagger_weights(crf, what):
         state_label=layout.attr_label.astype(np.int64),
         trans_from=layout.trans_from.astype(np.int64),
         trans_to=layout.trans_to.astype(np.int64),
-        coef=np.asarray(crf.coef_, dtype=np.float64),
+        coef=np.asarray(crf.coef_[: layout.dense_start], dtype=np.float64),
+        dense_coef=np.array(layout.dense_matrix(crf.coef_), dtype=np.float64),
     )
 
 
@@ -656,9 +657,11 @@ def save_crfsuite(crf, path):
     TypeError
         When the labels are not str (CRFsuite's labels are strings).
     ValueError
-        When the tagger hashes its attributes, or a label or attribute name
-        contains a NUL character, or the model is too large for the format's
-        32-bit offsets.
+        When the tagger hashes its attributes, or takes dense features
+        (``n_dense_features_ > 0``: CRFsuite's format has named attributes
+        only; :func:`~sklearn_crf.save_model`, pickle and skops keep them),
+        or a label or attribute name contains a NUL character, or the model
+        is too large for the format's 32-bit offsets.
 
     See Also
     --------
@@ -677,7 +680,14 @@ def save_crfsuite(crf, path):
     ...     f.read(4)
     b'lCRF'
     """
-    classes, names, sa, sl, tf, tt, coef = tagger_weights(crf, "a CRFsuite model file")
+    weights = tagger_weights(crf, "a CRFsuite model file")
+    if weights.dense_coef.size:
+        raise ValueError(
+            f"this CRFTagger takes {weights.dense_coef.shape[0]} dense features per "
+            "token, which a CRFsuite model file cannot hold (CRFsuite knows named "
+            "attributes only); save it with save_model, pickle or skops.io instead"
+        )
+    classes, names, sa, sl, tf, tt, coef = weights[:7]
     bad = [c for c in classes if not isinstance(c, str)]
     if bad:
         raise TypeError(

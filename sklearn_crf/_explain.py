@@ -2,10 +2,12 @@
 
 The score of a label path ``y`` through a sequence ``x`` is a sum of terms,
 
-``score(x, y) = Σ_t Σ_a x[t, a] · w[a, y_t]  +  Σ_{t ≥ 1} W[y_{t-1}, y_t]``
+``score(x, y) = Σ_t Σ_a x[t, a] · w[a, y_t]  +  Σ_t Σ_j d[t, j] · v[j, y_t]
++  Σ_{t ≥ 1} W[y_{t-1}, y_t]``
 
 (``x[t, a]`` the value of attribute ``a`` at token ``t``, ``w`` the state
-weights, ``W`` the transition weights), and ``log p(y | x) = score(x, y) -
+weights, ``d[t, j]`` dense feature ``j`` of token ``t`` and ``v`` its weights
+(``dense_coef_``), ``W`` the transition weights), and ``log p(y | x) = score(x, y) -
 log Z(x)``. :func:`explain_prediction` lists those terms per token, per entity
 and per sequence, so that they add up to the path's score; :func:`compare_labels`
 gives the terms that change when one token is relabelled.
@@ -17,9 +19,11 @@ explanation is a per-request computation with no compilation.
 Every term is a :class:`Contribution` with a ``kind``: ``"attribute"`` for a
 state feature (``value`` the attribute's value at the token, ``weight`` its
 weight for the token's label), ``"transition"`` for a transition (``value``
-1). A dense dimension of a token's vector would be one more kind (``"dense"``,
-``value`` the vector's entry, ``weight`` the dimension's weight for the label)
-in the same lists, without any other change to these types.
+1), and ``"dense"`` for a dense feature (``name`` ``"dense[j]"`` for
+dimension ``j``, ``value`` the token's entry, ``weight`` the dimension's
+weight for the label): one term per dimension, in the same lists as the
+attributes, so ``top`` keeps the largest of either kind and sums the rest
+into ``other``.
 """
 
 import math
@@ -29,6 +33,9 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
+
+from ._corpus_ops import take_sequences
+from ._vectorizer import EncodedCorpus
 
 __all__ = [
     "AttributeComparison",
@@ -52,17 +59,19 @@ class Contribution(NamedTuple):
         Index of the token (in its sequence) the term belongs to; for a
         transition, the token it enters.
     kind : str
-        ``"attribute"`` (a state feature) or ``"transition"``.
+        ``"attribute"`` (a state feature), ``"dense"`` (a dense feature) or
+        ``"transition"``.
     name : str
         The attribute's name (``"<slot N>"`` for a hashing tagger, whose
-        attributes have no names: N is the hash slot), or for a transition
-        ``"<from label> -> <to label>"``.
+        attributes have no names: N is the hash slot), ``"dense[j]"`` for
+        dense feature ``j``, or for a transition ``"<from label> -> <to
+        label>"``.
     value : float
         The attribute's value at the token (repeated attributes of a token
-        summed); 1.0 for a transition.
+        summed), or the dense feature's; 1.0 for a transition.
     weight : float
-        The weight of the attribute for the token's label, or of the
-        transition.
+        The weight of the attribute or dense feature for the token's label,
+        or of the transition.
     contribution : float
         ``weight * value``, the term's share of the path's score.
     """
@@ -88,9 +97,10 @@ class TokenExplanation:
     previous_label : label or None
         The label of the token before, None for the first token.
     state : list of Contribution
-        The attributes of the token with a non-zero contribution for
-        ``label``, by decreasing absolute contribution (ties in the order of
-        the token's features); with ``top``, only the first ``top``.
+        The attributes and dense features of the token with a non-zero
+        contribution for ``label``, by decreasing absolute contribution
+        (ties in the order of the token's features, then the dense
+        dimensions); with ``top``, only the first ``top``.
         Attributes with weight 0, or without a weight for ``label``, add
         nothing and are not listed.
     n_other : int
@@ -98,8 +108,8 @@ class TokenExplanation:
     other : float
         Their sum (0.0 when none is left out).
     state_score : float
-        The sum of all attribute contributions: ``sum(c.contribution for c
-        in state) + other``.
+        The sum of all attribute and dense contributions:
+        ``sum(c.contribution for c in state) + other``.
     transition : Contribution or None
         The incoming transition, ``previous_label -> label``; None for the
         first token (a path's score has no start or end transition).
@@ -323,9 +333,9 @@ class AttributeComparison(NamedTuple):
     Attributes
     ----------
     kind : str
-        ``"attribute"``.
+        ``"attribute"`` or ``"dense"``.
     name : str
-        The attribute's name (see :class:`Contribution`).
+        The attribute's name, or ``"dense[j]"`` (see :class:`Contribution`).
     value : float
         Its value at the token.
     weight_a, weight_b : float
@@ -487,8 +497,9 @@ def explain_prediction(crf, X, y=None, *, allowed=None, top=None):
     crf : CRFTagger
         A fitted tagger (not a parameter of the method
         ``CRFTagger.explain_prediction``).
-    X : list of sequences of dict
-        Sequences of feature dicts, as in :meth:`~sklearn_crf.CRFTagger.fit`.
+    X : list of sequences of dict, list of ndarray, list of (tokens, ndarray) or EncodedCorpus
+        The sequences, in any form :meth:`~sklearn_crf.CRFTagger.fit`
+        accepts (dense features give ``"dense"`` terms).
     y : list of sequences of labels, default=None
         The label paths to explain, one per sequence; ``None`` explains the
         predicted ones (:meth:`~sklearn_crf.CRFTagger.predict` with
@@ -589,8 +600,9 @@ def compare_labels(crf, x, t, a, b, *, y=None, allowed=None):
     ----------
     crf : CRFTagger
         A fitted tagger.
-    x : sequence of dict
-        One sequence of feature dicts (not a list of sequences).
+    x : sequence of dict, ndarray or (tokens, ndarray)
+        One sequence (not a list of sequences), in any form
+        :meth:`~sklearn_crf.CRFTagger.fit` accepts for a sequence.
     t : int
         The token, ``0 <= t < len(x)``.
     a, b : label
@@ -635,7 +647,7 @@ def compare_labels(crf, x, t, a, b, *, y=None, allowed=None):
     """
     check_is_fitted(crf)
     classes = crf.classes_.tolist()
-    n = len(x)
+    n = _n_tokens(x)
     if isinstance(t, bool) or not isinstance(t, Integral) or not 0 <= t < n:
         raise ValueError(f"t must be a token index of x, from 0 to {n - 1}, got {t!r}")
     t = int(t)
@@ -664,10 +676,11 @@ def compare_labels(crf, x, t, a, b, *, y=None, allowed=None):
     names = [c.name for c in tok_a.state] + [c.name for c in tok_b.state]
     weights_a = {c.name: c.weight for c in tok_a.state}
     values.update({c.name: c.value for c in tok_a.state})
+    kinds = {c.name: c.kind for c in tok_b.state + tok_a.state}
     state = []
     for name in dict.fromkeys(names):
         wa, wb, v = weights_a.get(name, 0.0), weights_b.get(name, 0.0), values[name]
-        state.append(AttributeComparison("attribute", name, v, wa, wb, wa * v - wb * v))
+        state.append(AttributeComparison(kinds[name], name, v, wa, wb, wa * v - wb * v))
     state.sort(key=lambda c: -abs(c.difference))
     trans_in = _transition_comparison(tok_a.transition, tok_b.transition)
     trans_out = None
@@ -702,6 +715,7 @@ class _ModelWeights:
             keys, weights = keys[order], weights[order]
         self.keys, self.weights = keys, weights
         self.trans = layout.transition_matrix(coef)
+        self.dense = layout.dense_matrix(coef)  # (n_dense, L)
         self.classes = crf.classes_.tolist()
         vec = crf.vectorizer_
         self._names = getattr(vec, "feature_names_", None)
@@ -782,6 +796,7 @@ def _token_terms(model, corpus, codes):
     seq_ptr = corpus.seq_ptr.tolist()
     code_list = codes.tolist()
     trans = model.trans
+    dense_terms = _dense_terms(model, corpus, codes)
     out = []
     for s in range(len(seq_ptr) - 1):
         for i in range(seq_ptr[s], seq_ptr[s + 1]):
@@ -799,6 +814,8 @@ def _token_terms(model, corpus, codes):
                         merged[attrs[e]] = [names[e], vals[e], ws[e]]
                 state = [Contribution(t, "attribute", n, v, w, w * v)
                          for n, v, w in merged.values() if w * v != 0.0]
+            if dense_terms is not None:
+                state.extend(dense_terms(i, t))
             transition = None
             if t > 0:
                 f, k = code_list[i - 1], code_list[i]
@@ -807,6 +824,26 @@ def _token_terms(model, corpus, codes):
                                           1.0, w, w)
             out.append((state, transition))
     return out
+
+
+def _dense_terms(model, corpus, codes):
+    """None without dense features; else ``terms(i, t)``: the non-zero dense
+    Contributions of corpus token ``i`` (token ``t`` of its sequence), by
+    dimension."""
+    n_dense = model.dense.shape[0]
+    if n_dense == 0 or corpus.n_tokens == 0:
+        return None
+    values = np.asarray(corpus.dense, dtype=np.float64)
+    weights = model.dense.T[codes]  # (n_tokens, n_dense): each token's label's weights
+    products = values * weights
+    names = [f"dense[{j}]" for j in range(n_dense)]
+
+    def terms(i, t):
+        v, w, c = values[i].tolist(), weights[i].tolist(), products[i]
+        return [Contribution(t, "dense", names[j], v[j], w[j], v[j] * w[j])
+                for j in np.flatnonzero(c).tolist()]
+
+    return terms
 
 
 def _by_size(terms):
@@ -860,7 +897,7 @@ def _entity_spans(crf, X, y, given, allowed, log_p, log_z):
     spans = [None] * n_seq
     ok = np.flatnonzero(np.isfinite(log_p)).tolist()
     if ok:  # the tagger's own reading of the labels: force them and read its entities
-        read = crf.predict_entities([X[s] for s in ok], allowed=[list(y[s]) for s in ok])
+        read = crf.predict_entities(_take(X, ok), allowed=[list(y[s]) for s in ok])
         for s, ents in zip(ok, read):
             spans[s] = [(type_, a, b) for type_, a, b, _ in ents]
     if len(ok) < n_seq:
@@ -882,19 +919,37 @@ def _entity_spans(crf, X, y, given, allowed, log_p, log_z):
                 jobs.append((s, k, forced))
     feasible = [job for job in jobs if np.isfinite(log_p[job[0]])]
     if feasible:  # y itself is allowed, so is every entity of it
-        lz = crf.log_partition([X[s] for s, _, _ in feasible],
+        lz = crf.log_partition(_take(X, [s for s, _, _ in feasible]),
                                allowed=[f for _, _, f in feasible])
         for (s, k, _), v in zip(feasible, lz.tolist()):
             probs[s][k] = math.exp(v - log_z[s])
     for s, k, forced in jobs:
         if not np.isfinite(log_p[s]):
             try:
-                v = float(crf.log_partition([X[s]], allowed=[forced])[0])
+                v = float(crf.log_partition(_take(X, [s]), allowed=[forced])[0])
             except ValueError:  # no allowed path through the entity's labels
                 continue
             probs[s][k] = math.exp(v - log_z[s])
     return [[(type_, a, b, p) for (type_, a, b), p in zip(ents, ps)]
             for ents, ps in zip(spans, probs)]
+
+
+def _n_tokens(x):
+    """Number of tokens of one sequence: a list of tokens, a 2-D array of dense
+    features, or a (tokens, array) tuple."""
+    if isinstance(x, np.ndarray) and x.ndim == 2:
+        return x.shape[0]
+    if (isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], np.ndarray)
+            and x[1].ndim == 2):
+        return x[1].shape[0]
+    return len(x)
+
+
+def _take(X, seqs):
+    """The sequences ``seqs`` of X (a list, or an EncodedCorpus)."""
+    if isinstance(X, EncodedCorpus):
+        return take_sequences(X, seqs)
+    return [X[s] for s in seqs]
 
 
 def _allowed_entries(allowed, s, n):

@@ -3,7 +3,9 @@
 Everything here is computed from ``coef_``, ``layout_``, ``vectorizer_`` and
 ``classes_`` on each call, so a fitted tagger stores its weights only once.
 As in a CRFsuite model (and so in sklearn-crfsuite), only the features with a
-non-zero weight are listed: a pair that is absent has weight 0.
+non-zero weight are listed: a pair that is absent has weight 0. The weights
+of dense token features are not listed here (they have no attribute names):
+they are ``CRFTagger.dense_coef_``.
 """
 
 import numpy as np
@@ -54,7 +56,7 @@ def transition_features(crf):
     """``{(from_label, to_label): weight}`` of the non-zero transition weights."""
     check_is_fitted(crf)
     layout = crf.layout_
-    weights = crf.coef_[layout.n_state :]
+    weights = layout.transition_weights(crf.coef_)
     keep = np.flatnonzero(weights)
     classes = crf.classes_.tolist()
     return {

@@ -2,7 +2,9 @@
 
 The parameter vector is CRFsuite's: one weight per (attribute, label) state
 feature, attribute-major (``attr_ptr`` / ``attr_label`` CSR), followed by one
-weight per allowed (from label, to label) transition.
+weight per allowed (from label, to label) transition, followed by one weight
+per (dense dimension, label) pair, ``(n_dense, n_labels)`` row-major (every
+pair has one: dense dimensions are never pruned).
 """
 
 from dataclasses import dataclass
@@ -21,25 +23,61 @@ from ._engine import (
     state_scores_dense_range,
     transition_gradient,
 )
+from ._engine.dense import (
+    add_dense_scores_blocks,
+    dense_counts_blocks,
+    observed_dense_counts,
+    sum_blocks,
+)
 
 
 @dataclass(frozen=True)
 class ParameterLayout:
-    """Which (attribute, label) and (label, label) pairs carry a weight."""
+    """Which (attribute, label) and (label, label) pairs carry a weight.
+
+    The weight vector ``w`` is ``[state | transitions | dense]``: ``n_state``
+    weights of the (attribute, label) pairs in ``attr_ptr`` / ``attr_label``
+    order, ``n_trans`` weights of the (``trans_from``, ``trans_to``) pairs,
+    then ``n_dense * n_labels`` weights of the dense dimensions, row-major
+    (``w[dense_start + j * n_labels + k]`` is the weight of dimension ``j``
+    for label ``k``). Layouts pickled before the dense part existed read as
+    ``n_dense = 0``.
+    """
 
     attr_ptr: np.ndarray  # (n_attributes + 1,) int64
     attr_label: np.ndarray  # (n_state,) int32
     trans_from: np.ndarray  # (n_trans,) int32
     trans_to: np.ndarray  # (n_trans,) int32
     n_labels: int
+    n_dense: int = 0
 
     @property
     def n_state(self):
+        """Number of state weights."""
         return self.attr_label.shape[0]
 
     @property
-    def n_params(self):
+    def n_trans(self):
+        """Number of transition weights."""
+        return self.trans_from.shape[0]
+
+    @property
+    def dense_start(self):
+        """Index in ``w`` of the first dense weight (``n_state + n_trans``)."""
         return self.n_state + self.trans_from.shape[0]
+
+    @property
+    def n_params(self):
+        """Length of the weight vector."""
+        return self.dense_start + self.n_dense * self.n_labels
+
+    def transition_weights(self, w):
+        """The transition part of ``w``, shape (n_trans,) (a view)."""
+        return w[self.n_state : self.dense_start]
+
+    def dense_matrix(self, w):
+        """The dense weights of ``w`` as an (n_dense, n_labels) view."""
+        return w[self.dense_start : self.n_params].reshape(self.n_dense, self.n_labels)
 
     def transition_index(self):
         """Parameter index (L, L) int64 of each transition, -1 where it has none."""
@@ -52,7 +90,7 @@ class ParameterLayout:
     def transition_matrix(self, w):
         """Dense (L, L) transition weights from the parameter vector."""
         trans = np.zeros((self.n_labels, self.n_labels))
-        trans[self.trans_from, self.trans_to] = w[self.n_state :]
+        trans[self.trans_from, self.trans_to] = self.transition_weights(w)
         return trans
 
     def state_pairs(self):
@@ -92,7 +130,8 @@ def build_layout(
     label) pair and ``all_possible_transitions`` every label pair, with
     frequency 0 when unseen. A candidate is kept when its frequency is at least
     ``min_freq`` (for ``min_freq=0`` too: a pair whose values sum to a
-    negative number is dropped).
+    negative number is dropped). The corpus's dense dimensions (``n_dense``)
+    get a weight for every label, whatever ``min_freq``.
     """
     L = n_labels
     n_attributes = corpus.n_attributes
@@ -129,6 +168,7 @@ def build_layout(
         trans_from=trans_from.astype(np.int32),
         trans_to=trans_to.astype(np.int32),
         n_labels=L,
+        n_dense=corpus.n_dense,
     )
 
 
@@ -168,6 +208,14 @@ class CRFObjective:
     it: one dense (attributes × labels) weight matrix, one (tokens × labels)
     buffer, an index of the entries by attribute (4 bytes an entry, 12 when
     some value is not 1), and a few (L, L) sums per block.
+
+    A corpus with a dense part (``corpus.dense``, (n_tokens, n_dense)) adds
+    ``dense @ W_dense`` to the state scores of each block and gets the
+    gradient ``denseᵀ (expected − observed)`` of ``W_dense`` from the same
+    node marginals, one BLAS product a block in each phase
+    (:mod:`sklearn_crf._engine.dense`); the blocks' (n_dense, L) sums are
+    added in block order, so the result stays bitwise the same for any
+    ``n_chunks``. A float32 dense part is converted a block at a time.
     """
 
     def __init__(self, corpus, layout, labels, seq_weight, *, c2, n_chunks,
@@ -185,6 +233,23 @@ class CRFObjective:
             np.ascontiguousarray(labels, dtype=np.int32), corpus.seq_ptr, self.seq_weight,
             layout.n_params,
         )
+        seq_ptr = corpus.seq_ptr
+        self._block_ptr = block_bounds(seq_ptr, block_tokens)
+        self._token_bounds = seq_ptr[self._block_ptr]
+        n_blocks = len(self._block_ptr) - 1
+        self._dense = corpus.dense if layout.n_dense else None
+        if self._dense is not None:
+            if self._dense.shape != (corpus.n_tokens, layout.n_dense):
+                raise ValueError(
+                    f"the corpus has dense features of shape {self._dense.shape}, the "
+                    f"layout expects ({corpus.n_tokens}, {layout.n_dense})"
+                )
+            token_weight = np.repeat(self.seq_weight, np.diff(seq_ptr))
+            self.observed[layout.dense_start:] = observed_dense_counts(
+                self._dense, np.ascontiguousarray(labels, dtype=np.int64), token_weight,
+                self._token_bounds, L,
+            ).ravel()
+            self._block_dense = np.zeros((n_blocks, layout.n_dense, L))
         self.dense_index = layout.dense_index()
         # work buffers reused by every evaluation: the dense state weights (zero
         # where a pair has no parameter), the weighted node marginals, the
@@ -192,10 +257,7 @@ class CRFObjective:
         self._w_attr = layout.attribute_matrix(
             np.zeros(layout.n_params), self.dense_index
         )
-        seq_ptr = corpus.seq_ptr
         self._max_len = int(np.max(np.diff(seq_ptr), initial=0))
-        self._block_ptr = block_bounds(seq_ptr, block_tokens)
-        n_blocks = len(self._block_ptr) - 1
         self._wnode = np.zeros((corpus.n_tokens, L))
         self._seq_log_z = np.zeros(corpus.n_sequences)
         self._block_log_z = np.zeros(n_blocks)
@@ -229,13 +291,18 @@ class CRFObjective:
             trans[~cons.transitions] = -np.inf
 
         wnode = self._wnode
-        token_bounds = corpus.seq_ptr[block_ptr]
+        token_bounds = self._token_bounds
+        dense = self._dense
+        if dense is not None:
+            w_dense = layout.dense_matrix(w)
 
         def state_scores(first, stop):
             a, b = token_bounds[first], token_bounds[stop]
             state_scores_dense_range(
                 w_attr, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, a, b, wnode[a:b]
             )
+            if dense is not None:
+                add_dense_scores_blocks(dense, w_dense, token_bounds, first, stop, wnode)
 
         def forward_backward(first, stop):
             forward_backward_blocks(
@@ -243,6 +310,10 @@ class CRFObjective:
                 self._max_len, self._seq_log_z, self._block_log_z, self._block_outer,
                 self._block_edge,
             )
+            if dense is not None:  # the blocks' expected dense counts
+                dense_counts_blocks(
+                    dense, wnode, token_bounds, first, stop, self._block_dense
+                )
 
         g_state = np.empty(layout.n_state)
         bounds = self._attr_bounds
@@ -263,7 +334,10 @@ class CRFObjective:
         log_z = 0.0
         for value in self._block_log_z.tolist():  # in block order
             log_z += value
-        grad = np.concatenate([g_state, e_trans[layout.trans_from, layout.trans_to]])
+        parts = [g_state, e_trans[layout.trans_from, layout.trans_to]]
+        if dense is not None:
+            parts.append(sum_blocks(self._block_dense).ravel())
+        grad = np.concatenate(parts)
         grad -= self.observed
         return log_z - w @ self.observed, grad
 

@@ -11,7 +11,13 @@ A model file is an uncompressed zip archive (``numpy.load`` opens it as an
   ``passthrough``, then ``CRFTagger`` last) and parameters, as JSON values;
 * ``coef.npy`` (float64), ``state_attr.npy`` (int64), ``state_label.npy``,
   ``trans_from.npy``, ``trans_to.npy`` (int32) and ``loss_curve.npy``
-  (float64), written with ``allow_pickle=False``.
+  (float64), written with ``allow_pickle=False``;
+* for a tagger that takes dense token features (format version 3, a tagger
+  or, with ``"pipeline"`` in ``model.json``, a pipeline): ``n_dense`` in
+  ``model.json`` and ``dense_coef.npy``, the (n_dense, n_labels) dense
+  weights row-major as a 1-d float64 array. Files of a model without dense
+  features are versions 1 and 2, byte for byte as before; older versions of
+  sklearn-crf refuse version 3 with a message naming the version.
 
 Reading parses JSON and ``.npy`` headers only (never pickle, never code),
 checks every member's size against the file before reading it, every array
@@ -41,6 +47,8 @@ __all__ = ["load_model", "save_model"]
 _FORMAT = "sklearn-crf model"
 _FORMAT_VERSION = 1  # a CRFTagger
 _PIPELINE_VERSION = 2  # a Pipeline of featurizers and a CRFTagger
+_DENSE_VERSION = 3  # either, with dense feature weights
+_DENSE_MEMBER = "dense_coef.npy"
 _JSON = "model.json"
 #: array members and their exact dtypes
 _ARRAYS = {
@@ -171,7 +179,9 @@ def save_model(crf, path, *, metadata=None):
     (2, [['PER', 'O']])
     """
     crf, pipeline = _split_model(crf)
-    classes, names, sa, sl, tf, tt, coef = tagger_weights(crf, "a model file")
+    weights = tagger_weights(crf, "a model file")
+    classes, names, sa, sl, tf, tt, coef = weights[:7]
+    n_dense = weights.dense_coef.shape[0] if weights.dense_coef.size else 0
     if all(isinstance(c, str) for c in classes):
         label_type = "str"
     elif all(isinstance(c, Integral) and not isinstance(c, bool) for c in classes):
@@ -185,7 +195,8 @@ def save_model(crf, path, *, metadata=None):
     loss = float(crf.loss_)
     doc = {
         "format": _FORMAT,
-        "format_version": _FORMAT_VERSION if pipeline is None else _PIPELINE_VERSION,
+        "format_version": (_DENSE_VERSION if n_dense else
+                           _FORMAT_VERSION if pipeline is None else _PIPELINE_VERSION),
         "sklearn_crf_version": __version__,
         "label_type": label_type,
         "classes": classes,
@@ -197,6 +208,8 @@ def save_model(crf, path, *, metadata=None):
     }
     if pipeline is not None:
         doc["pipeline"] = pipeline
+    if n_dense:
+        doc["n_dense"] = n_dense
     try:
         json.dumps(doc["params"], allow_nan=False)
     except (TypeError, ValueError) as err:
@@ -215,7 +228,11 @@ def save_model(crf, path, *, metadata=None):
     }
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
         zf.writestr(zipfile.ZipInfo(_JSON, date_time=_DATE), text.encode("utf-8"))
-        for name, dtype in _ARRAYS.items():
+        if n_dense:
+            arrays["dense_coef"] = weights.dense_coef.ravel()
+        for name, dtype in [*_ARRAYS.items(), ("dense_coef", "<f8")]:
+            if name not in arrays:
+                continue
             buf = io.BytesIO()
             np.lib.format.write_array(
                 buf, np.ascontiguousarray(arrays[name], dtype=dtype), allow_pickle=False
@@ -356,22 +373,46 @@ def load_model(path, *, return_metadata=False):
     arrays = {key: _read_npy(raw[f"{key}.npy"], dtype, f"{key}.npy", fail)
               for key, dtype in _ARRAYS.items()}
     classes, attributes, params, n_iter, loss = _check_doc(doc, fail)
+    version = doc["format_version"]
+    if (version == _DENSE_VERSION) != (_DENSE_MEMBER in raw):
+        fail(f"format version {version} " + (
+            f"lacks {_DENSE_MEMBER}" if version == _DENSE_VERSION else
+            f"does not hold {_DENSE_MEMBER} (only version {_DENSE_VERSION} does)"))
     pipeline = None
-    if doc["format_version"] == _PIPELINE_VERSION:
-        if "pipeline" not in doc:
-            fail(f"{_JSON} of format version {_PIPELINE_VERSION} lacks 'pipeline'")
+    if version == _PIPELINE_VERSION and "pipeline" not in doc:
+        fail(f"{_JSON} of format version {_PIPELINE_VERSION} lacks 'pipeline'")
+    if version in (_PIPELINE_VERSION, _DENSE_VERSION) and "pipeline" in doc:
         pipeline = _read_pipeline(doc["pipeline"], fail)
     L, A = len(classes), len(attributes)
     check_dense_size(A, L, len(data), fail)
     _check_arrays(arrays, A, L, fail)
+    dense_coef = np.zeros((0, 0))
+    if version == _DENSE_VERSION:
+        dense_coef = _read_dense_coef(doc, raw[_DENSE_MEMBER], L, len(data), fail)
     weights = TaggerWeights(
         classes, attributes, arrays["state_attr"], arrays["state_label"],
-        arrays["trans_from"], arrays["trans_to"], arrays["coef"],
+        arrays["trans_from"], arrays["trans_to"], arrays["coef"], dense_coef,
     )
     crf = CRFTagger.from_weights(weights, n_iter=n_iter, loss=loss,
                                  loss_curve=arrays["loss_curve"], **params)
     model = crf if pipeline is None else pipeline(crf)
     return (model, doc["metadata"]) if return_metadata else model
+
+
+def _read_dense_coef(doc, raw, n_labels, file_size, fail):
+    """The checked (n_dense, n_labels) dense weights of a version-3 file."""
+    n_dense = doc.get("n_dense")
+    if not isinstance(n_dense, int) or isinstance(n_dense, bool) or n_dense < 1:
+        fail(f"{_JSON} of format version {_DENSE_VERSION} must give n_dense, a positive int")
+    if n_dense * n_labels * 8 > file_size:
+        fail(f"n_dense={n_dense} asks for more dense weights than the file holds")
+    values = _read_npy(raw, "<f8", _DENSE_MEMBER, fail)
+    if values.shape[0] != n_dense * n_labels:
+        fail(f"{_DENSE_MEMBER} has {values.shape[0]} weights, expected n_dense × "
+             f"n_labels = {n_dense} × {n_labels}")
+    if not np.all(np.isfinite(values)):
+        fail(f"{_DENSE_MEMBER} holds a weight that is not finite")
+    return values.reshape(n_dense, n_labels)
 
 
 def _read_pipeline(doc, fail):
@@ -495,9 +536,10 @@ def _read_members(data, fail):
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             infos = zf.infolist()
             names = [info.filename for info in infos]
-            if sorted(names) != sorted(_MEMBERS):
+            if sorted(names) not in (sorted(_MEMBERS), sorted(_MEMBERS | {_DENSE_MEMBER})):
                 shown = [n[:40] for n in sorted(names)[:10]]
-                fail(f"the archive holds {shown}, expected {sorted(_MEMBERS)}")
+                fail(f"the archive holds {shown}, expected {sorted(_MEMBERS)} (and "
+                     f"{_DENSE_MEMBER} for a model with dense features)")
             out = {}
             for info in infos:
                 if info.flag_bits & 0x1:
@@ -572,9 +614,11 @@ def _check_doc(doc, fail):
     if doc.get("format") != _FORMAT:
         fail(f"{_JSON} has the format {str(doc.get('format'))[:50]!r}, expected {_FORMAT!r}")
     version = doc.get("format_version")
-    if version not in (_FORMAT_VERSION, _PIPELINE_VERSION) or isinstance(version, bool):
+    if (version not in (_FORMAT_VERSION, _PIPELINE_VERSION, _DENSE_VERSION)
+            or isinstance(version, bool)):
         fail(f"format version {str(version)[:20]}; this sklearn-crf reads versions "
-             f"{_FORMAT_VERSION} (a tagger) and {_PIPELINE_VERSION} (a pipeline)")
+             f"{_FORMAT_VERSION} (a tagger), {_PIPELINE_VERSION} (a pipeline) and "
+             f"{_DENSE_VERSION} (either, with dense features)")
     missing = {"label_type", "classes", "attributes", "params", "n_iter", "loss",
                "metadata"} - set(doc)
     if missing:

@@ -12,13 +12,15 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _constraints, _engine, _explain, _inspection, _schemes
+from ._corpus_ops import take_sequences
+from ._engine.dense import dense_scores
 from ._objective import CRFObjective, ParameterLayout, build_layout
 from ._optimize import ValidationMonitor, progress_logging
 from ._training.solvers import SOLVERS, TrainingData, check_solver_params
 from ._threads import MIN_TOKENS_PER_THREAD
 from ._threads import n_threads as _n_threads
 from ._validation import check_sequence_weight, check_sequences, encode_labels, label_array
-from ._vectorizer import SequenceVectorizer
+from ._vectorizer import EncodedCorpus, SequenceVectorizer
 from ._version import __version__
 
 logger = logging.getLogger("sklearn_crf")
@@ -50,6 +52,10 @@ class TaggerWeights(NamedTuple):
         pairs distinct.
     coef : ndarray of shape (n_state_weights + n_transition_weights,), float64
         The state weights, then the transition weights, in that order.
+    dense_coef : ndarray of shape (n_dense, n_classes), float64, default empty
+        The weights of the dense token features: ``dense_coef[j, k]`` is the
+        weight of dimension ``j`` for label ``classes[k]``. Empty (size 0)
+        for a model without dense features.
     """
 
     classes: list
@@ -59,6 +65,7 @@ class TaggerWeights(NamedTuple):
     trans_from: np.ndarray
     trans_to: np.ndarray
     coef: np.ndarray
+    dense_coef: np.ndarray = np.zeros((0, 0))
 
 
 class CRFTagger(BaseEstimator):
@@ -70,8 +77,9 @@ class CRFTagger(BaseEstimator):
 
     ``-Σ_s log p(y_s | x_s) + c1·‖w‖₁ + c2·‖w‖²``
 
-    over one weight per (attribute, label) pair seen in training and one per
-    label transition, with scipy's L-BFGS-B, or OWL-QN when there is an L1
+    over one weight per (attribute, label) pair seen in training, one per
+    label transition and, with dense token features, one per (dimension,
+    label) pair, with scipy's L-BFGS-B, or OWL-QN when there is an L1
     term (see ``solver``). The forward-backward and
     Viterbi kernels are compiled with numba and run over sequences in parallel.
     CRFsuite's other training algorithms are solvers too: ``"l2sgd"``
@@ -305,9 +313,18 @@ class CRFTagger(BaseEstimator):
         The fitted vectorizer that maps feature dicts to attribute ids.
     layout_ : ParameterLayout
         Which (attribute, label) pairs and label transitions have a weight.
-    coef_ : ndarray of shape (n_state_features + n_transition_features,)
+    coef_ : ndarray of shape (n_state_features + n_transition_features + n_dense_features_ * n_labels,)
         All weights: the state features in ``layout_`` order, then the
-        transition features.
+        transition features, then the dense weights (``dense_coef_``,
+        row-major).
+    n_dense_features_ : int
+        Number of dense features per token (the width of the arrays in X);
+        0 when the tagger was fitted on feature dicts only. Every X given to
+        an inference method must have this many. Computed from ``layout_``.
+    dense_coef_ : ndarray of shape (n_dense_features_, n_labels)
+        ``dense_coef_[j, k]`` is the weight of dense feature ``j`` for label
+        ``classes_[k]``: a view of the tail of ``coef_`` (writing to it writes
+        ``coef_``).
     transition_matrix_ : ndarray of shape (n_labels, n_labels)
         ``transition_matrix_[i, j]`` is the weight of label ``classes_[i]``
         followed by ``classes_[j]`` (0 where there is no such feature);
@@ -376,6 +393,21 @@ class CRFTagger(BaseEstimator):
             explain_weights_sklearn_crfsuite,
         )
         eli5.explain_weights.register(CRFTagger, explain_weights_sklearn_crfsuite)
+
+    **Input forms.** ``X`` (in :meth:`fit` and every inference method) is
+    one of: a list of sequences of feature dicts (sklearn-crfsuite's form);
+    a list of 2-D float arrays of shape (n_tokens_i, n_dense), one row of
+    dense features (e.g. word vectors or an encoder's outputs) per token,
+    ``n_dense`` the same for every sequence; a list of ``(tokens, array)``
+    tuples, the feature dicts of the tokens and their dense rows
+    (``len(tokens) == len(array)``); or an
+    :class:`~sklearn_crf.EncodedCorpus` from a fitted
+    :class:`SequenceVectorizer` (its ``vectorizer`` set), which :meth:`fit`
+    then keeps as ``vectorizer_``. Dense features get a weight for every
+    (dimension, label) pair, regularized by ``c1`` and ``c2`` as the others;
+    their state scores and gradient are one BLAS product per block of
+    tokens. float32 arrays are used as they are, converted to float64 a block
+    at a time. Dense features need solver ``"lbfgs"`` or ``"l-bfgs-b"``.
 
     As an estimator, ``CRFTagger`` is neither a classifier nor a regressor
     (its ``y`` is a list of label sequences of different lengths), so
@@ -539,18 +571,23 @@ class CRFTagger(BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
+        X : list of sequences of dict, list of ndarray, list of (tokens, ndarray) or EncodedCorpus
             Each sequence is a list of tokens, each token in any form
             sklearn-crfsuite accepts: a dict of features or a list of
-            attribute names (see :class:`SequenceVectorizer`).
+            attribute names (see :class:`SequenceVectorizer`); or a 2-D
+            float array (n_tokens, n_dense) of dense features; or a tuple
+            ``(tokens, array)`` of both; or an
+            :class:`~sklearn_crf.EncodedCorpus` whose ``vectorizer`` is set
+            (see "Input forms" in the class notes).
         y : list of sequences of labels
             One label per token. Labels may be str, int or any hashable, all of
             one type.
         sample_weight : array-like of shape (n_sequences,), default=None
             Weight of each sequence in the likelihood (for ``"ap"``, ``"pa"``
             and ``"arow"``, in their updates, as CRFsuite's instance weight).
-        X_val : list of sequences of dict, default=None
-            A validation set, in the same form as X: its score is recorded
+        X_val : same forms as X, default=None
+            A validation set, in the same form as X (an EncodedCorpus is
+            re-encoded through the fit's vectorizer): its score is recorded
             after each iteration in ``validation_scores_`` and, with
             ``early_stopping``, decides when to stop (then no part of X is
             set aside). In a :class:`~sklearn.pipeline.Pipeline`, request it
@@ -599,8 +636,12 @@ class CRFTagger(BaseEstimator):
         else:
             val_weight = None
         _check_constraint_labels(self.transition_constraints, y)
-        vectorizer = SequenceVectorizer(n_features=self.hashing)
-        corpus = vectorizer.fit_encode(X)
+        vectorizer, corpus = self._encode_training(X)
+        if corpus.n_dense and not solver.dense_features:
+            raise ValueError(
+                f"solver={self.solver!r} does not take dense features yet; use 'lbfgs' "
+                "or 'l-bfgs-b'"
+            )
         classes, labels = encode_labels(y, corpus.seq_ptr)
         seq_weight = check_sequence_weight(sample_weight, corpus.n_sequences)
         if seq_weight is None:
@@ -620,9 +661,9 @@ class CRFTagger(BaseEstimator):
                 masks, labels, corpus.seq_ptr, classes.tolist()
             )
         logger.debug(
-            "%d sequences, %d tokens, %d attributes, %d labels, %d parameters",
-            corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
-            len(classes), layout.n_params,
+            "%d sequences, %d tokens, %d attributes, %d dense features, %d labels, "
+            "%d parameters", corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
+            corpus.n_dense, len(classes), layout.n_params,
         )
         with progress_logging(self.verbose), _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
             _note_compilation()
@@ -641,6 +682,36 @@ class CRFTagger(BaseEstimator):
                 w0=self._warm_start_weights(vectorizer, classes, layout),
                 constraints=masks, monitor=monitor, verbose=self.verbose,
             )
+        return self._set_fitted(classes, vectorizer, layout, result)
+
+    def _encode_training(self, X):
+        """(vectorizer, corpus) of the training X: a new vectorizer fitted on
+        X, or the ``vectorizer`` of an EncodedCorpus X (which is the corpus)."""
+        if isinstance(X, EncodedCorpus):
+            if X.vectorizer is None:
+                raise ValueError(
+                    "X is an EncodedCorpus without a vectorizer: fit needs the attribute "
+                    "names; encode X with SequenceVectorizer.fit_encode or encode"
+                )
+            if X.vectorizer.n_features != self.hashing:
+                raise ValueError(
+                    f"X is an EncodedCorpus of a SequenceVectorizer with n_features="
+                    f"{X.vectorizer.n_features!r}, but this CRFTagger has hashing="
+                    f"{self.hashing!r}; give them the same value"
+                )
+            return X.vectorizer, X
+        vectorizer = SequenceVectorizer(n_features=self.hashing)
+        return vectorizer, vectorizer.fit_encode(X)
+
+    def _set_fitted(self, classes, vectorizer, layout, result):
+        """Set the fitted attributes from the labels, the fitted vectorizer, the
+        parameter layout and a :class:`~sklearn_crf._optimize.SolverResult`
+        (the end of every fit); returns self."""
+        if result.w.shape != (layout.n_params,):
+            raise ValueError(
+                f"the solver returned {result.w.shape} weights for a layout of "
+                f"{layout.n_params}"
+            )
         self.classes_ = classes
         self.vectorizer_ = vectorizer
         self.layout_ = layout
@@ -654,7 +725,8 @@ class CRFTagger(BaseEstimator):
         return self
 
     def _warm_start_weights(self, vectorizer, classes, layout):
-        """Zeros, or with ``warm_start`` the previous weights of the same features."""
+        """Zeros, or with ``warm_start`` the previous weights of the same features
+        (the dense weights when the number of dense features is unchanged)."""
         w0 = np.zeros(layout.n_params)
         if not (self.warm_start and hasattr(self, "coef_")):
             return w0
@@ -679,11 +751,18 @@ class CRFTagger(BaseEstimator):
         t = old_to_new_label[old_layout.trans_to]
         ok = (f >= 0) & (t >= 0)
         _copy_matching(
-            w0[layout.n_state :],
+            layout.transition_weights(w0),
             layout.trans_from.astype(np.int64) * L + layout.trans_to,
             f[ok] * L + t[ok],
-            self.coef_[old_layout.n_state :][ok],
+            old_layout.transition_weights(self.coef_)[ok],
         )
+        # dense weights: the same dimensions (when their number is the same),
+        # matched by label
+        if layout.n_dense and old_layout.n_dense == layout.n_dense:
+            ok = old_to_new_label >= 0
+            layout.dense_matrix(w0)[:, old_to_new_label[ok]] = (
+                old_layout.dense_matrix(self.coef_)[:, ok]
+            )
         return w0
 
     def _infer(self, X, kernel):
@@ -693,12 +772,15 @@ class CRFTagger(BaseEstimator):
             check_is_fitted(self)
         corpus = self.vectorizer_.encode(X)
         layout = self.layout_
+        _check_n_dense(corpus.n_dense, layout.n_dense)
         _note_compilation()
         # straight from coef_: the cost does not grow with the model's size
         scores = _engine.state_scores_sparse(
             self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr,
             corpus.tok_attr, corpus.tok_val, layout.n_labels,
         )
+        if layout.n_dense:
+            scores += dense_scores(corpus.dense, layout.dense_matrix(self.coef_))
         if corpus.n_tokens < MIN_TOKENS_PER_THREAD:  # one thread whatever n_jobs
             return kernel(scores, corpus.seq_ptr, 1), corpus.seq_ptr
         with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
@@ -716,8 +798,9 @@ class CRFTagger(BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Sequences of feature dicts, as in :meth:`fit`.
+        X : list of sequences of dict, list of ndarray, list of (tokens, ndarray) or EncodedCorpus
+            The sequences, in any form :meth:`fit` accepts, with the
+            ``n_dense_features_`` of the fit.
         allowed : list, default=None
             Labels each token may take (forced or partial labels): ``None``,
             or one entry per sequence, ``None`` (free) or one entry per token:
@@ -760,8 +843,9 @@ class CRFTagger(BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Sequences of feature dicts, as in :meth:`fit`.
+        X : list of sequences of dict, list of ndarray, list of (tokens, ndarray) or EncodedCorpus
+            The sequences, in any form :meth:`fit` accepts, with the
+            ``n_dense_features_`` of the fit.
         n : int, default=5
             Number of sequences to return per input sequence (at least 1).
         allowed : list, default=None
@@ -819,8 +903,9 @@ class CRFTagger(BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Sequences of feature dicts, as in :meth:`fit`.
+        X : list of sequences of dict, list of ndarray, list of (tokens, ndarray) or EncodedCorpus
+            The sequences, in any form :meth:`fit` accepts, with the
+            ``n_dense_features_`` of the fit.
         allowed : list, default=None
             Labels each token may take, as in :meth:`predict`.
         output : {"dict", "array"}, default="dict"
@@ -873,8 +958,9 @@ class CRFTagger(BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Sequences of feature dicts, as in :meth:`fit`.
+        X : list of sequences of dict, list of ndarray, list of (tokens, ndarray) or EncodedCorpus
+            The sequences, in any form :meth:`fit` accepts, with the
+            ``n_dense_features_`` of the fit.
         y : list of sequences of labels, default=None
             The label sequences to score; ``None`` scores those of
             :meth:`predict`.
@@ -920,8 +1006,9 @@ class CRFTagger(BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Sequences of feature dicts, as in :meth:`fit`.
+        X : list of sequences of dict, list of ndarray, list of (tokens, ndarray) or EncodedCorpus
+            The sequences, in any form :meth:`fit` accepts, with the
+            ``n_dense_features_`` of the fit.
         allowed : list, default=None
             Labels each token may take, as in :meth:`predict`.
 
@@ -956,8 +1043,9 @@ class CRFTagger(BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Sequences of feature dicts, as in :meth:`fit`.
+        X : list of sequences of dict, list of ndarray, list of (tokens, ndarray) or EncodedCorpus
+            The sequences, in any form :meth:`fit` accepts, with the
+            ``n_dense_features_`` of the fit.
         allowed : list, default=None
             Labels each token may take, as in :meth:`predict`.
 
@@ -1054,8 +1142,8 @@ class CRFTagger(BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Sequences of feature dicts.
+        X : list of sequences of dict, list of ndarray, list of (tokens, ndarray) or EncodedCorpus
+            The sequences, in any form :meth:`fit` accepts.
         y : list of sequences of labels
             The true labels.
         sample_weight : array-like of shape (n_sequences,), default=None
@@ -1080,6 +1168,20 @@ class CRFTagger(BaseEstimator):
         if "coef_" not in self.__dict__:
             check_is_fitted(self)
         return self.layout_.transition_matrix(self.coef_)
+
+    @property
+    def n_dense_features_(self):
+        """Number of dense features per token (0 without them); from ``layout_``."""
+        if "coef_" not in self.__dict__:
+            check_is_fitted(self)
+        return self.layout_.n_dense
+
+    @property
+    def dense_coef_(self):
+        """(n_dense_features_, n_labels) view of the dense weights in ``coef_``."""
+        if "coef_" not in self.__dict__:
+            check_is_fitted(self)
+        return self.layout_.dense_matrix(self.coef_)
 
     @property
     def attributes_(self):
@@ -1119,8 +1221,9 @@ class CRFTagger(BaseEstimator):
 
         Parameters
         ----------
-        X : list of sequences of dict
-            Sequences of feature dicts, as in :meth:`fit`.
+        X : list of sequences of dict, list of ndarray, list of (tokens, ndarray) or EncodedCorpus
+            The sequences, in any form :meth:`fit` accepts, with the
+            ``n_dense_features_`` of the fit.
         y : list of sequences of labels, default=None
             The label paths to explain; None explains the predicted ones.
         allowed : list, default=None
@@ -1160,8 +1263,8 @@ class CRFTagger(BaseEstimator):
 
         Parameters
         ----------
-        x : sequence of dict
-            One sequence of feature dicts.
+        x : sequence of dict, ndarray or (tokens, ndarray)
+            One sequence, in any form :meth:`fit` accepts for a sequence.
         t : int
             The token, ``0 <= t < len(x)``.
         a, b : label
@@ -1241,7 +1344,8 @@ class CRFTagger(BaseEstimator):
         weights : TaggerWeights
             Labels, attribute names, the (attribute, label) and (label,
             label) pairs that carry a weight, and the weights (checked by
-            the caller: indices in range, pairs distinct).
+            the caller: indices in range, pairs distinct); the dense
+            weights ``dense_coef`` when the model takes dense features.
         n_iter : int, default=0
             ``n_iter_`` of the result.
         loss : float, default=nan
@@ -1280,6 +1384,13 @@ class CRFTagger(BaseEstimator):
         trans_from = np.asarray(weights.trans_from, dtype=np.int64)
         trans_to = np.asarray(weights.trans_to, dtype=np.int64)
         coef = np.asarray(weights.coef, dtype=np.float64)
+        dense_coef = np.asarray(weights.dense_coef, dtype=np.float64)
+        n_dense = dense_coef.shape[0] if dense_coef.size else 0
+        if n_dense and dense_coef.shape != (n_dense, L):
+            raise ValueError(
+                f"dense_coef must have shape (n_dense, {L}) for {L} labels, got "
+                f"{dense_coef.shape}"
+            )
         S = len(state_attr)
         so = np.lexsort((state_label, state_attr))
         to = np.lexsort((trans_to, trans_from))
@@ -1291,14 +1402,19 @@ class CRFTagger(BaseEstimator):
             trans_from=trans_from[to].astype(np.int32),
             trans_to=trans_to[to].astype(np.int32),
             n_labels=L,
+            n_dense=n_dense,
         )
         # the vocabulary, through the public API: one token whose numeric
         # features are the attribute names, so each name becomes attribute i
-        vectorizer = SequenceVectorizer().fit([[dict.fromkeys(attributes, 1.0)]])
+        # (with a row of dense features when the model has them)
+        token = [dict.fromkeys(attributes, 1.0)]
+        vectorizer = SequenceVectorizer().fit(
+            [(token, np.zeros((1, n_dense)))] if n_dense else [token]
+        )
         crf.classes_ = label_array(list(classes))
         crf.vectorizer_ = vectorizer
         crf.layout_ = layout
-        crf.coef_ = np.concatenate([coef[:S][so], coef[S:][to]])
+        crf.coef_ = np.concatenate([coef[:S][so], coef[S:][to], dense_coef.ravel()])
         crf.n_iter_ = int(n_iter)
         crf.loss_ = float(loss)
         crf.loss_curve_ = (
@@ -1347,9 +1463,10 @@ def _split_validation(X, y, sample_weight, fraction, random_state):
     Returns ``X, y, sample_weight`` of the training part and ``X_val, y_val,
     val_weight`` of the validation part, each in the input's order.
     """
-    check_sequences(X, "X")
+    if not isinstance(X, EncodedCorpus):
+        check_sequences(X, "X")
     check_sequences(y, "y")
-    n = len(X)
+    n = len(X) if not isinstance(X, EncodedCorpus) else X.n_sequences
     if len(y) != n:
         raise ValueError(
             f"X and y have different numbers of sequences: {n} and {len(y)}"
@@ -1369,10 +1486,15 @@ def _split_validation(X, y, sample_weight, fraction, random_state):
     else:
         weights = check_sequence_weight(sample_weight, n)
         weight_train, weight_val = weights[train], weights[val]
+    if isinstance(X, EncodedCorpus):
+        X_train, X_val = take_sequences(X, train), take_sequences(X, val)
+    else:
+        X_train, X_val = [X[i] for i in train], [X[i] for i in val]
     return (
-        [X[i] for i in train], [y[i] for i in train], weight_train,
-        [X[i] for i in val], [y[i] for i in val], weight_val,
+        X_train, [y[i] for i in train], weight_train,
+        X_val, [y[i] for i in val], weight_val,
     )
+
 
 
 def _validation_score(scoring, vectorizer, classes, layout, X_val, y_val, weight, n_threads):
@@ -1384,6 +1506,7 @@ def _validation_score(scoring, vectorizer, classes, layout, X_val, y_val, weight
     ``score``, inside the fit's thread-count block (``n_threads`` in force).
     """
     corpus = vectorizer.encode(X_val)
+    _check_n_dense(corpus.n_dense, layout.n_dense, "X_val")
     val_classes, codes = encode_labels(y_val, corpus.seq_ptr)
     if weight is None:
         weight = np.ones(corpus.n_sequences)
@@ -1446,6 +1569,8 @@ class _Iterate(BaseEstimator):
         scores = _engine.state_scores_dense(
             self._w_attr, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
         )
+        if layout.n_dense:
+            scores += dense_scores(corpus.dense, layout.dense_matrix(self.w))
         codes = _engine.viterbi_batch(
             scores, layout.transition_matrix(self.w), corpus.seq_ptr, self.n_threads
         ).labels
@@ -1453,6 +1578,15 @@ class _Iterate(BaseEstimator):
         flat = [labels[c] for c in codes.tolist()]
         bounds = corpus.seq_ptr.tolist()
         return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _check_n_dense(n_dense, fitted, name="X"):
+    """ValueError when X's number of dense features is not the fit's."""
+    if n_dense != fitted:
+        raise ValueError(
+            f"{name} has {n_dense} dense features per token, but this CRFTagger "
+            f"was fitted with {fitted}"
+        )
 
 
 def _check_constraint_labels(spec, y):

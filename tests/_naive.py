@@ -86,14 +86,27 @@ def dense_state_scores(w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label
     return out
 
 
-def objective(w, layout, corpus, labels, seq_weight, c1, c2):
-    """The regularized weighted NLL by brute force, in the CRF weights w."""
-    seq_ptr = corpus.seq_ptr
+def all_state_scores(w, layout, corpus):
+    """State scores (n_tokens, L) of the sparse attributes plus, when the layout
+    has a dense part, ``corpus.dense @ W_dense`` (one token at a time)."""
     L = layout.n_labels
     scores = dense_state_scores(
         w[: layout.n_state], corpus.tok_ptr, corpus.tok_attr, corpus.tok_val,
         layout.attr_ptr, layout.attr_label, L,
     )
+    if layout.n_dense:
+        W = np.asarray(w[layout.n_state + len(layout.trans_from):]).reshape(layout.n_dense, L)
+        dense = np.asarray(corpus.dense, dtype=np.float64)
+        for t in range(scores.shape[0]):
+            for j in range(layout.n_dense):
+                scores[t] += dense[t, j] * W[j]
+    return scores
+
+
+def objective(w, layout, corpus, labels, seq_weight, c1, c2):
+    """The regularized weighted NLL by brute force, in the CRF weights w."""
+    seq_ptr = corpus.seq_ptr
+    scores = all_state_scores(w, layout, corpus)
     trans = layout.transition_matrix(w)
     loss = 0.0
     for s in range(len(seq_ptr) - 1):
@@ -111,9 +124,7 @@ def gradient(w, layout, corpus, labels, seq_weight, c2):
     tok_ptr, tok_attr, tok_val = corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
     seq_ptr = corpus.seq_ptr
     L = layout.n_labels
-    scores = dense_state_scores(
-        w[: layout.n_state], tok_ptr, tok_attr, tok_val, layout.attr_ptr, layout.attr_label, L
-    )
+    scores = all_state_scores(w, layout, corpus)
     trans = layout.transition_matrix(w)
     d_scores = np.zeros_like(scores)  # d NLL / d state score
     d_trans = np.zeros((L, L))
@@ -131,10 +142,16 @@ def gradient(w, layout, corpus, labels, seq_weight, c2):
     d_attr = np.zeros((n_attr, L))
     rows = np.repeat(np.arange(len(tok_ptr) - 1), np.diff(tok_ptr))
     np.add.at(d_attr, tok_attr, tok_val[:, None] * d_scores[rows])
-    grad = np.concatenate([
+    parts = [
         d_attr[layout.state_pairs(), layout.attr_label], d_trans[layout.trans_from, layout.trans_to]
-    ])
-    return grad + 2 * c2 * w
+    ]
+    if layout.n_dense:
+        d_dense = np.zeros((layout.n_dense, L))
+        dense = np.asarray(corpus.dense, dtype=np.float64)
+        for t in range(scores.shape[0]):
+            d_dense += np.outer(dense[t], d_scores[t])
+        parts.append(d_dense.ravel())
+    return np.concatenate(parts) + 2 * c2 * w
 
 
 # --------------------------------------------------------------------------

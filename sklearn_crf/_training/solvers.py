@@ -64,9 +64,10 @@ class Solver:
         CRFsuite's defaults that differ from CRFTagger's (CRFTagger names).
     crfsuite_fixed : dict
         sklearn-crfsuite parameter name → the value CRFTagger always uses.
-    warm_start, early_stopping, constraints_in_training, multithreaded : bool
+    warm_start, early_stopping, constraints_in_training, multithreaded, dense_features : bool
         Capabilities: starting from the previous weights, a validation set
-        and early stopping, ``constrain_training``, training on threads.
+        and early stopping, ``constrain_training``, training on threads,
+        dense token features (a corpus with ``n_dense > 0``).
     run : callable
         ``run(solver, data, params, *, n_threads, w0, constraints, monitor,
         verbose) -> SolverResult``.
@@ -86,6 +87,7 @@ class Solver:
     early_stopping: bool = False
     constraints_in_training: bool = False
     multithreaded: bool = False
+    dense_features: bool = False
     fit_function: Optional[Callable] = None
 
     def resolved_max_iter(self, max_iter):
@@ -138,7 +140,7 @@ _BATCH = dict(
     kind="batch", params=frozenset({"c1", "c2", "tol", "epsilon", "warm_start",
                                     "constrain_training"}) | _EARLY_STOPPING,
     max_iter=1000, epsilon=1e-5, run=run_batch, warm_start=True, early_stopping=True,
-    constraints_in_training=True, multithreaded=True,
+    constraints_in_training=True, multithreaded=True, dense_features=True,
 )
 
 SOLVERS = {

@@ -1,0 +1,396 @@
+"""Dense token features (per-token float arrays): objective, training, inference.
+
+The dense part of the model is a weight per (dimension, label), its state
+scores ``dense @ W`` and its gradient ``denseᵀ (expected − observed)``; these
+tests check it against brute force, finite differences, the same values given
+as ``{"v<j>": value}`` dicts, and across every input form and method.
+"""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from sklearn_crf._corpus_ops import take_sequences
+from sklearn_crf._objective import CRFObjective, build_layout
+from sklearn_crf._tagger import CRFTagger
+from sklearn_crf._validation import encode_labels
+from sklearn_crf._vectorizer import SequenceVectorizer
+
+import _naive
+
+LABELS = ["A", "B", "C"]
+
+
+def dense_data(seed, n_seq=8, max_len=4, n_dense=3, dtype=np.float64, with_dicts=False,
+               n_labels=3):
+    """Random sequences: arrays (n, n_dense), or (feature dicts, array) tuples."""
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for _ in range(n_seq):
+        n = int(rng.integers(1, max_len + 1))
+        arr = rng.normal(size=(n, n_dense)).astype(dtype)
+        labels = [LABELS[int(k)] for k in rng.integers(n_labels, size=n)]
+        if with_dicts:
+            tokens = [{"w": f"w{rng.integers(4)}", "x": float(rng.normal())} for _ in range(n)]
+            X.append((tokens, arr))
+        else:
+            X.append(arr)
+        y.append(labels)
+    return X, y
+
+
+def as_dicts(X):
+    """The same dense values as {"v<j>": value} feature dicts (with the tokens' own
+    features first, for (tokens, array) sequences)."""
+    out = []
+    for seq in X:
+        tokens, arr = seq if isinstance(seq, tuple) else ([{}] * len(seq), seq)
+        out.append([{**tok, **{f"v{j}": float(v) for j, v in enumerate(row)}}
+                    for tok, row in zip(tokens, np.asarray(arr, dtype=np.float64))])
+    return out
+
+
+def problem(X, y, **layout_kwargs):
+    corpus = SequenceVectorizer().fit_encode(X)
+    classes, labels = encode_labels(y, corpus.seq_ptr)
+    kwargs = dict(min_freq=0, all_possible_states=False, all_possible_transitions=True)
+    kwargs.update(layout_kwargs)
+    layout = build_layout(corpus, labels, len(classes), **kwargs)
+    return corpus, layout, labels
+
+
+def converged(**params):
+    return CRFTagger(max_iter=10_000, tol=1e-12, epsilon=1e-10, n_jobs=1, **params)
+
+
+# --- layout and objective ---------------------------------------------------------
+
+
+def test_layout_gives_every_dense_dimension_a_weight_per_label():
+    X, y = dense_data(0, n_dense=4, with_dicts=True)
+    corpus, layout, _ = problem(X, y, min_freq=1e9)  # prunes every sparse pair
+    assert layout.n_dense == 4
+    assert layout.n_state == 0
+    assert layout.n_params == layout.n_trans + 4 * 3
+    w = np.arange(layout.n_params, dtype=np.float64)
+    np.testing.assert_array_equal(
+        layout.dense_matrix(w).ravel(), w[layout.dense_start:]
+    )
+    assert layout.transition_weights(w).shape == (layout.n_trans,)
+
+
+@pytest.mark.parametrize("with_dicts", [False, True], ids=["dense", "mixed"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_loss_and_gradient_match_brute_force(with_dicts, dtype):
+    X, y = dense_data(1, n_seq=7, dtype=dtype, with_dicts=with_dicts)
+    corpus, layout, labels = problem(X, y)
+    rng = np.random.default_rng(1)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    weights[2] = 0.0
+    w = rng.normal(size=layout.n_params)
+    for block_tokens in (1, 3, 4096):
+        obj = CRFObjective(corpus, layout, labels, weights, c2=0.3, n_chunks=2,
+                           block_tokens=block_tokens)
+        f, g = obj(w)
+        assert f == pytest.approx(
+            _naive.objective(w, layout, corpus, labels, weights, 0.0, 0.3), rel=1e-10
+        )
+        np.testing.assert_allclose(
+            g, _naive.gradient(w, layout, corpus, labels, weights, 0.3), rtol=1e-9,
+            atol=1e-10,
+        )
+
+
+def test_full_objective_matches_central_finite_differences():
+    """NLL + c1·|w|₁ + c2·‖w‖² of a mixed model: its gradient (away from w = 0)."""
+    X, y = dense_data(2, n_seq=6, with_dicts=True)
+    corpus, layout, labels = problem(X, y)
+    rng = np.random.default_rng(2)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    c1, c2 = 0.2, 0.4
+    obj = CRFObjective(corpus, layout, labels, weights, c2=c2, n_chunks=1)
+
+    def full(w):
+        return obj(w)[0] + c1 * np.abs(w).sum()
+
+    w = rng.normal(size=layout.n_params)
+    w[np.abs(w) < 0.05] = 0.5  # away from the kink of |w|
+    g = obj(w)[1] + c1 * np.sign(w)
+    eps = 1e-6
+    dense_dirs = list(np.eye(len(w))[layout.dense_start:])
+    random_dirs = [d / np.linalg.norm(d) for d in rng.normal(size=(4, len(w)))]
+    for d in dense_dirs + random_dirs:
+        num = (full(w + eps * d) - full(w - eps * d)) / (2 * eps)
+        assert num == pytest.approx(g @ d, rel=1e-6, abs=1e-7)
+
+
+@pytest.mark.parametrize("block_tokens", [2, 7, 4096])
+def test_dense_objective_is_bitwise_identical_for_any_thread_count(block_tokens):
+    X, y = dense_data(3, n_seq=40, max_len=8, n_dense=5, with_dicts=True)
+    corpus, layout, labels = problem(X, y)
+    rng = np.random.default_rng(3)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    w = rng.normal(size=layout.n_params)
+    results = []
+    for n_chunks in (1, 2, 3):
+        obj = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=n_chunks,
+                           block_tokens=block_tokens)
+        results.append(obj(w))
+    for f, g in results[1:]:
+        assert f == results[0][0]
+        np.testing.assert_array_equal(g, results[0][1])
+
+
+def test_float32_input_is_not_copied_and_gives_the_float64_objective():
+    """A float32 corpus stays float32 and its objective is bitwise that of its
+    float64 copy (each block is converted exactly before its product)."""
+    X32, y = dense_data(4, n_seq=12, dtype=np.float32)
+    X64 = [a.astype(np.float64) for a in X32]
+    c32, layout, labels = problem(X32, y)
+    c64, _, _ = problem(X64, y)
+    assert c32.dense.dtype == np.float32
+    w = np.random.default_rng(4).normal(size=layout.n_params)
+    obj32 = CRFObjective(c32, layout, labels, np.ones(len(y)), c2=0.1, n_chunks=2,
+                         block_tokens=5)
+    obj64 = CRFObjective(c64, layout, labels, np.ones(len(y)), c2=0.1, n_chunks=2,
+                         block_tokens=5)
+    assert obj32._dense is c32.dense  # the corpus's own array, no float64 copy
+    f32, g32 = obj32(w)
+    f64, g64 = obj64(w)
+    assert f32 == f64
+    np.testing.assert_array_equal(g32, g64)
+
+
+def test_constrained_objective_with_dense_matches_brute_force():
+    from sklearn_crf._constraints import build_constraints
+
+    X, y = dense_data(5, n_seq=6, with_dicts=True)
+    y = [["A"] + ["B"] * (len(s) - 1) for s in y]  # allowed under A -> B, B -> B
+    corpus, layout, labels = problem(X, y)
+    masks = build_constraints({("A", "B"), ("B", "B")}, ["A", "B"])
+    w = np.random.default_rng(5).normal(size=layout.n_params)
+    obj = CRFObjective(corpus, layout, labels, np.ones(len(y)), c2=0.0, n_chunks=2,
+                       constraints=masks)
+    f, g = obj(w)
+    scores = _naive.all_state_scores(w, layout, corpus)
+    trans = layout.transition_matrix(w)
+    ref = 0.0
+    for s in range(corpus.n_sequences):
+        a, b = corpus.seq_ptr[s], corpus.seq_ptr[s + 1]
+        paths, total = _naive.allowed_paths(scores[a:b], trans, masks.transitions,
+                                            masks.start, masks.end)
+        gold = labels[a:b]
+        ref += np.logaddexp.reduce(total) - (
+            scores[np.arange(a, b), gold].sum() + trans[gold[:-1], gold[1:]].sum())
+    assert f == pytest.approx(ref, rel=1e-10)
+    eps = 1e-6
+    for d in np.eye(len(w))[layout.dense_start:]:
+        num = (obj(w + eps * d)[0] - obj(w - eps * d)[0]) / (2 * eps)
+        assert num == pytest.approx(g @ d, rel=1e-6, abs=1e-7)
+
+
+# --- the tagger ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mixed_model():
+    X, y = dense_data(6, n_seq=20, with_dicts=True)
+    return CRFTagger(c2=0.1, n_jobs=1).fit(X, y), X, y
+
+
+def _brute_scores(crf, x):
+    corpus = crf.vectorizer_.encode([x])
+    layout = crf.layout_
+    return _naive.all_state_scores(crf.coef_, layout, corpus), crf.transition_matrix_
+
+
+def test_inference_matches_brute_force(mixed_model):
+    crf, X, _ = mixed_model
+    marg = crf.predict_marginals(X[:5], output="array")
+    log_z = crf.log_partition(X[:5])
+    pred = crf.predict(X[:5])
+    classes = crf.classes_.tolist()
+    for s in range(5):
+        scores, trans = _brute_scores(crf, X[s])
+        node, _ = _naive.marginals(scores, trans)
+        np.testing.assert_allclose(marg[s], node, rtol=0, atol=1e-10)
+        assert log_z[s] == pytest.approx(_naive.log_partition(scores, trans), abs=1e-10)
+        path, _ = _naive.best_path(scores, trans)
+        assert pred[s] == [classes[k] for k in path]
+
+
+def test_fitted_attributes_describe_the_dense_weights(mixed_model):
+    crf, X, _ = mixed_model
+    assert crf.n_dense_features_ == 3
+    assert crf.dense_coef_.shape == (3, len(crf.classes_))
+    assert np.shares_memory(crf.dense_coef_, crf.coef_)
+    np.testing.assert_array_equal(
+        crf.dense_coef_.ravel(), crf.coef_[crf.layout_.dense_start:]
+    )
+
+
+def test_every_input_form_gives_the_same_predictions(mixed_model):
+    crf, X, _ = mixed_model
+    corpus = crf.vectorizer_.encode(X)
+    ref = crf.predict_marginals(X, output="array")
+    for form in (corpus, SequenceVectorizer().fit(X).encode(X)):
+        got = crf.predict_marginals(form, output="array")
+        for a, b in zip(ref, got):
+            np.testing.assert_array_equal(a, b)
+    dense_only = CRFTagger(c2=0.1).fit([a for _, a in X], _labels(X, crf))
+    arrays = [a for _, a in X]
+    np.testing.assert_array_equal(
+        dense_only.log_partition(arrays),
+        dense_only.log_partition(dense_only.vectorizer_.encode(arrays)),
+    )
+
+
+def _labels(X, crf):
+    return crf.predict(X)
+
+
+def test_every_inference_method_accepts_arrays():
+    X, y = dense_data(7, n_seq=20)
+    crf = CRFTagger(c2=0.1, transition_constraints={("A", "B"), ("B", "C"), ("C", "A"),
+                                                    ("A", "A"), ("B", "B"), ("C", "C")})
+    crf.fit(X, y)
+    pred = crf.predict(X)
+    nbest = crf.predict_nbest(X, n=2)
+    assert [paths[0][0] for paths in nbest] == pred
+    log_p = crf.log_probability(X, pred)
+    np.testing.assert_allclose(np.exp(log_p), [paths[0][1] for paths in nbest], rtol=1e-9)
+    assert crf.score(X, y) == pytest.approx(
+        np.mean([a == b for p, t in zip(pred, y) for a, b in zip(p, t)]))
+    ents = crf.predict_entities(X[:3])
+    assert len(ents) == 3
+
+
+def test_predict_refuses_another_number_of_dense_features(mixed_model):
+    crf, X, _ = mixed_model
+    fitted = dict(crf.__dict__)
+    wider = [(tokens, np.hstack([arr, arr])) for tokens, arr in X[:2]]
+    with pytest.raises(ValueError, match="3"):
+        crf.predict(wider)
+    with pytest.raises(ValueError, match="dense features"):
+        crf.predict([tokens for tokens, _ in X[:2]])
+    assert crf.__dict__.keys() == fitted.keys()
+
+
+@pytest.mark.parametrize("solver", ["ap", "pa", "arow", "l2sgd"])
+def test_online_solvers_refuse_dense_features(solver):
+    X, y = dense_data(8)
+    crf = CRFTagger(solver=solver, c2=0.1 if solver == "l2sgd" else 1.0)
+    with pytest.raises(ValueError, match=f"solver='{solver}' does not take dense features"):
+        crf.fit(X, y)
+    assert not hasattr(crf, "coef_")
+
+
+def test_c1_makes_dense_weights_exactly_zero():
+    X, y = dense_data(9, n_seq=15, n_dense=6)
+    crf = CRFTagger(c1=50.0, c2=0.0).fit(X, y)
+    assert np.all(crf.dense_coef_ == 0.0)
+    loose = CRFTagger(c1=0.01, c2=0.0).fit(X, y)
+    assert np.count_nonzero(loose.dense_coef_) > 0
+
+
+def test_sample_weight_two_is_the_sequence_twice():
+    X, y = dense_data(10, n_seq=8)
+    weight = np.ones(len(X))
+    weight[3] = 2.0
+    a = converged(c2=0.1).fit(X, y, sample_weight=weight)
+    b = converged(c2=0.1).fit(X + [X[3]], y + [y[3]])
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-6, atol=1e-8)
+
+
+def test_warm_start_keeps_the_dense_weights():
+    X, y = dense_data(11, n_seq=10)
+    crf = converged(c2=0.1, warm_start=True).fit(X, y)
+    first = crf.coef_.copy()
+    crf.fit(X, y)
+    assert crf.n_iter_ == 0  # started at the optimum: the epsilon test stops at once
+    np.testing.assert_array_equal(crf.coef_, first)
+
+
+def test_early_stopping_on_dense_sequences_and_on_an_encoded_corpus():
+    X, y = dense_data(12, n_seq=30, with_dicts=True)
+    a = CRFTagger(c2=0.1, early_stopping=True, random_state=0, n_iter_no_change=2)
+    a.fit(X, y)
+    corpus = SequenceVectorizer().fit_encode(X)
+    b = CRFTagger(c2=0.1, early_stopping=True, random_state=0, n_iter_no_change=2)
+    b.fit(corpus, y)
+    assert b.vectorizer_ is corpus.vectorizer
+    assert a.best_iteration_ == b.best_iteration_
+    np.testing.assert_allclose(a.validation_scores_, b.validation_scores_, rtol=1e-12)
+    c = CRFTagger(c2=0.1).fit(X[:20], y[:20], X_val=X[20:], y_val=y[20:])
+    assert c.validation_scores_.shape == (c.n_iter_,)
+    with pytest.raises(ValueError, match="X_val has 0 dense features"):
+        CRFTagger(c2=0.1).fit(X[:20], y[:20], X_val=[t for t, _ in X[20:]],
+                              y_val=y[20:])
+
+
+def test_take_sequences_is_the_encoding_of_those_sequences():
+    X, y = dense_data(13, n_seq=9, with_dicts=True)
+    X[2][0][0]["zero"] = 0.0
+    vec = SequenceVectorizer()
+    corpus = vec.fit_encode(X)
+    sub = take_sequences(corpus, [4, 2, 7])
+    ref = vec.encode([X[4], X[2], X[7]])
+    for name in ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr",
+                 "dense"):
+        np.testing.assert_array_equal(getattr(sub, name), getattr(ref, name), err_msg=name)
+
+
+def test_constrained_training_with_dense_features():
+    X, y = dense_data(14, n_seq=12)
+    y = [["A"] + ["B"] * (len(s) - 1) for s in y]
+    pairs = {("A", "B"), ("B", "B")}
+    crf = CRFTagger(c2=0.1, transition_constraints=pairs, constrain_training=True).fit(X, y)
+    assert np.isfinite(crf.loss_)
+    assert all(p[0] == "A" and set(p[1:]) <= {"B"} for p in crf.predict(X))
+
+
+def test_encoded_corpus_without_vectorizer_is_refused():
+    from dataclasses import replace
+
+    X, y = dense_data(15)
+    corpus = replace(SequenceVectorizer().fit_encode(X), vectorizer=None)
+    with pytest.raises(ValueError, match="without a vectorizer"):
+        CRFTagger().fit(corpus, y)
+
+
+def test_pickle_round_trip_of_a_dense_model(mixed_model):
+    crf, X, _ = mixed_model
+    loaded = pickle.loads(pickle.dumps(crf))
+    np.testing.assert_array_equal(loaded.coef_, crf.coef_)
+    assert loaded.predict(X) == crf.predict(X)
+    assert loaded.n_dense_features_ == 3
+
+
+# --- the same model as the dict route ------------------------------------------------
+
+
+@pytest.mark.parametrize("with_dicts", [False, True], ids=["dense", "mixed"])
+def test_same_weights_as_the_equivalent_dict_fit(with_dicts):
+    """Dense arrays and the same values as {"v<j>": value} dicts (every dimension
+    seen with every label) give the same weights at full precision."""
+    X, y = dense_data(16, n_seq=25, n_dense=4, with_dicts=with_dicts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the precision limit
+        dense = converged(c2=0.1, c1=0.0).fit(X, y)
+        dicts = converged(c2=0.1, c1=0.0).fit(as_dicts(X), y)
+    assert dense.layout_.n_params == dicts.layout_.n_params
+    classes = dicts.classes_.tolist()
+    state = dicts.state_features_
+    for j in range(4):
+        for k, label in enumerate(classes):
+            assert dense.dense_coef_[j, k] == pytest.approx(
+                state[(f"v{j}", label)], rel=1e-6, abs=1e-9)
+    assert dense.transition_features_.keys() == dicts.transition_features_.keys()
+    for key, value in dicts.transition_features_.items():
+        assert dense.transition_features_[key] == pytest.approx(value, rel=1e-6, abs=1e-9)
+    for key, value in dense.state_features_.items():  # the mixed model's dict part
+        assert value == pytest.approx(state[key], rel=1e-6, abs=1e-9)
+    assert dense.loss_ == pytest.approx(dicts.loss_, rel=1e-10)
