@@ -784,3 +784,60 @@ def test_grid_search_does_not_copy_the_table():
     assert grid.best_estimator_[-1].n_dense_ == 50 * (
         2 * grid.best_params_["sequencefeaturizer__vector_window"] + 1
     )
+
+
+def _ner_subset(n=60, d=8):
+    from sklearn_crf.datasets import load_conll2002
+
+    data = load_conll2002("train", n_sentences=n)
+    vocab = sorted({w.lower() for s in data.sentences for w in s})
+    rng = np.random.default_rng(0)
+    table = WordVectors({w: rng.normal(size=d).astype(np.float32) for w in vocab})
+    return data.sentences, data.tags, table
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_cross_val_score_of_a_pipeline_with_vectors_is_the_manual_folds():
+    from sklearn.model_selection import KFold, cross_val_score
+
+    from sklearn_crf import CRFTagger
+
+    X, y, table = _ner_subset()
+    pipe = make_pipeline(
+        SequenceFeaturizer(vectors=table, vector_lookup="lower"),
+        CRFTagger(c2=0.1, max_iter=15, n_jobs=1),
+    )
+    cv = KFold(2)
+    scores = cross_val_score(pipe, X, y, cv=cv)
+    manual = []
+    for train, test in cv.split(X):
+        model = clone(pipe).fit([X[i] for i in train], [y[i] for i in train])
+        assert model[-1].n_dense_features_ == 8
+        manual.append(model.score([X[i] for i in test], [y[i] for i in test]))
+    np.testing.assert_array_equal(scores, manual)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_grid_search_over_the_vector_options():
+    from sklearn_crf import CRFTagger
+
+    X, y, table = _ner_subset()
+    pipe = make_pipeline(
+        SequenceFeaturizer(vectors=table, vector_lookup="lower"),
+        CRFTagger(c2=0.1, max_iter=10, n_jobs=1),
+    )
+    grid = GridSearchCV(
+        pipe,
+        {"sequencefeaturizer__vector_window": [0, 1],
+         "sequencefeaturizer__vectors_only": [False, True]},
+        cv=2, error_score="raise",
+    )
+    grid.fit(X, y)
+    assert len(grid.cv_results_["params"]) == 4
+    assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
+    best = grid.best_estimator_
+    window = grid.best_params_["sequencefeaturizer__vector_window"]
+    assert best[0].vectors is table
+    assert best[-1].n_dense_features_ == 8 * (2 * window + 1)
+    only = grid.best_params_["sequencefeaturizer__vectors_only"]
+    assert (len(best[-1].vectorizer_.feature_names_) == 0) == only
