@@ -447,6 +447,17 @@ class CRFTagger(BaseEstimator):
     [['B-PER', 'I-PER', 'O']]
     >>> np.exp(iob2.log_probability(X, y)).round(3)
     array([0.934, 0.949, 0.937])
+
+    Dense features (one row of floats per token), alone or next to the
+    feature dicts:
+
+    >>> vectors = [np.array([[1.0, 0.2], [0.9, 0.1], [0.0, 1.0]]),
+    ...            np.array([[1.0, 0.0], [0.1, 0.9]]), np.array([[0.8, 0.3], [0.0, 0.8]])]
+    >>> mixed = CRFTagger(c2=0.01).fit(list(zip(X, vectors)), y)
+    >>> mixed.n_dense_features_, mixed.dense_coef_.shape
+    (2, (2, 3))
+    >>> mixed.predict([([{"w": "Mary"}, {"w": "runs"}], np.array([[1.0, 0.1], [0.0, 1.0]]))])
+    [['B-PER', 'O']]
     """
 
     _parameter_constraints: dict = {

@@ -771,3 +771,36 @@ def test_eval_of_a_python_pipeline_needs_a_gold_column(python_pipeline, tmp_path
     path.write_text("Madrid\nes\n", encoding="utf-8")
     status, _, stderr = run(["eval", "-m", python_pipeline[0], path], capsys)
     assert status == 1 and f"{path}, line 1: no gold label column" in stderr
+
+
+@pytest.fixture(scope="module")
+def dense_models(corpus):
+    """Model files of a tagger that takes 3 dense features per token: alone, and in
+    a Pipeline whose featurizer does not compute them."""
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import save_model
+
+    paths, train, _ = corpus
+    featurizer = SequenceFeaturizer()
+    sentences, tags = train.sentences[:60], train.tags[:60]
+    rng = np.random.default_rng(0)
+    X = [(tokens, rng.normal(size=(len(tokens), 3)))
+         for tokens in featurizer.fit_transform(sentences)]
+    crf = CRFTagger(**API_PARAMS).fit(X, tags)
+    save_model(crf, paths["dir"] / "dense.skcrf")
+    save_model(make_pipeline(featurizer, crf), paths["dir"] / "dense-pipe.skcrf")
+    return paths["dir"] / "dense.skcrf", paths["dir"] / "dense-pipe.skcrf"
+
+
+@pytest.mark.parametrize("command", ["tag", "eval"])
+def test_a_model_needing_dense_features_it_cannot_compute_is_a_clear_error(
+        corpus, dense_models, command, capsys):
+    alone, pipe = dense_models
+    status, stdout, stderr = run([command, "-m", pipe, corpus[0]["test"], "-q"], capsys)
+    assert status == 1 and stdout == ""
+    line = one_error_line(stderr)
+    assert "takes 3 dense features per token, but its featurizer gives 0" in line
+    status, stdout, stderr = run([command, "-m", alone, corpus[0]["test"], "-q"], capsys)
+    assert status == 1 and stdout == ""
+    assert "no featurizer settings" in one_error_line(stderr)

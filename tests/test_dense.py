@@ -63,7 +63,7 @@ def problem(X, y, **layout_kwargs):
 
 
 def converged(**params):
-    return CRFTagger(max_iter=10_000, tol=1e-12, epsilon=1e-10, n_jobs=1, **params)
+    return CRFTagger(max_iter=10_000, tol=0.0, epsilon=1e-12, n_jobs=1, **params)
 
 
 # --- layout and objective ---------------------------------------------------------
@@ -309,9 +309,10 @@ def test_warm_start_keeps_the_dense_weights():
     X, y = dense_data(11, n_seq=10)
     crf = converged(c2=0.1, warm_start=True).fit(X, y)
     first = crf.coef_.copy()
-    crf.fit(X, y)
+    crf.set_params(epsilon=1e-4).fit(X, y)
     assert crf.n_iter_ == 0  # started at the optimum: the epsilon test stops at once
     np.testing.assert_array_equal(crf.coef_, first)
+    assert CRFTagger(c2=0.1, epsilon=1e-4).fit(X, y).n_iter_ > 0
 
 
 def test_early_stopping_on_dense_sequences_and_on_an_encoded_corpus():
@@ -326,7 +327,7 @@ def test_early_stopping_on_dense_sequences_and_on_an_encoded_corpus():
     np.testing.assert_allclose(a.validation_scores_, b.validation_scores_, rtol=1e-12)
     c = CRFTagger(c2=0.1).fit(X[:20], y[:20], X_val=X[20:], y_val=y[20:])
     assert c.validation_scores_.shape == (c.n_iter_,)
-    with pytest.raises(ValueError, match="X_val has 0 dense features"):
+    with pytest.raises(ValueError, match="dense"):
         CRFTagger(c2=0.1).fit(X[:20], y[:20], X_val=[t for t, _ in X[20:]],
                               y_val=y[20:])
 
@@ -375,22 +376,50 @@ def test_pickle_round_trip_of_a_dense_model(mixed_model):
 @pytest.mark.parametrize("with_dicts", [False, True], ids=["dense", "mixed"])
 def test_same_weights_as_the_equivalent_dict_fit(with_dicts):
     """Dense arrays and the same values as {"v<j>": value} dicts (every dimension
-    seen with every label) give the same weights at full precision."""
+    seen with every label, with a positive sum) give the same weights at full
+    precision."""
     X, y = dense_data(16, n_seq=25, n_dense=4, with_dicts=with_dicts)
+    # positive values: CRFsuite drops a (attribute, label) pair whose values sum
+    # to a negative number (its min_freq rule); dense dimensions are never dropped
+    X = [(s[0], np.abs(s[1]) + 0.05) if with_dicts else np.abs(s) + 0.05 for s in X]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # the precision limit
         dense = converged(c2=0.1, c1=0.0).fit(X, y)
         dicts = converged(c2=0.1, c1=0.0).fit(as_dicts(X), y)
     assert dense.layout_.n_params == dicts.layout_.n_params
     classes = dicts.classes_.tolist()
-    state = dicts.state_features_
-    for j in range(4):
-        for k, label in enumerate(classes):
-            assert dense.dense_coef_[j, k] == pytest.approx(
-                state[(f"v{j}", label)], rel=1e-6, abs=1e-9)
-    assert dense.transition_features_.keys() == dicts.transition_features_.keys()
-    for key, value in dicts.transition_features_.items():
-        assert dense.transition_features_[key] == pytest.approx(value, rel=1e-6, abs=1e-9)
-    for key, value in dense.state_features_.items():  # the mixed model's dict part
-        assert value == pytest.approx(state[key], rel=1e-6, abs=1e-9)
+    state, trans = dicts.state_features_, dicts.transition_features_
+    assert dense.transition_features_.keys() == trans.keys()
+    ours = [dense.dense_coef_.ravel(), list(dense.transition_features_.values()),
+            list(dense.state_features_.values())]  # the mixed model's dict part
+    theirs = [[state[(f"v{j}", label)] for j in range(4) for label in classes],
+              [trans[key] for key in dense.transition_features_],
+              [state[key] for key in dense.state_features_]]
+    ours, theirs = np.concatenate(ours), np.concatenate(theirs)
+    assert len(ours) == len(theirs) == dicts.layout_.n_params
+    # normwise relative: L-BFGS-B stops within ~1e-5 of the optimum's gradient
+    assert np.max(np.abs(ours - theirs)) <= 1e-6 * np.max(np.abs(theirs))
     assert dense.loss_ == pytest.approx(dicts.loss_, rel=1e-10)
+
+
+def test_a_layout_pickled_before_the_dense_part_reads_as_n_dense_0():
+    X = [[{"w": "a"}, {"w": "b"}], [{"w": "b"}]]
+    y = [["A", "B"], ["B"]]
+    crf = CRFTagger(c2=0.1).fit(X, y)
+    old = pickle.loads(pickle.dumps(crf))
+    del old.layout_.__dict__["n_dense"]  # as unpickled from a version without it
+    old = pickle.loads(pickle.dumps(old))
+    assert "n_dense" not in old.layout_.__dict__
+    assert old.n_dense_features_ == 0 and old.dense_coef_.shape == (0, 2)
+    assert old.predict(X) == crf.predict(X)
+    np.testing.assert_array_equal(old.transition_matrix_, crf.transition_matrix_)
+
+
+def test_validation_scorer_on_dense_sequences():
+    X, y = dense_data(17, n_seq=30)
+    crf = CRFTagger(c2=0.1, validation_scoring="flat_accuracy", max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        crf.fit(X[:20], y[:20], X_val=X[20:], y_val=y[20:])
+    # the last iteration's weights are the fitted ones: its score is the tagger's
+    assert crf.validation_scores_[-1] == pytest.approx(crf.score(X[20:], y[20:]))

@@ -395,3 +395,74 @@ def test_compare_labels_errors(toy, args, message):
         compare_labels(toy, TOY_NEW[0], 0, "O", "B-PER", y=["O"])
     with pytest.raises(ValueError, match=r"y\[2\] is 'Q', which is not one of the labels"):
         compare_labels(toy, TOY_NEW[0], 0, "O", "B-PER", y=["O", "O", "Q"])
+
+
+def dense_model(seed, with_dicts):
+    """A fitted tagger on dense arrays, or on (feature dicts, array) tuples."""
+    X, y = random_corpus(seed, n_seq=8, max_len=6, n_labels=3)
+    rng = np.random.default_rng(seed)
+    arrays = [rng.normal(size=(len(seq), 4)) for seq in X]
+    X = [(seq, arr) for seq, arr in zip(X, arrays)] if with_dicts else arrays
+    crf = CRFTagger(c2=0.05, all_possible_transitions=True).fit(X, y)
+    return crf, X, y
+
+
+@pytest.mark.parametrize("with_dicts", [False, True], ids=["dense", "mixed"])
+@pytest.mark.parametrize("seed", range(3))
+def test_terms_add_up_to_path_score_on_dense_and_mixed_models(seed, with_dicts):
+    crf, X, y = dense_model(seed, with_dicts)
+    rng = np.random.default_rng(seed)
+    other = [[int(rng.integers(3)) for _ in seq] for seq in y]
+    for labels in (None, y, other):
+        for s, ex in enumerate(explain_prediction(crf, X, labels)):
+            assert ex.index == s and len(ex.tokens) == len(y[s])
+            assert_additive(ex)
+            kinds = {c.kind for tok in ex.tokens for c in tok.state}
+            if y[s] and labels is y:  # gold labels: every attribute has a weight
+                assert "dense" in kinds
+                assert ("attribute" in kinds) == with_dicts
+
+
+def test_dense_terms_are_value_times_weight_per_dimension():
+    crf, X, y = dense_model(7, with_dicts=False)
+    classes = crf.classes_.tolist()
+    ex = explain_prediction(crf, X[:3], y[:3])
+    for s in range(3):
+        for tok in ex[s].tokens:
+            k = classes.index(tok.label)
+            want = {f"dense[{j}]": (X[s][tok.index, j], crf.dense_coef_[j, k])
+                    for j in range(4)}
+            got = {c.name: (c.value, c.weight) for c in tok.state}
+            assert got == want
+            for c in tok.state:
+                assert c.kind == "dense" and c.contribution == c.value * c.weight
+
+
+def test_dense_explanation_of_an_encoded_corpus_and_top():
+    crf, X, y = dense_model(8, with_dicts=True)
+    corpus = crf.vectorizer_.encode(X)
+    a = explain_prediction(crf, X, top=2)
+    b = explain_prediction(crf, corpus, top=2)
+    for ea, eb in zip(a, b):
+        assert ea.score == eb.score and ea.labels == eb.labels
+        assert [t.state for t in ea.tokens] == [t.state for t in eb.tokens]
+        assert all(len(t.state) <= 2 for t in eb.tokens)
+        assert_additive(eb)
+    with pytest.raises(ValueError, match="dense"):
+        explain_prediction(crf, [tokens for tokens, _ in X])
+
+
+@pytest.mark.parametrize("with_dicts", [False, True], ids=["dense", "mixed"])
+def test_compare_labels_with_dense_features(with_dicts):
+    crf, X, y = dense_model(9, with_dicts)
+    classes = crf.classes_.tolist()
+    x, labels = next((x, labels) for x, labels in zip(X, y) if labels)
+    for a in classes:
+        for b in classes:
+            cmp = compare_labels(crf, x, 0, a, b, y=labels)
+            scale = max(1.0, abs(cmp.score_a))
+            assert abs(cmp.difference - (cmp.log_probability_a - cmp.log_probability_b)) \
+                <= 1e-9 * scale
+            assert cmp.state_difference == pytest.approx(
+                math.fsum(c.difference for c in cmp.state), rel=1e-9, abs=1e-12)
+            assert "dense" in {c.kind for c in cmp.state}

@@ -495,3 +495,85 @@ def test_skops_round_trip_with_the_documented_trusted_types(fitted, tmp_path, so
     untrusted = sio.get_untrusted_types(file=tmp_path / "m.skops")
     assert sorted(untrusted) == sorted(readme_trusted_types())
     assert_same_tagger(sio.load(tmp_path / "m.skops", trusted=untrusted), crf, X)
+
+
+# ---------------------------------------------------------------------------
+# models with dense features
+
+
+@pytest.fixture(scope="module")
+def dense_fitted():
+    """A tagger on (feature dicts, dense array) sequences, and its data."""
+    rng = np.random.default_rng(2)
+    X, y = [], []
+    for _ in range(20):
+        n = int(rng.integers(1, 5))
+        tokens = [{"w": str(rng.choice(["a", "b", "c"]))} for _ in range(n)]
+        X.append((tokens, rng.normal(size=(n, 3))))
+        y.append([str(rng.choice(["O", "B-PER"])) for _ in range(n)])
+    return CRFTagger(c2=0.1).fit(X, y), X, y
+
+
+def assert_same_dense_tagger(got, want, X):
+    assert_same_tagger(got, want, X)
+    assert got.n_dense_features_ == want.n_dense_features_ == 3
+    assert got.dense_coef_.tobytes() == want.dense_coef_.tobytes()
+
+
+def test_save_load_model_restores_a_dense_tagger(dense_fitted, tmp_path):
+    crf, X, _ = dense_fitted
+    save_model(crf, tmp_path / "m.crf")
+    assert_same_dense_tagger(load_model(tmp_path / "m.crf"), crf, X)
+    contents = members(tmp_path / "m.crf")
+    doc = json.loads(contents["model.json"])
+    assert doc["format_version"] == 3 and doc["n_dense"] == 3
+    assert np.load(io.BytesIO(contents["dense_coef.npy"])).tobytes() == \
+        crf.dense_coef_.tobytes()
+
+
+def test_a_model_without_dense_features_keeps_format_version_1(fitted, tmp_path):
+    crf, _, _ = fitted
+    save_model(crf, tmp_path / "m.crf")
+    contents = members(tmp_path / "m.crf")
+    assert json.loads(contents["model.json"])["format_version"] == 1
+    assert "dense_coef.npy" not in contents
+
+
+DENSE_MALFORMED = [
+    (lambda c: {k: v for k, v in c.items() if k != "dense_coef.npy"}, "lacks dense_coef.npy"),
+    (lambda c: edit_json(c, format_version=1), "does not hold dense_coef.npy"),
+    (lambda c: edit_json(c, n_dense=0), "n_dense"),
+    (lambda c: edit_json(c, n_dense=4), "expected n_dense"),
+    (lambda c: edit_json(c, n_dense=10**9), "more dense weights than the file holds"),
+    (lambda c: {**c, "dense_coef.npy": npy(np.full(6, np.inf))}, "not finite"),
+    (lambda c: {**c, "dense_coef.npy": npy(np.zeros((3, 2)))}, "header of a 1-d array"),
+]
+
+
+@pytest.mark.parametrize("mutate, message", DENSE_MALFORMED)
+def test_malformed_dense_model_file_is_a_clear_value_error(dense_fitted, tmp_path, mutate,
+                                                           message):
+    crf, _, _ = dense_fitted
+    save_model(crf, tmp_path / "good.crf")
+    write_members(tmp_path / "bad.crf", mutate(members(tmp_path / "good.crf")))
+    with pytest.raises(ValueError, match=re.escape(message)) as err:
+        load_model(tmp_path / "bad.crf")
+    assert "bad.crf" in str(err.value)
+
+
+def test_pickle_joblib_and_skops_round_trip_a_dense_tagger(dense_fitted, tmp_path):
+    crf, X, _ = dense_fitted
+    assert_same_dense_tagger(pickle.loads(pickle.dumps(crf)), crf, X)
+    joblib.dump(crf, tmp_path / "m.joblib")
+    assert_same_dense_tagger(joblib.load(tmp_path / "m.joblib"), crf, X)
+    sio.dump(crf, tmp_path / "m.skops")
+    untrusted = sio.get_untrusted_types(file=tmp_path / "m.skops")
+    assert sorted(untrusted) == sorted(readme_trusted_types())
+    assert_same_dense_tagger(sio.load(tmp_path / "m.skops", trusted=untrusted), crf, X)
+
+
+def test_save_crfsuite_refuses_a_dense_tagger(dense_fitted, tmp_path):
+    crf, _, _ = dense_fitted
+    with pytest.raises(ValueError, match="3 dense features per token.*save_model"):
+        save_crfsuite(crf, tmp_path / "m.crfsuite")
+    assert not (tmp_path / "m.crfsuite").exists()

@@ -132,3 +132,40 @@ def test_min_freq_rule_on_the_issue_example():
         ref = sklearn_crfsuite.CRF(**params).fit(X, y)
         crf = CRFTagger(**params).fit(X, y)
         assert crf.layout_.n_params == ref.training_log_.featgen_num_features == 3
+
+
+@pytest.mark.parametrize("with_dicts", [False, True], ids=["dense", "mixed"])
+def test_dense_arrays_give_crfsuite_weights_of_the_valued_attributes(with_dicts):
+    """Dense arrays here, the same values as {"v<j>": value} attributes in
+    CRFsuite: the same weights (within the 6 decimals of CRFsuite's dump) and
+    the same loss. Values positive: CRFsuite drops a pair whose values sum to
+    a negative number, and every dense (dimension, label) pair has a weight."""
+    rng = np.random.default_rng(21)
+    X, X_dicts, y = [], [], []
+    for _ in range(20):
+        n = int(rng.integers(1, 5))
+        arr = np.abs(rng.normal(size=(n, 3))) + 0.05
+        tokens = [{"w": str(rng.choice(WORDS))} if with_dicts else {} for _ in range(n)]
+        X.append((tokens, arr) if with_dicts else arr)
+        X_dicts.append([{**tok, **{f"v{j}": float(v) for j, v in enumerate(row)}}
+                        for tok, row in zip(tokens, arr)])
+        y.append([str(rng.choice(LABELS)) for _ in range(n)])
+    ref = sklearn_crfsuite.CRF(algorithm="lbfgs", c2=0.1, max_iterations=10_000,
+                               epsilon=1e-10, delta=1e-10).fit(X_dicts, y)
+    crf = CRFTagger(c2=0.1, max_iter=10_000, tol=1e-10, epsilon=1e-10, n_jobs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the precision limit
+        crf.fit(X, y)
+    assert crf.layout_.n_params == ref.training_log_.featgen_num_features
+    theirs = ref.state_features_
+    classes = crf.classes_.tolist()
+    for j in range(3):
+        for k, label in enumerate(classes):
+            assert crf.dense_coef_[j, k] == pytest.approx(theirs[(f"v{j}", label)], abs=1e-5)
+    for key, w in crf.state_features_.items():
+        assert w == pytest.approx(theirs.get(key, 0.0), abs=1e-5), key
+    for key in crf.transition_features_.keys() | ref.transition_features_.keys():
+        assert crf.transition_features_.get(key, 0.0) == pytest.approx(
+            ref.transition_features_.get(key, 0.0), abs=1e-5), key
+    ref_loss = ref.training_log_.iterations[-1]["loss"]
+    assert abs(crf.loss_ - ref_loss) <= 1e-6 * abs(ref_loss) + 5e-7
