@@ -9,6 +9,7 @@ first column is ``-DOCSTART-`` starts a document.
 import gzip
 import io
 import os
+import stat
 from numbers import Integral
 from typing import NamedTuple
 
@@ -17,7 +18,7 @@ from sklearn.utils import Bunch
 
 from ._safe_io import read_file_bytes
 
-__all__ = ["read_conll", "write_conll"]
+__all__ = ["ConllChunk", "iter_conll", "read_conll", "write_conll"]
 
 DOCSTART = "-DOCSTART-"
 
@@ -281,71 +282,322 @@ def read_conll(path_or_file, *, label_column=-1, sep=None, encoding="utf-8"):
     ValueError: <file>, line 2: 2 columns, expected 3 as on line 1: 'b O'
     """
     label_column = _check_label_column(label_column)
-    if sep is not None and (not isinstance(sep, str) or not sep or sep.strip("\r\n") != sep):
-        raise ValueError(f"sep must be None or a non-empty str without newlines, got {sep!r}.")
+    _check_sep(sep)
     source = _source_name(path_or_file)
     text = _read_text(path_or_file, source, encoding)
     if text.startswith("\ufeff"):
         text = text[1:]
-    split = str.split if sep is None else (lambda line: line.split(sep))
-
-    sentences, tags, documents, lines, docstarts = [], [], [], [], []
-    n_columns = first_line = None
-    document, document_used = 0, False
-    label_index = None
-    for block in iter_blocks(text.split("\n"), split):
-        if block.docstart:
-            docstarts.append(
-                DocStart(len(sentences), block.line_numbers[0], tuple(block.rows[0]))
-            )
-            if document_used:
-                document += 1
-                document_used = False
-            continue
-        if n_columns is None:
-            n_columns, first_line = len(block.rows[0]), block.line_numbers[0]
-            if label_column is not None:
-                if n_columns < 2:
-                    raise ValueError(
-                        f"{source}, line {first_line}: 1 column, expected a token "
-                        "and a label (read unlabeled files with label_column=None)."
-                    )
-                if not -n_columns <= label_column < n_columns or label_column % n_columns == 0:
-                    raise ValueError(
-                        f"{source}, line {first_line}: label_column={label_column} "
-                        f"does not name a column after the token of {n_columns} columns."
-                    )
-                label_index = label_column % n_columns
-        tokens, labels = [], []
-        for line_number, fields in zip(block.line_numbers, block.rows):
-            if len(fields) != n_columns:
-                raise ValueError(
-                    f"{source}, line {line_number}: {len(fields)} column"
-                    f"{'s' if len(fields) != 1 else ''}, expected {n_columns} as on "
-                    f"line {first_line}: {sep.join(fields) if sep else ' '.join(fields)!r}"
-                )
-            if sep is not None and "" in fields:
-                raise ValueError(
-                    f"{source}, line {line_number}: empty column {fields.index('') + 1}."
-                )
-            if label_index is None:
-                tokens.append(tuple(fields))
-            else:
-                labels.append(fields[label_index])
-                tokens.append(tuple(fields[:label_index] + fields[label_index + 1 :]))
+    parser = _SentenceParser(source, label_column, sep)
+    sentences, tags, documents, lines = [], [], [], []
+    for tokens, labels, document, line in parser.sentences(text.split("\n")):
         sentences.append(tokens)
         tags.append(labels)
         documents.append(document)
-        lines.append(block.line_numbers[0])
-        document_used = True
+        lines.append(line)
     return Bunch(
         sentences=sentences,
         tags=None if label_column is None else tags,
         documents=np.array(documents, dtype=np.int64),
-        n_columns=n_columns or 0,
+        n_columns=parser.n_columns or 0,
         lines=np.array(lines, dtype=np.int64),
-        docstarts=docstarts,
+        docstarts=parser.docstarts,
     )
+
+
+def _check_sep(sep):
+    if sep is not None and (not isinstance(sep, str) or not sep or sep.strip("\r\n") != sep):
+        raise ValueError(f"sep must be None or a non-empty str without newlines, got {sep!r}.")
+
+
+class _SentenceParser:
+    """The rules of a column file's sentences, shared by :func:`read_conll` and
+    :func:`iter_conll`: :meth:`sentences` yields ``(tokens, labels, document,
+    line)`` per sentence of the lines it is given and records the
+    ``-DOCSTART-`` lines in ``docstarts``; ``n_columns`` is set by the first
+    token line. Errors name ``source`` and the line."""
+
+    def __init__(self, source, label_column, sep):
+        self.source = source
+        self.label_column = label_column
+        self.sep = sep
+        self.n_columns = None
+        self.docstarts = []
+
+    def sentences(self, lines):
+        source, label_column, sep = self.source, self.label_column, self.sep
+        split = str.split if sep is None else (lambda line: line.split(sep))
+        n_columns = first_line = None
+        document, document_used = 0, False
+        label_index = None
+        n_sentences = 0
+        for block in iter_blocks(lines, split):
+            if block.docstart:
+                self.docstarts.append(
+                    DocStart(n_sentences, block.line_numbers[0], tuple(block.rows[0]))
+                )
+                if document_used:
+                    document += 1
+                    document_used = False
+                continue
+            if n_columns is None:
+                n_columns, first_line = len(block.rows[0]), block.line_numbers[0]
+                self.n_columns = n_columns
+                if label_column is not None:
+                    if n_columns < 2:
+                        raise ValueError(
+                            f"{source}, line {first_line}: 1 column, expected a token "
+                            "and a label (read unlabeled files with label_column=None)."
+                        )
+                    if (not -n_columns <= label_column < n_columns
+                            or label_column % n_columns == 0):
+                        raise ValueError(
+                            f"{source}, line {first_line}: label_column={label_column} "
+                            f"does not name a column after the token of {n_columns} columns."
+                        )
+                    label_index = label_column % n_columns
+            tokens, labels = [], []
+            for line_number, fields in zip(block.line_numbers, block.rows):
+                if len(fields) != n_columns:
+                    raise ValueError(
+                        f"{source}, line {line_number}: {len(fields)} column"
+                        f"{'s' if len(fields) != 1 else ''}, expected {n_columns} as on "
+                        f"line {first_line}: "
+                        f"{sep.join(fields) if sep else ' '.join(fields)!r}"
+                    )
+                if sep is not None and "" in fields:
+                    raise ValueError(
+                        f"{source}, line {line_number}: empty column {fields.index('') + 1}."
+                    )
+                if label_index is None:
+                    tokens.append(tuple(fields))
+                else:
+                    labels.append(fields[label_index])
+                    tokens.append(tuple(fields[:label_index] + fields[label_index + 1 :]))
+            yield tokens, labels, document, block.line_numbers[0]
+            n_sentences += 1
+            document_used = True
+
+
+class ConllChunk(NamedTuple):
+    """A chunk of the sentences of a column file, as yielded by :func:`iter_conll`.
+
+    Attributes
+    ----------
+    sentences : list of list of tuple of str
+        As :func:`read_conll`'s ``sentences``.
+    tags : list of list of str or None
+        As :func:`read_conll`'s ``tags`` (None for ``label_column=None``).
+    documents : ndarray of shape (n_sentences,), dtype int64
+        The document of each sentence, counted over the whole file.
+    lines : ndarray of shape (n_sentences,), dtype int64
+        The line number of each sentence's first token.
+    """
+
+    sentences: list
+    tags: list | None
+    documents: np.ndarray
+    lines: np.ndarray
+
+
+def iter_conll(path_or_file, *, chunk_size=1000, label_column=-1, sep=None,
+               encoding="utf-8"):
+    """Read a column file chunk by chunk, for files larger than memory.
+
+    The file is read line by line (gzip-compressed data decompressed on the
+    way), so memory holds one chunk of sentences, whatever the file's size.
+    The rules and the errors (naming the file and the line) are those of
+    :func:`read_conll`, and the chunks, one after another, are its result:
+    ``sentences``, ``tags``, ``documents`` and ``lines``. A malformed line
+    raises when its chunk is read (the chunks before it have been yielded).
+
+    Parameters
+    ----------
+    path_or_file : str, os.PathLike or file object
+        The file's path (a regular file or a pipe), or an open file in text
+        or binary mode.
+    chunk_size : int, default=1000
+        Sentences per chunk (the last chunk may have fewer).
+    label_column : int or None, default=-1
+        As in :func:`read_conll`.
+    sep : str or None, default=None
+        As in :func:`read_conll`.
+    encoding : str, default="utf-8"
+        As in :func:`read_conll`.
+
+    Yields
+    ------
+    chunk : ConllChunk
+        ``chunk_size`` sentences (fewer in the last chunk) with their tags,
+        documents and line numbers.
+
+    See Also
+    --------
+    read_conll : The whole file at once.
+    sklearn_crf.encode_stream : Encode the chunks into a corpus store.
+
+    Examples
+    --------
+    >>> import io
+    >>> from sklearn_crf._conll import iter_conll
+    >>> text = "El O\\nAbogado B-PER\\n\\nMadrid B-LOC\\n\\nvive O\\n"
+    >>> for chunk in iter_conll(io.StringIO(text), chunk_size=2):
+    ...     print(chunk.tags, chunk.lines)
+    [['O', 'B-PER'], ['B-LOC']] [1 4]
+    [['O']] [6]
+    """
+    label_column = _check_label_column(label_column)
+    _check_sep(sep)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, Integral) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}.")
+    source = _source_name(path_or_file)
+    parser = _SentenceParser(source, label_column, sep)
+    with _open_lines(path_or_file, source, encoding) as lines:
+        chunk = []
+        for sentence in parser.sentences(lines):
+            chunk.append(sentence)
+            if len(chunk) == chunk_size:
+                yield _chunk(chunk, label_column)
+                chunk = []
+        if chunk:
+            yield _chunk(chunk, label_column)
+
+
+def _chunk(sentences, label_column):
+    tokens, labels, documents, lines = zip(*sentences)
+    return ConllChunk(
+        sentences=list(tokens),
+        tags=None if label_column is None else list(labels),
+        documents=np.array(documents, dtype=np.int64),
+        lines=np.array(lines, dtype=np.int64),
+    )
+
+
+class _Prefixed(io.RawIOBase):
+    """A binary stream: ``prefix``, then the rest of ``raw`` (after a peek)."""
+
+    def __init__(self, prefix, raw):
+        self.prefix = prefix
+        self.raw = raw
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if self.prefix:
+            n = min(len(buffer), len(self.prefix))
+            buffer[:n] = self.prefix[:n]
+            self.prefix = self.prefix[n:]
+            return n
+        data = self.raw.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+class _open_lines:
+    """The lines of a path or file object, decoded one by one (a context
+    manager that closes what it opened). For an encoding in which ``"\\n"`` is
+    the byte ``b"\\n"`` (UTF-8, Latin-1, ...) a decoding error names the line
+    and the byte offset, as :func:`read_conll`'s."""
+
+    def __init__(self, path_or_file, source, encoding):
+        self.source = source
+        self.encoding = encoding
+        self.opened = None
+        if isinstance(path_or_file, (str, os.PathLike)):
+            name = os.fsdecode(path_or_file)
+            if os.path.isdir(path_or_file):
+                raise ValueError(f"{name}: a directory, not a CoNLL file")
+            try:
+                self.opened = binary = open(path_or_file, "rb")
+            except OSError as exc:
+                raise ValueError(f"{source}: cannot read the file ({exc.strerror}).") from None
+            mode = os.fstat(binary.fileno()).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+                binary.close()
+                raise ValueError(f"{name}: not a regular file, cannot be a CoNLL file")
+        elif hasattr(path_or_file, "read"):
+            binary = path_or_file
+        else:
+            raise TypeError(
+                "path_or_file must be a path (str or os.PathLike) or a file object, "
+                f"got {type(path_or_file).__name__}."
+            )
+        self.binary = binary
+
+    def __enter__(self):
+        try:
+            first = self.binary.read(2)
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{self.source}: the file is not valid {exc.encoding} text ({exc.reason})."
+            ) from None
+        if isinstance(first, str):  # a text file object: its own decoding
+            return self._text_lines(first, self.binary)
+        if not isinstance(first, (bytes, bytearray)):
+            raise TypeError(
+                f"{self.source}: read() returned {type(first).__name__}, expected str or bytes."
+            )
+        stream = io.BufferedReader(_Prefixed(bytes(first), self.binary))
+        if first == b"\x1f\x8b":
+            stream = gzip.GzipFile(fileobj=stream, mode="rb")
+        if "\n".encode(self.encoding) == b"\n":
+            return self._byte_lines(stream)
+        return self._text_lines("", io.TextIOWrapper(stream, encoding=self.encoding,
+                                                      newline="\n"))
+
+    def __exit__(self, *exc):
+        if self.opened is not None:
+            self.opened.close()
+
+    def _text_lines(self, first, text):
+        """Lines of text read in blocks, split on ``"\\n"`` as :func:`read_conll`
+        splits the whole text (the last line may be empty)."""
+        pending = first
+        line_number = 0
+        try:
+            while True:
+                block = text.read(1 << 16)
+                if not block:
+                    break
+                if not isinstance(block, str):
+                    raise TypeError(
+                        f"{self.source}: read() returned {type(block).__name__} after str."
+                    )
+                parts = (pending + block).split("\n")
+                pending = parts.pop()
+                for line in parts:
+                    line_number += 1
+                    yield line[1:] if line_number == 1 and line.startswith("\ufeff") else line
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{self.source}, after line {line_number}: not valid {exc.encoding} "
+                f"text ({exc.reason})."
+            ) from None
+        line_number += 1
+        yield pending[1:] if line_number == 1 and pending.startswith("\ufeff") else pending
+
+    def _byte_lines(self, stream):
+        offset = 0
+        line_number = 0
+        try:
+            for raw in stream:
+                line_number += 1
+                try:
+                    line = raw.decode(self.encoding)
+                except UnicodeDecodeError as exc:
+                    raise ValueError(
+                        f"{self.source}, line {line_number}: not valid {self.encoding} text "
+                        f"(byte {raw[exc.start:exc.start + 1]!r} at offset "
+                        f"{offset + exc.start})."
+                    ) from None
+                if line_number == 1 and line.startswith("\ufeff"):
+                    line = line[1:]
+                offset += len(raw)
+                yield line
+        except (OSError, EOFError) as exc:
+            if isinstance(exc, gzip.BadGzipFile) or isinstance(exc, EOFError):
+                raise ValueError(f"{self.source}: corrupt gzip data ({exc}).") from None
+            raise ValueError(f"{self.source}: cannot read the file ({exc}).") from None
 
 
 def _check_cell(value, where, sep):

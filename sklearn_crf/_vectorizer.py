@@ -2,10 +2,11 @@
 
 import math
 from array import array
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, chain, islice, repeat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -68,6 +69,16 @@ class EncodedCorpus:
         by :meth:`SequenceVectorizer.fit_encode` and
         :meth:`SequenceVectorizer.encode`), or None.
 
+    A corpus is a collection of sequences, as X is to scikit-learn:
+    ``len(corpus)`` and ``corpus.shape[0]`` are its number of sequences, and
+    ``corpus[indices]`` (an array or list of sequence indices, in any order
+    and with repeats, a boolean mask over the sequences, or a slice) is the
+    corpus of those sequences in that order, with the same ``vectorizer``; so
+    a pre-encoded corpus is X for cross-validation and searches
+    (:func:`sklearn.utils._safe_indexing`). A slice of step 1 gives views of
+    this corpus' arrays (memory-mapped arrays stay on disk). An int is not an
+    index (``corpus[[i]]`` is sequence ``i``).
+
     Examples
     --------
     >>> from sklearn_crf import SequenceVectorizer
@@ -76,6 +87,15 @@ class EncodedCorpus:
     (1, 2, 3)
     >>> corpus.tok_attr, corpus.zero_tok, corpus.zero_attr
     (array([0, 2], dtype=int32), array([0]), array([1], dtype=int32))
+
+    Selecting sequences:
+
+    >>> corpus = SequenceVectorizer().fit_encode([[{"w": "a"}], [{"w": "b"}, {"w": "c"}]])
+    >>> len(corpus), corpus.shape
+    (2, (2,))
+    >>> sub = corpus[[1, 1]]
+    >>> sub.seq_ptr, sub.tok_attr
+    (array([0, 2, 4]), array([1, 2, 1, 2], dtype=int32))
     """
 
     tok_ptr: np.ndarray
@@ -106,6 +126,119 @@ class EncodedCorpus:
             raise ValueError(
                 f"EncodedCorpus.dense has {dense.shape[0]} rows for {self.n_tokens} tokens"
             )
+
+    def __len__(self):
+        return self.seq_ptr.shape[0] - 1
+
+    @property
+    def shape(self):
+        """``(n_sequences,)``: a corpus is a 1-D collection of sequences."""
+        return (self.seq_ptr.shape[0] - 1,)
+
+    def __getitem__(self, key):
+        if type(key) is tuple and len(key) == 2 and key[1] is Ellipsis:
+            key = key[0]  # scikit-learn's _safe_indexing asks for X[key, ...]
+        n_seq = self.n_sequences
+        if isinstance(key, slice):
+            start, stop, step = key.indices(n_seq)
+            if step == 1:
+                return _sequence_range(self, start, max(start, stop))
+            return _select_sequences(self, np.arange(start, stop, step, dtype=np.int64))
+        if isinstance(key, (Integral, np.integer)) or not isinstance(
+                key, (Sequence, np.ndarray)) or isinstance(key, (str, bytes)):
+            raise TypeError(
+                f"an EncodedCorpus is indexed by an array of sequence indices, a "
+                f"boolean mask or a slice, not a {type(key).__name__} "
+                "(corpus[[i]] is the corpus of sequence i)"
+            )
+        key = np.asarray(key)
+        if key.ndim != 1:
+            raise IndexError(f"the index of an EncodedCorpus must be 1-D, got shape {key.shape}")
+        if key.dtype == bool:
+            if key.shape[0] != n_seq:
+                raise IndexError(
+                    f"a boolean mask of {key.shape[0]} entries for a corpus of "
+                    f"{n_seq} sequences"
+                )
+            key = np.flatnonzero(key)
+        elif key.size == 0:
+            key = np.zeros(0, dtype=np.int64)
+        elif key.dtype.kind not in "iu":
+            raise IndexError(
+                f"sequence indices must be integers or booleans, got dtype {key.dtype}"
+            )
+        key = key.astype(np.int64)
+        bad = np.flatnonzero((key < -n_seq) | (key >= n_seq))
+        if len(bad):
+            raise IndexError(
+                f"sequence index {key[bad[0]]} is out of range for a corpus of "
+                f"{n_seq} sequences"
+            )
+        return _select_sequences(self, np.where(key < 0, key + n_seq, key))
+
+    @classmethod
+    def concatenate(cls, corpora):
+        """The corpus of the sequences of ``corpora``, one corpus after another.
+
+        The attribute ids must share one vocabulary (e.g. the chunks of
+        :meth:`SequenceVectorizer.partial_fit_encode`, whose vocabulary only
+        grows): ``n_attributes`` and ``vectorizer`` are those of the last
+        corpus, which must have the most attributes; the dense parts must
+        agree in their number of columns (float32 when all are float32).
+
+        Parameters
+        ----------
+        corpora : sequence of EncodedCorpus
+            At least one.
+
+        Returns
+        -------
+        corpus : EncodedCorpus
+            Their sequences, in order.
+
+        Examples
+        --------
+        >>> from sklearn_crf import SequenceVectorizer
+        >>> from sklearn_crf._vectorizer import EncodedCorpus
+        >>> vec = SequenceVectorizer()
+        >>> parts = [vec.partial_fit_encode([[{"w": "a"}]]),
+        ...          vec.partial_fit_encode([[{"w": "b"}]])]
+        >>> EncodedCorpus.concatenate(parts).tok_attr
+        array([0, 1], dtype=int32)
+        """
+        corpora = list(corpora)
+        if not corpora:
+            raise ValueError("no corpus to concatenate")
+        last = corpora[-1]
+        if any(c.n_attributes > last.n_attributes for c in corpora):
+            raise ValueError("the last corpus must have the most attributes")
+        if len({c.n_dense for c in corpora}) > 1 or len(
+                {c.dense is None for c in corpora}) > 1:
+            raise ValueError("the corpora have different numbers of dense columns")
+        tok_starts = np.cumsum([0] + [c.n_tokens for c in corpora])
+        entry_starts = np.cumsum([0] + [len(c.tok_attr) for c in corpora])
+
+        def pointers(name, starts):
+            parts = [getattr(c, name)[:-1] + starts[i] for i, c in enumerate(corpora)]
+            return np.concatenate(parts + [np.array([starts[-1]], dtype=np.int64)])
+
+        dense = None
+        if last.dense is not None:
+            dtype = (np.float32 if all(c.dense.dtype == np.float32 for c in corpora)
+                     else np.float64)
+            dense = np.concatenate([c.dense for c in corpora], dtype=dtype)
+        return cls(
+            tok_ptr=pointers("tok_ptr", entry_starts),
+            tok_attr=np.concatenate([c.tok_attr for c in corpora]),
+            tok_val=np.concatenate([c.tok_val for c in corpora]),
+            seq_ptr=pointers("seq_ptr", tok_starts),
+            n_attributes=last.n_attributes,
+            zero_tok=np.concatenate([c.zero_tok + tok_starts[i]
+                                     for i, c in enumerate(corpora)]),
+            zero_attr=np.concatenate([c.zero_attr for c in corpora]),
+            dense=dense,
+            vectorizer=last.vectorizer,
+        )
 
     @property
     def n_dense(self):
@@ -145,6 +278,65 @@ class EncodedCorpus:
             (self.tok_val, self.tok_attr, self.tok_ptr),
             shape=(self.n_tokens, self.n_attributes),
         )
+
+
+def _spans(starts, lengths):
+    """The indices ``starts[i]:starts[i] + lengths[i]``, one span after another."""
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if len(ends) else 0
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - lengths), lengths)
+
+
+def _select_sequences(corpus, seqs):
+    """The :class:`EncodedCorpus` of sequences ``seqs`` (int64 indices in range,
+    any order, repeats allowed) of ``corpus``, in that order."""
+    seq_ptr, tok_ptr = corpus.seq_ptr, corpus.tok_ptr
+    starts = seq_ptr[seqs]
+    lengths = seq_ptr[seqs + 1] - starts
+    toks = _spans(starts, lengths)
+    entry_starts = tok_ptr[toks]
+    entry_counts = tok_ptr[toks + 1] - entry_starts
+    entries = _spans(entry_starts, entry_counts)
+    new_tok_ptr = np.zeros(len(toks) + 1, dtype=np.int64)
+    np.cumsum(entry_counts, out=new_tok_ptr[1:])
+    new_seq_ptr = np.zeros(len(seqs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_seq_ptr[1:])
+    zero_tok, zero_attr = corpus.zero_tok[:0].copy(), corpus.zero_attr[:0].copy()
+    if len(corpus.zero_tok):
+        zero_ptr = np.searchsorted(corpus.zero_tok, np.arange(corpus.n_tokens + 1))
+        zero_starts = zero_ptr[toks]
+        zero_counts = zero_ptr[toks + 1] - zero_starts
+        zero_tok = np.repeat(np.arange(len(toks), dtype=np.int64), zero_counts)
+        zero_attr = corpus.zero_attr[_spans(zero_starts, zero_counts)]
+    return EncodedCorpus(
+        tok_ptr=new_tok_ptr,
+        tok_attr=corpus.tok_attr[entries],
+        tok_val=corpus.tok_val[entries],
+        seq_ptr=new_seq_ptr,
+        n_attributes=corpus.n_attributes,
+        zero_tok=zero_tok,
+        zero_attr=zero_attr,
+        dense=None if corpus.dense is None else np.ascontiguousarray(corpus.dense[toks]),
+        vectorizer=corpus.vectorizer,
+    )
+
+
+def _sequence_range(corpus, start, stop):
+    """Sequences ``start:stop`` of ``corpus``: views of its arrays (new pointers)."""
+    t0, t1 = int(corpus.seq_ptr[start]), int(corpus.seq_ptr[stop])
+    e0, e1 = int(corpus.tok_ptr[t0]), int(corpus.tok_ptr[t1])
+    z0, z1 = (int(z) for z in np.searchsorted(corpus.zero_tok, [t0, t1]))
+    return EncodedCorpus(
+        tok_ptr=np.subtract(corpus.tok_ptr[t0:t1 + 1], e0),
+        tok_attr=corpus.tok_attr[e0:e1],
+        tok_val=corpus.tok_val[e0:e1],
+        seq_ptr=np.subtract(corpus.seq_ptr[start:stop + 1], t0),
+        n_attributes=corpus.n_attributes,
+        zero_tok=np.subtract(corpus.zero_tok[z0:z1], t0),
+        zero_attr=corpus.zero_attr[z0:z1],
+        dense=None if corpus.dense is None else corpus.dense[t0:t1],
+        vectorizer=corpus.vectorizer,
+    )
 
 
 class SequenceVectorizer(TransformerMixin, BaseEstimator):
@@ -309,6 +501,45 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         """
         return self._encode(X, fitting=True)
 
+    def partial_fit_encode(self, X):
+        """Grow the vocabulary with X's new attributes and return X encoded.
+
+        For a corpus that comes in chunks (see
+        :func:`~sklearn_crf.encode_stream`): the first call (on a vectorizer
+        not fitted) starts a vocabulary as :meth:`fit_encode` does; each later
+        call gives the attributes it has not seen the next ids, in order of
+        first appearance, and encodes X with them. So chunk by chunk, the
+        vocabulary and the encoded chunks, one after another, are those of
+        :meth:`fit_encode` on all the chunks at once (bitwise). Every chunk
+        needs the first chunk's number of dense columns. A call that fails
+        leaves the vocabulary as it was.
+
+        Parameters
+        ----------
+        X : list of sequences
+            Each sequence is a list of tokens (each token a dict of features),
+            a 2-D array of dense features, or a tuple (tokens, array).
+
+        Returns
+        -------
+        corpus : EncodedCorpus
+            X's attribute ids and values, with the zero-valued entries; its
+            ``n_attributes`` is the vocabulary size after this chunk.
+
+        Examples
+        --------
+        >>> from sklearn_crf import SequenceVectorizer
+        >>> vec = SequenceVectorizer()
+        >>> vec.partial_fit_encode([[{"w": "a"}]]).tok_attr
+        array([0], dtype=int32)
+        >>> vec.partial_fit_encode([[{"w": "b"}, {"w": "a"}]]).tok_attr
+        array([1, 0], dtype=int32)
+        >>> vec.feature_names_
+        ['w:a', 'w:b']
+        """
+        self._validate_params()
+        return self._encode(X, fitting="partial")
+
     def encode(self, X):
         """X as an :class:`EncodedCorpus`; attributes unseen in fit are dropped.
 
@@ -465,6 +696,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         elif fitting and not X:
             check_sequences(X, "X")
         n_dense = 0 if dense is None else dense.shape[1]
+        if fitting == "partial" and "n_attributes_" in self.__dict__:
+            return self._grow_encode(X, dense)
         if not fitting:
             dense = self._check_n_dense(X, dense)
         vocab = self._vocabulary(fitting)
@@ -480,6 +713,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             for name, value in vocab.fitted_state().items():
                 setattr(self, name, value)
             self.n_dense_features_ = n_dense
+        return self._corpus(tok_ptr, entries, slow_pos, slow_val, seq_ptr, dense)
+
+    def _corpus(self, tok_ptr, entries, slow_pos, slow_val, seq_ptr, dense):
         tok_ptr, tok_attr, tok_val, zero_tok, zero_attr = _split_zero_entries(
             tok_ptr, entries, slow_pos, slow_val)
         return EncodedCorpus(
@@ -493,6 +729,49 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             dense=dense,
             vectorizer=self,
         )
+
+    def _grow_encode(self, X, dense):
+        """:meth:`partial_fit_encode` of a fitted vectorizer: the vocabulary (and
+        memo) grow in place, new ids after the known ones; on an error they are
+        cut back to what they were (dicts keep insertion order)."""
+        hashing = "_n_slots" in self.__dict__
+        if (self.n_features is None) == hashing or (
+                hashing and self.n_features != self._n_slots):
+            raise ValueError(
+                f"n_features is {self.n_features}, but the vocabulary was built with "
+                f"n_features={self.__dict__.get('_n_slots')}: partial_fit_encode "
+                "continues the vocabulary of the earlier calls; call fit_encode to "
+                "start a new one"
+            )
+        dense = self._check_n_dense(X, dense)
+        if hashing:
+            vocab = _HashingSlots(self._n_slots, self._slot_ids, grow=True)
+        else:
+            vocab = _NameVocabulary(self.vocabulary_, self.__dict__.setdefault("_pair_ids", {}),
+                                    grow=True)
+        n_ids, n_pairs = len(vocab.ids), len(vocab.pairs)
+        try:
+            try:
+                tok_ptr, entries, slow_pos, slow_val, seq_ptr = _encode_entries(X, vocab)
+            except (OverflowError, UnicodeDecodeError):
+                _raise_bad_value(X)
+            if len(vocab.ids) > _MAX_ATTRIBUTES:
+                raise ValueError("more than 2**31 - 1 distinct attributes")
+        except BaseException:
+            for _ in range(len(vocab.ids) - n_ids):
+                vocab.ids.popitem()
+            if not hashing:
+                for _ in range(len(vocab.pairs) - n_pairs):
+                    vocab.pairs.popitem()
+            raise
+        new = list(islice(reversed(vocab.ids), len(vocab.ids) - n_ids))[::-1]
+        if hashing:
+            self.hash_slots_ = np.concatenate([self.hash_slots_,
+                                               np.array(new, dtype=np.int64)])
+        else:
+            self.feature_names_.extend(new)
+        self.n_attributes_ = len(vocab.ids)
+        return self._corpus(tok_ptr, entries, slow_pos, slow_val, seq_ptr, dense)
 
     def _check_n_dense(self, X, dense):
         """The dense block of X for :meth:`encode`: checked against
@@ -622,6 +901,106 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             state = dict(state)
             state["n_dense_features_"] = 0  # before dense features
         super().__setstate__(state)
+
+
+class VocabularyState(NamedTuple):
+    """A fitted :class:`SequenceVectorizer`'s vocabulary as plain data (str, int,
+    dicts, an int64 array): what the corpus store writes, and what
+    :func:`vectorizer_from_state` rebuilds the vectorizer from.
+
+    Attributes
+    ----------
+    n_features : int or None
+        The vectorizer's ``n_features`` (None: a vocabulary by name).
+    n_dense : int
+        ``n_dense_features_``.
+    attributes : list of str or None
+        Attribute names by id (None when hashing).
+    hash_slots : ndarray of shape (n_attributes,), dtype int64, or None
+        The hash slot of each id (None when not hashing).
+    str_pairs : dict of str to dict of str to int
+        The memo of (key, str value) items: ``str_pairs[key][value]`` is the id
+        of ``key + ":" + value`` (empty when hashing).
+    num_keys : dict of str to int
+        The memo of number-valued keys: the id of attribute ``key`` (empty
+        when hashing).
+    """
+
+    n_features: int | None
+    n_dense: int
+    attributes: list | None
+    hash_slots: np.ndarray | None
+    str_pairs: dict
+    num_keys: dict
+
+
+def vocabulary_state(vectorizer):
+    """The :class:`VocabularyState` of a fitted :class:`SequenceVectorizer`."""
+    check_is_fitted(vectorizer, "n_attributes_")
+    state = vectorizer.__getstate__()  # the memo as per-key dicts
+    hashing = "_n_slots" in state
+    return VocabularyState(
+        n_features=int(state["_n_slots"]) if hashing else None,
+        n_dense=int(state.get("n_dense_features_", 0)),
+        attributes=None if hashing else list(state["feature_names_"]),
+        hash_slots=np.asarray(state["hash_slots_"], dtype=np.int64) if hashing else None,
+        str_pairs={} if hashing else state.get("_str_ids", {}),
+        num_keys={} if hashing else state.get("_num_ids", {}),
+    )
+
+
+def vectorizer_from_state(state, *, where="the vocabulary"):
+    """A fitted :class:`SequenceVectorizer` from a :class:`VocabularyState`,
+    checked (names unique, slots unique and in range, the memo agrees with the
+    names): a ValueError that starts with ``where`` otherwise."""
+    vec = SequenceVectorizer(n_features=state.n_features)
+    if not isinstance(state.n_dense, Integral) or state.n_dense < 0:
+        raise ValueError(f"{where}: n_dense is {state.n_dense!r}, not an int >= 0")
+    if state.n_features is None:
+        names = state.attributes
+        if not isinstance(names, list) or not all(type(n) is str for n in names):
+            raise ValueError(f"{where}: the attribute names must be a list of str")
+        ids = {name: i for i, name in enumerate(names)}
+        if len(ids) != len(names):
+            dup = next(n for i, n in enumerate(names) if ids[n] != i)
+            raise ValueError(f"{where}: the attribute {dup!r} is listed twice")
+        str_pairs, num_keys = state.str_pairs, state.num_keys
+        if not isinstance(str_pairs, dict) or not isinstance(num_keys, dict):
+            raise ValueError(f"{where}: the memo must be dicts")
+        for key, values in str_pairs.items():
+            if type(key) is not str or not isinstance(values, dict):
+                raise ValueError(f"{where}: the memo of key {key!r} is not a dict")
+            for value, idx in values.items():
+                if type(value) is not str or ids.get(key + ":" + value) != idx:
+                    raise ValueError(
+                        f"{where}: the memo gives ({key!r}, {value!r}) the id {idx!r}, "
+                        f"not that of the attribute {key + ':' + str(value)!r}")
+        for key, idx in num_keys.items():
+            if type(key) is not str or ids.get(key) != idx:
+                raise ValueError(
+                    f"{where}: the memo gives the key {key!r} the id {idx!r}, not "
+                    "that of its attribute")
+        vec.__dict__.update(n_attributes_=len(names), vocabulary_=ids,
+                            feature_names_=list(names),
+                            _pair_ids=_pair_ids(str_pairs, num_keys))
+    else:
+        if not isinstance(state.n_features, Integral) or not 1 <= state.n_features < 2**31:
+            raise ValueError(f"{where}: n_features is {state.n_features!r}")
+        slots = state.hash_slots
+        if (not isinstance(slots, np.ndarray) or slots.ndim != 1
+                or slots.dtype != np.int64):
+            raise ValueError(f"{where}: the hash slots must be a 1-D int64 array")
+        slot_list = slots.tolist()
+        slot_ids = {slot: i for i, slot in enumerate(slot_list)}
+        if len(slot_ids) != len(slot_list):
+            raise ValueError(f"{where}: a hash slot is listed twice")
+        if len(slots) and (slots.min() < 0 or slots.max() >= state.n_features):
+            raise ValueError(
+                f"{where}: a hash slot is out of range for n_features={state.n_features}")
+        vec.__dict__.update(n_attributes_=len(slot_list), hash_slots_=np.array(slots),
+                            _slot_ids=slot_ids, _n_slots=int(state.n_features))
+    vec.n_dense_features_ = int(state.n_dense)
+    return vec
 
 
 def _pair_ids(str_ids, num_ids):

@@ -1,6 +1,7 @@
 """Tests for the CoNLL column-file reader and writer (sklearn_crf._conll)."""
 
 import gzip
+import os
 import io
 import random
 
@@ -235,3 +236,109 @@ def test_pos_column_as_features():
     words_only = SequenceFeaturizer()
     crf_words = CRFTagger(max_iter=30).fit(words_only.transform(train.sentences), train.tags)
     assert crf_words.predict(words_only.transform(test.sentences)) != test.tags
+
+
+# --- iter_conll: the same file, chunk by chunk -------------------------------------
+
+def read_in_chunks(source, chunk_size, **kwargs):
+    from sklearn_crf._conll import iter_conll
+
+    chunks = list(iter_conll(source, chunk_size=chunk_size, **kwargs))
+    assert all(len(c.sentences) == chunk_size for c in chunks[:-1])
+    assert all(len(c.sentences) == len(c.documents) == len(c.lines) for c in chunks)
+    return chunks
+
+
+def assert_chunks_are_read_conll(chunks, data):
+    assert [s for c in chunks for s in c.sentences] == data.sentences
+    if data.tags is None:
+        assert all(c.tags is None for c in chunks)
+    else:
+        assert [t for c in chunks for t in c.tags] == data.tags
+    for name in ("documents", "lines"):
+        got = np.concatenate([getattr(c, name) for c in chunks] or [np.zeros(0, np.int64)])
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, getattr(data, name))
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 1000])
+@pytest.mark.parametrize("text, kwargs", [
+    (THREE_COLUMNS, {}),
+    ("\ufeffJuan\tNP  B-PER\r\nvive VM\tO\r\n \t\r\nya RG O", {}),
+    ("New York\tB-LOC\nis\tO\n\nya\tO", {"sep": "\t"}),
+    ("Juan B-PER NP\nvive O VM\n\n-DOCSTART-\nx O V\n", {"label_column": 1}),
+    ("Juan B-PER NP\nvive O VM\n", {"label_column": None}),
+    ("\n\n", {}),
+])
+def test_iter_conll_chunks_are_read_conll(tmp_path, chunk_size, text, kwargs):
+    data = read_conll(io.StringIO(text), **kwargs)
+    path = tmp_path / "data.conll"
+    path.write_bytes(text.encode())
+    compressed = tmp_path / "data.conll.gz"
+    compressed.write_bytes(gzip.compress(text.encode()))
+    for source in (io.StringIO(text), path, str(compressed), io.BytesIO(text.encode()),
+                   io.BytesIO(compressed.read_bytes())):
+        assert_chunks_are_read_conll(read_in_chunks(source, chunk_size, **kwargs), data)
+
+
+def test_iter_conll_bundled_data():
+    from sklearn_crf.datasets import _conll2002  # the bundled files: CoNLL-2002 format
+
+    path = os.path.join(os.path.dirname(_conll2002.__file__), "data", "esp.testb.gz")
+    data = read_conll(path)
+    chunks = read_in_chunks(path, 500)
+    assert len(chunks) == -(-len(data.sentences) // 500) > 2
+    assert_chunks_are_read_conll(chunks, data)
+
+
+def test_iter_conll_other_encodings(tmp_path):
+    text = "Coruña B-LOC\n\nésta O\n"
+    for encoding in ("latin-1", "utf-16"):
+        path = tmp_path / f"{encoding}.txt"
+        path.write_bytes(text.encode(encoding))
+        assert_chunks_are_read_conll(read_in_chunks(path, 1, encoding=encoding),
+                                     read_conll(path, encoding=encoding))
+
+
+@pytest.mark.parametrize(
+    "text, kwargs",
+    [
+        ("a DT O\nb DT O\n\nc O\n", {}),
+        ("a DT O\nb DT O X\n", {}),
+        ("a\nb\n", {}),
+        ("x O\n\na\n", {}),
+        ("a O\n", {"label_column": 2}),
+        ("\tO\n", {"sep": "\t"}),
+        (b"a O\n\nb O\nCoru\xf1a B-LOC\n", {}),
+    ],
+)
+def test_iter_conll_errors_are_read_conlls(tmp_path, text, kwargs):
+    path = tmp_path / "bad.conll"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(ValueError) as want:
+        read_conll(path, **kwargs)
+    with pytest.raises(ValueError) as got:
+        read_in_chunks(path, 1, **kwargs)
+    assert str(got.value) == str(want.value)
+
+
+def test_iter_conll_bad_sources_and_arguments(tmp_path):
+    from sklearn_crf._conll import iter_conll
+
+    with pytest.raises(ValueError, match="nope.conll: cannot read the file"):
+        next(iter_conll(tmp_path / "nope.conll"))
+    with pytest.raises(ValueError, match="a directory, not a CoNLL file"):
+        next(iter_conll(tmp_path))
+    with pytest.raises(ValueError, match="not a regular file"):
+        next(iter_conll("/dev/zero"))
+    compressed = tmp_path / "broken.gz"
+    compressed.write_bytes(gzip.compress(THREE_COLUMNS.encode())[:-12])
+    with pytest.raises(ValueError, match="broken.gz: corrupt gzip data"):
+        list(iter_conll(compressed))
+    with pytest.raises(TypeError, match="must be a path .* or a file object"):
+        next(iter_conll(42))
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="chunk_size must be an int >= 1"):
+            next(iter_conll(io.StringIO("a O\n"), chunk_size=bad))
+    with pytest.raises(ValueError, match="label_column must not be 0"):
+        next(iter_conll(io.StringIO("a O\n"), label_column=0))
