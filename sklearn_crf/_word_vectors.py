@@ -64,6 +64,9 @@ class WordVectors:
     vectors : ndarray of shape (n_words, vector_size)
         The vectors, read-only, one row per word; float32 when the input is
         float32, else float64.
+    words : list of str
+        The words, in the order of the rows of ``vectors``:
+        ``WordVectors(dict(zip(table.words, table.vectors)))`` is a copy.
     vector_size : int
         The length of the vectors.
     dtype : numpy.dtype
@@ -185,6 +188,14 @@ class WordVectors:
 
     def __sklearn_clone__(self):
         return self
+
+    @property
+    def words(self):
+        """The words, in the order of the rows of :attr:`vectors` (a new list)."""
+        words = [""] * len(self._index)
+        for word, row in self._index.items():
+            words[row] = word
+        return words
 
     @property
     def vector_size(self):

@@ -841,3 +841,46 @@ def test_grid_search_over_the_vector_options():
     assert best[-1].n_dense_features_ == 8 * (2 * window + 1)
     only = grid.best_params_["sequencefeaturizer__vectors_only"]
     assert (len(best[-1].vectorizer_.feature_names_) == 0) == only
+
+
+@pytest.fixture(scope="module")
+def vectors_pipeline():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_crf import CRFTagger
+
+    X, y, table = _ner_subset(40)
+    pipe = make_pipeline(
+        SequenceFeaturizer(vectors=table, vector_lookup="lower", vector_window=1),
+        CRFTagger(c2=0.1, max_iter=10, n_jobs=1),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        pipe.fit(X, y)
+    return pipe, X
+
+
+def test_fitted_pipeline_with_vectors_round_trips_pickle_and_skops(vectors_pipeline):
+    sio = pytest.importorskip("skops.io")
+    pipe, X = vectors_pipeline
+    expected = pipe[-1].predict_marginals(pipe[0].transform(X))
+    data = sio.dumps(pipe)
+    for restored in (pickle.loads(pickle.dumps(pipe)),
+                     sio.loads(data, trusted=sio.get_untrusted_types(data=data))):
+        assert restored[0].vectors is not pipe[0].vectors
+        np.testing.assert_array_equal(restored[0].vectors.vectors, pipe[0].vectors.vectors)
+        got = restored[-1].predict_marginals(restored[0].transform(X))
+        assert len(got) == len(expected)
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_save_model_refuses_a_featurizer_with_vectors(vectors_pipeline, tmp_path):
+    from sklearn_crf import save_model
+
+    pipe, _ = vectors_pipeline
+    with pytest.raises(ValueError, match=r"the parameter vectors=WordVectors\(.*cannot be "
+                                         r"written to a model file"):
+        save_model(pipe, tmp_path / "model.skcrf")

@@ -47,6 +47,14 @@ def test_from_dict_stacks_the_vectors_in_order():
     assert "6 words x 4 float64" in repr(table)
 
 
+def test_words_in_row_order_rebuild_the_table():
+    table = WordVectors(TABLE)
+    assert table.words == WORDS
+    copy_ = WordVectors(dict(zip(table.words, table.vectors)))
+    np.testing.assert_array_equal(copy_.vectors, table.vectors)
+    assert copy_.words == table.words
+
+
 def test_float32_stays_float32_and_other_types_become_float64():
     f32 = {w: v.astype(np.float32) for w, v in TABLE.items()}
     assert WordVectors(f32).dtype == np.float32
