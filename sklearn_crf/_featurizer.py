@@ -468,9 +468,9 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         :class:`WordVectors` wrapping a dict of str -> vector or gensim's
         ``KeyedVectors``).  When given, ``transform`` returns per sentence a
         tuple ``(feature dicts, dense block)``, the ``(tokens, array)`` form
-        that :class:`CRFTagger` and :class:`SequenceVectorizer` take.  Words without a vector get zeros.  The table is
-        shared, not copied, when the featurizer is cloned (grid searches,
-        cross-validation).
+        that :class:`CRFTagger` and :class:`SequenceVectorizer` take.  Words
+        without a vector get zeros.  The table is shared, not copied, when the
+        featurizer is cloned (grid searches, cross-validation).
 
     vector_lookup : {"exact", "lower", "exact_then_lower"}, default="exact"
         How a word is looked up in ``vectors``: as it is, lower-cased (for
@@ -633,7 +633,8 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
             Without ``vectors``: ``X_features[s][t]`` is the
             ``{name: str | float | bool}`` feature dict of token ``t`` of
             sentence ``s``; empty sentences give empty lists.  With
-            ``vectors``: ``X_features[s]`` is a tuple ``(dicts, dense)`` whose ``dense`` is an ndarray of shape
+            ``vectors``: ``X_features[s]`` is a tuple ``(dicts, dense)``,
+            ``dense`` an ndarray of shape
             ``(n_tokens, (2 * vector_window + 1) * vectors.vector_size)`` (the
             table's dtype, float32 or float64); with ``vectors_only``, just
             that array.
@@ -652,12 +653,17 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
                 f"{_describe(X)}."
             )
         n_columns = plan.n_columns
+        cache = plan.word_cache()
+        if plan.vectors is None:
+            return [
+                _featurize_sentence(
+                    _split_sentence(sentence, s, n_columns), plan, cache
+                )
+                for s, sentence in enumerate(X)
+            ]
         sentences = [
             _split_sentence(sentence, s, n_columns) for s, sentence in enumerate(X)
         ]
-        if plan.vectors is None:
-            cache = plan.word_cache()
-            return [_featurize_sentence(cols, plan, cache) for cols in sentences]
         blocks = plan.vectors.sentence_vectors(
             [cols[0] for cols in sentences],
             lookup=plan.vector_lookup,
@@ -665,7 +671,6 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         )
         if plan.vectors_only:
             return blocks
-        cache = plan.word_cache()
         return [
             (_featurize_sentence(cols, plan, cache), block)
             for cols, block in zip(sentences, blocks)
