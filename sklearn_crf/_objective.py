@@ -215,7 +215,9 @@ class CRFObjective:
     node marginals, one BLAS product a block in each phase
     (:mod:`sklearn_crf._engine.dense`); the blocks' (n_dense, L) sums are
     added in block order, so the result stays bitwise the same for any
-    ``n_chunks``. A float32 dense part is converted a block at a time.
+    ``n_chunks``. A float32 dense part is converted a block at a time (the
+    corpus's array is used as it is, never copied whole); the dense part adds
+    one (n_dense, L) sum per block to the memory.
     """
 
     def __init__(self, corpus, layout, labels, seq_weight, *, c2, n_chunks,

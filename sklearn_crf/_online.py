@@ -18,6 +18,13 @@ kernels work on one sequence at a time over the parameter vector in
 parameters of that sequence's attributes (sparse updates; l2sgd keeps the L2
 decay as one lazy scale factor, as CRFsuite does).
 
+Dense token features (a corpus with ``n_dense > 0``) are given to these
+algorithms as valued attributes: dimension ``j`` is one more attribute of
+every token, with the token's value, carrying a weight for every label (what
+the same values as ``{"v<j>": value}`` dicts would be), so every update is
+CRFsuite's; :class:`_Problem` builds those entries (12 bytes per token and
+dimension) and puts the weights back in the layout's order at the end.
+
 Ragged data is CSR-style as in :mod:`sklearn_crf._engine.scores`: ``tok_ptr``,
 ``tok_attr``, ``tok_val`` (tokens → attributes), ``seq_ptr`` (sequences →
 tokens), ``attr_ptr`` / ``attr_label`` (attributes → state parameters), and
@@ -475,7 +482,12 @@ class _Problem:
         unseen = np.setdiff1d(np.arange(L), order)
         rank[np.concatenate([order, unseen]).astype(np.int64)] = np.arange(L, dtype=np.int32)
         self.rank = rank  # internal number of each label
-        n_state = len(layout.attr_label)
+        self.layout = layout
+        tok_ptr, tok_attr, tok_val, attr_ptr, attr_label = _with_dense_attributes(
+            corpus, layout
+        )
+        # internal order: state weights, the dense ones (as state weights), transitions
+        n_state = len(attr_label)
         trans_index = np.full((L, L), -1, dtype=np.int64)
         trans_index[rank[layout.trans_from], rank[layout.trans_to]] = n_state + np.arange(
             len(layout.trans_from)
@@ -483,12 +495,12 @@ class _Problem:
         self.arrays = OnlineArrays(
             labels=rank[labels].astype(np.int32),
             seq_weight=np.ascontiguousarray(seq_weight, dtype=np.float64),
-            tok_ptr=np.ascontiguousarray(corpus.tok_ptr, dtype=np.int64),
-            tok_attr=np.ascontiguousarray(corpus.tok_attr, dtype=np.int32),
-            tok_val=np.ascontiguousarray(corpus.tok_val, dtype=np.float64),
+            tok_ptr=tok_ptr,
+            tok_attr=tok_attr,
+            tok_val=tok_val,
             seq_ptr=seq_ptr,
-            attr_ptr=np.ascontiguousarray(layout.attr_ptr, dtype=np.int64),
-            attr_label=rank[layout.attr_label].astype(np.int32),
+            attr_ptr=attr_ptr,
+            attr_label=rank[attr_label].astype(np.int32),
             trans_index=trans_index,
         )
         self.n_params = n_state + len(layout.trans_from)
@@ -496,6 +508,15 @@ class _Problem:
         lengths = np.diff(seq_ptr)
         self.max_len = max(int(lengths.max()) if len(lengths) else 0, 1)
         self.n_labels = L
+
+    def layout_order(self, w):
+        """The internal weights ``w`` in the layout's order (a new array):
+        ``[state | transitions | dense]``."""
+        layout = self.layout
+        if not layout.n_dense:
+            return w
+        S, D = layout.n_state, layout.n_dense * layout.n_labels
+        return np.concatenate([w[:S], w[S + D:], w[S:S + D]])
 
     def decode_buffers(self):
         """The :class:`DecodeBuffers` of the perceptron-style epochs."""
@@ -527,6 +548,36 @@ class _Problem:
             exp_trans=np.zeros((L, L)), alpha=np.zeros((T, L)), beta=np.zeros((T, L)),
             scale=np.zeros(T), node=np.zeros((T, L)), edge_sum=np.zeros((L, L)),
         )
+
+
+def _with_dense_attributes(corpus, layout):
+    """``tok_ptr, tok_attr, tok_val, attr_ptr, attr_label`` of the corpus with
+    each dense dimension ``j`` as attribute ``n_attributes + j`` (after the
+    token's own entries, value the token's, zeros included) and a state
+    weight for every (dimension, label) pair, dimension-major."""
+    tok_ptr = np.ascontiguousarray(corpus.tok_ptr, dtype=np.int64)
+    tok_attr = np.ascontiguousarray(corpus.tok_attr, dtype=np.int32)
+    tok_val = np.ascontiguousarray(corpus.tok_val, dtype=np.float64)
+    attr_ptr = np.ascontiguousarray(layout.attr_ptr, dtype=np.int64)
+    attr_label = np.ascontiguousarray(layout.attr_label, dtype=np.int32)
+    D = layout.n_dense
+    if not D:
+        return tok_ptr, tok_attr, tok_val, attr_ptr, attr_label
+    n_tokens, A, L = corpus.n_tokens, len(attr_ptr) - 1, layout.n_labels
+    counts = np.diff(tok_ptr) + D
+    new_ptr = np.zeros(n_tokens + 1, dtype=np.int64)
+    np.cumsum(counts, out=new_ptr[1:])
+    own = np.ones(new_ptr[-1], dtype=bool)  # the token's own entries, then D dense ones
+    dense_pos = (new_ptr[1:] - D)[:, None] + np.arange(D)
+    own[dense_pos.ravel()] = False
+    new_attr = np.empty(new_ptr[-1], dtype=np.int32)
+    new_val = np.empty(new_ptr[-1], dtype=np.float64)
+    new_attr[own], new_val[own] = tok_attr, tok_val
+    new_attr[dense_pos] = A + np.arange(D, dtype=np.int32)
+    new_val[dense_pos] = corpus.dense
+    attr_ptr = np.concatenate([attr_ptr, attr_ptr[-1] + L * np.arange(1, D + 1)])
+    attr_label = np.concatenate([attr_label, np.tile(np.arange(L, dtype=np.int32), D)])
+    return new_ptr, new_attr, new_val, attr_ptr, attr_label
 
 
 def _result(w, losses, loss):
@@ -574,7 +625,7 @@ def fit_averaged_perceptron(
         _log_epoch(verbose, "ap", epoch + 1, loss, start)
         if loss / p.n_seq < epsilon:
             break
-    return _result(w - ws / c, losses, losses[-1] if losses else 0.0)
+    return _result(p.layout_order(w - ws / c), losses, losses[-1] if losses else 0.0)
 
 
 def fit_passive_aggressive(
@@ -607,7 +658,8 @@ def fit_passive_aggressive(
         _log_epoch(verbose, "pa", epoch + 1, loss, start)
         if loss / p.n_seq < epsilon:
             break
-    return _result(w - ws / u if averaging else w.copy(), losses, losses[-1] if losses else 0.0)
+    return _result(p.layout_order(w - ws / u if averaging else w.copy()), losses,
+                   losses[-1] if losses else 0.0)
 
 
 def fit_arow(
@@ -641,7 +693,7 @@ def fit_arow(
         _log_epoch(verbose, "arow", epoch + 1, loss, start)
         if loss / p.n_seq <= epsilon:
             break
-    return _result(mean, losses, losses[-1] if losses else 0.0)
+    return _result(p.layout_order(mean), losses, losses[-1] if losses else 0.0)
 
 
 def fit_l2sgd(
@@ -759,5 +811,5 @@ def fit_l2sgd(
             ConvergenceWarning,
             stacklevel=caller_stacklevel(),  # the caller of CRFTagger.fit
         )
-    return _result(best_w, losses, best_sum_loss)
+    return _result(p.layout_order(best_w), losses, best_sum_loss)
 

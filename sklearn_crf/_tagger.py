@@ -379,7 +379,9 @@ class CRFTagger(BaseEstimator):
     non-zero weight (what a CRFsuite model file stores): with ``c1 > 0`` many
     are absent. They are computed from ``coef_`` on each access, not stored;
     keep the result in a variable rather than reading them in a loop.
-    :meth:`top_features` lists the strongest weights of each label.
+    :meth:`top_features` lists the strongest weights of each label. The
+    weights of dense features are in ``dense_coef_`` only: they have no
+    attribute names, so these lists leave them out.
 
     `eli5 <https://github.com/eli5-org/eli5>`_ (>= 0.14) explains
     sklearn-crfsuite models from these three attributes and ``classes_``;
@@ -407,7 +409,9 @@ class CRFTagger(BaseEstimator):
     (dimension, label) pair, regularized by ``c1`` and ``c2`` as the others;
     their state scores and gradient are one BLAS product per block of
     tokens. float32 arrays are used as they are, converted to float64 a block
-    at a time. Dense features need solver ``"lbfgs"`` or ``"l-bfgs-b"``.
+    at a time. Every solver takes them: the online ones see dimension ``j``
+    as a valued attribute of every token, so they learn the weights of the
+    same values given as ``{"v<j>": value}`` dicts.
 
     As an estimator, ``CRFTagger`` is neither a classifier nor a regressor
     (its ``y`` is a list of label sequences of different lengths), so
@@ -648,11 +652,6 @@ class CRFTagger(BaseEstimator):
             val_weight = None
         _check_constraint_labels(self.transition_constraints, y)
         vectorizer, corpus = self._encode_training(X)
-        if corpus.n_dense and not solver.dense_features:
-            raise ValueError(
-                f"solver={self.solver!r} does not take dense features yet; use 'lbfgs' "
-                "or 'l-bfgs-b'"
-            )
         classes, labels = encode_labels(y, corpus.seq_ptr)
         seq_weight = check_sequence_weight(sample_weight, corpus.n_sequences)
         if seq_weight is None:
@@ -1468,16 +1467,30 @@ def _note_compilation():
         )
 
 
+def _n_sequences(X):
+    """Number of sequences of a training X, after the checks of
+    :func:`~sklearn_crf._validation.check_sequences` when X holds no dense
+    array (the vectorizer checks the dense forms)."""
+    if isinstance(X, EncodedCorpus):
+        return X.n_sequences
+    if isinstance(X, (list, tuple)) and any(
+        (isinstance(seq, np.ndarray) and seq.ndim == 2)
+        or (isinstance(seq, tuple) and len(seq) == 2 and isinstance(seq[1], np.ndarray))
+        for seq in X
+    ):
+        return len(X)
+    check_sequences(X, "X")
+    return len(X)
+
+
 def _split_validation(X, y, sample_weight, fraction, random_state):
     """Set aside ``ceil(fraction · n)`` random sequences as a validation set.
 
     Returns ``X, y, sample_weight`` of the training part and ``X_val, y_val,
     val_weight`` of the validation part, each in the input's order.
     """
-    if not isinstance(X, EncodedCorpus):
-        check_sequences(X, "X")
+    n = _n_sequences(X)
     check_sequences(y, "y")
-    n = len(X) if not isinstance(X, EncodedCorpus) else X.n_sequences
     if len(y) != n:
         raise ValueError(
             f"X and y have different numbers of sequences: {n} and {len(y)}"

@@ -279,13 +279,33 @@ def test_predict_refuses_another_number_of_dense_features(mixed_model):
     assert crf.__dict__.keys() == fitted.keys()
 
 
+@pytest.mark.parametrize("with_dicts", [False, True], ids=["dense", "mixed"])
 @pytest.mark.parametrize("solver", ["ap", "pa", "arow", "l2sgd"])
-def test_online_solvers_refuse_dense_features(solver):
-    X, y = dense_data(8)
-    crf = CRFTagger(solver=solver, c2=0.1 if solver == "l2sgd" else 1.0)
-    with pytest.raises(ValueError, match=f"solver='{solver}' does not take dense features"):
-        crf.fit(X, y)
-    assert not hasattr(crf, "coef_")
+def test_online_solvers_give_the_weights_of_the_equivalent_dicts(solver, with_dicts):
+    """The online solvers see dimension j as the valued attribute "v<j>": the
+    same updates in the same arithmetic order, so the dict fit's weights, bit
+    for bit."""
+    X, y = dense_data(8, n_seq=15, with_dicts=with_dicts)
+    X = [(s[0], np.abs(s[1]) + 0.05) if with_dicts else np.abs(s) + 0.05 for s in X]
+    params = dict(solver=solver, max_iter=5)
+    if solver == "l2sgd":
+        params.update(c2=0.1, calibration_samples=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        dense = CRFTagger(**params).fit(X, y)
+        dicts = CRFTagger(**params).fit(as_dicts(X), y)
+    classes = dicts.classes_.tolist()
+    state = dicts.state_features_
+    ours = np.concatenate([
+        dense.dense_coef_.ravel(), dense.transition_matrix_.ravel(),
+        list(dense.state_features_.values())])
+    theirs = np.concatenate([
+        [state.get((f"v{j}", label), 0.0) for j in range(3) for label in classes],
+        dicts.transition_matrix_.ravel(),
+        [state[key] for key in dense.state_features_]])
+    np.testing.assert_array_equal(ours, theirs)  # bit for bit
+    np.testing.assert_array_equal(dense.loss_curve_, dicts.loss_curve_)
+    assert dense.predict(X) == dicts.predict(as_dicts(X))
 
 
 def test_c1_makes_dense_weights_exactly_zero():
@@ -325,6 +345,9 @@ def test_early_stopping_on_dense_sequences_and_on_an_encoded_corpus():
     assert b.vectorizer_ is corpus.vectorizer
     assert a.best_iteration_ == b.best_iteration_
     np.testing.assert_allclose(a.validation_scores_, b.validation_scores_, rtol=1e-12)
+    arrays = [arr for _, arr in X]
+    d = CRFTagger(c2=0.1, early_stopping=True, random_state=0, n_iter_no_change=2)
+    assert d.fit(arrays, y).best_iteration_ >= 1
     c = CRFTagger(c2=0.1).fit(X[:20], y[:20], X_val=X[20:], y_val=y[20:])
     assert c.validation_scores_.shape == (c.n_iter_,)
     with pytest.raises(ValueError, match="dense"):
@@ -423,3 +446,16 @@ def test_validation_scorer_on_dense_sequences():
         crf.fit(X[:20], y[:20], X_val=X[20:], y_val=y[20:])
     # the last iteration's weights are the fitted ones: its score is the tagger's
     assert crf.validation_scores_[-1] == pytest.approx(crf.score(X[20:], y[20:]))
+
+
+def test_from_weights_of_tagger_weights_is_the_same_dense_tagger(mixed_model):
+    from sklearn_crf._crfsuite import tagger_weights
+
+    crf, X, _ = mixed_model
+    weights = tagger_weights(crf, "a test")
+    assert weights.dense_coef.shape == (3, len(crf.classes_))
+    back = CRFTagger.from_weights(weights, c2=0.1)
+    np.testing.assert_array_equal(back.dense_coef_, crf.dense_coef_)
+    np.testing.assert_array_equal(back.log_partition(X), crf.log_partition(X))
+    with pytest.raises(ValueError, match=r"dense_coef must have shape \(n_dense, 3\)"):
+        CRFTagger.from_weights(weights._replace(dense_coef=np.zeros((3, 2))))

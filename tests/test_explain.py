@@ -466,3 +466,27 @@ def test_compare_labels_with_dense_features(with_dicts):
             assert cmp.state_difference == pytest.approx(
                 math.fsum(c.difference for c in cmp.state), rel=1e-9, abs=1e-12)
             assert "dense" in {c.kind for c in cmp.state}
+
+
+def test_top_on_a_dense_model_is_the_top_of_the_full_explanation():
+    """With ``top``, only the largest dense terms are built, and the explanation
+    is the full one's cut at ``top``: the same terms, counts and totals."""
+    _, X, y = dense_model(10, with_dicts=True)
+    y = [[["B-A", "I-A", "O"][k] for k in seq] for seq in y]
+    crf = CRFTagger(c2=0.05, all_possible_transitions=True).fit(X, y)
+    full = explain_prediction(crf, X)
+    assert sum(len(ex.entities) for ex in full) > 0
+    for top in (1, 2, 3):
+        cut = explain_prediction(crf, X, top=top)
+        for ef, ec in zip(full, cut):
+            assert_additive(ec)
+            for tf, tc in zip(ef.tokens, ec.tokens):
+                assert tc.state == tf.state[:top]
+                assert tc.n_other == len(tf.state) - len(tc.state)
+                assert tc.other == pytest.approx(
+                    math.fsum(c.contribution for c in tf.state[top:]), abs=1e-12)
+                assert tc.state_score == pytest.approx(tf.state_score, abs=1e-12)
+            for nf, nc in zip(ef.entities, ec.entities):
+                assert nc.contributions == nf.contributions[:top]
+                assert nc.n_other == len(nf.contributions) - len(nc.contributions)
+                assert nc.score == pytest.approx(nf.score, abs=1e-12)

@@ -64,10 +64,9 @@ class Solver:
         CRFsuite's defaults that differ from CRFTagger's (CRFTagger names).
     crfsuite_fixed : dict
         sklearn-crfsuite parameter name → the value CRFTagger always uses.
-    warm_start, early_stopping, constraints_in_training, multithreaded, dense_features : bool
+    warm_start, early_stopping, constraints_in_training, multithreaded : bool
         Capabilities: starting from the previous weights, a validation set
-        and early stopping, ``constrain_training``, training on threads,
-        dense token features (a corpus with ``n_dense > 0``).
+        and early stopping, ``constrain_training``, training on threads.
     run : callable
         ``run(solver, data, params, *, n_threads, w0, constraints, monitor,
         verbose) -> SolverResult``.
@@ -87,7 +86,6 @@ class Solver:
     early_stopping: bool = False
     constraints_in_training: bool = False
     multithreaded: bool = False
-    dense_features: bool = False
     fit_function: Optional[Callable] = None
 
     def resolved_max_iter(self, max_iter):
@@ -140,8 +138,11 @@ _BATCH = dict(
     kind="batch", params=frozenset({"c1", "c2", "tol", "epsilon", "warm_start",
                                     "constrain_training"}) | _EARLY_STOPPING,
     max_iter=1000, epsilon=1e-5, run=run_batch, warm_start=True, early_stopping=True,
-    constraints_in_training=True, multithreaded=True, dense_features=True,
+    constraints_in_training=True, multithreaded=True,
 )
+
+#: what every online solver shares
+_ONLINE = dict(kind="online", run=run_online)
 
 SOLVERS = {
     "lbfgs": Solver(
@@ -153,7 +154,7 @@ SOLVERS = {
     "l-bfgs-b": Solver(name="l-bfgs-b", crfsuite_algorithm=None, crfsuite_params={},
                        **_BATCH),
     "l2sgd": Solver(
-        name="l2sgd", kind="online",
+        name="l2sgd",
         params=frozenset({"c2", "period", "delta", "calibration_eta", "calibration_rate",
                           "calibration_samples", "calibration_candidates",
                           "calibration_max_trials"}),
@@ -161,26 +162,26 @@ SOLVERS = {
         crfsuite_params={name: name for name in (
             "c2", "period", "delta", "calibration_eta", "calibration_rate",
             "calibration_samples", "calibration_candidates", "calibration_max_trials")},
-        run=run_online, fit_function=_online.fit_l2sgd,
+        fit_function=_online.fit_l2sgd, **_ONLINE,
     ),
     "ap": Solver(
-        name="ap", kind="online", params=frozenset({"epsilon"}), max_iter=100, epsilon=0.0,
-        crfsuite_algorithm="ap", crfsuite_params={"epsilon": "epsilon"}, run=run_online,
-        fit_function=_online.fit_averaged_perceptron,
+        name="ap", params=frozenset({"epsilon"}), max_iter=100, epsilon=0.0,
+        crfsuite_algorithm="ap", crfsuite_params={"epsilon": "epsilon"},
+        fit_function=_online.fit_averaged_perceptron, **_ONLINE,
     ),
     "pa": Solver(
-        name="pa", kind="online",
+        name="pa",
         params=frozenset({"epsilon", "pa_type", "c", "error_sensitive", "averaging"}),
         max_iter=100, epsilon=0.0, crfsuite_algorithm="pa",
         crfsuite_params={"epsilon": "epsilon", "pa_type": "pa_type", "c": "c",
                          "error_sensitive": "error_sensitive", "averaging": "averaging"},
-        run=run_online, fit_function=_online.fit_passive_aggressive,
+        fit_function=_online.fit_passive_aggressive, **_ONLINE,
     ),
     "arow": Solver(
-        name="arow", kind="online", params=frozenset({"epsilon", "variance", "gamma"}),
+        name="arow", params=frozenset({"epsilon", "variance", "gamma"}),
         max_iter=100, epsilon=0.0, crfsuite_algorithm="arow",
         crfsuite_params={"epsilon": "epsilon", "variance": "variance", "gamma": "gamma"},
-        run=run_online, fit_function=_online.fit_arow,
+        fit_function=_online.fit_arow, **_ONLINE,
     ),
 }
 
