@@ -25,6 +25,23 @@ Training memory must not depend on the thread count; compare the peaks of::
 
 Run it on an otherwise idle machine: the wall times (not the memory) suffer
 from other jobs.
+
+``--routes`` measures instead the peak RSS of *encoding* a corpus by two
+routes, each in a fresh process (peak RSS is per process): CoNLL-2002
+esp.train repeated ``--repeats`` times (4: about 1.06M tokens; each repeat
+after the first renames a seventh of the words, deterministically, so that the
+vocabulary grows too), written to a temporary CoNLL file, then
+
+  in memory  read_conll(file) → SequenceFeaturizer().transform (every feature
+             dict at once) → SequenceVectorizer().fit_encode, labels as lists
+  streamed   iter_conll(file, chunk_size) → the featurizer per chunk →
+             encode_stream(..., directory=..., label_codes=True): each chunk's
+             arrays appended to a corpus store, memory-mapped back
+
+and checks that both give bitwise the same arrays::
+
+    python benchmarks/bench_memory.py --routes                 # 4 repeats
+    python benchmarks/bench_memory.py --routes --repeats 1 --chunk-size 500
 """
 
 import argparse
@@ -169,8 +186,109 @@ def fitted_array_sizes(crf, X):
     return {k: round(v / MIB, 1) for k, v in sizes.items()}
 
 
+def repeated_conll(path, repeats):
+    """esp.train ``repeats`` times into the CoNLL file ``path``; in repeat r > 0
+    the words at positions ≡ r (mod 7) of each sentence get the suffix ``~r``.
+    Returns the number of tokens."""
+    from sklearn_crf import write_conll
+    from sklearn_crf.datasets import load_conll2002
+
+    data = load_conll2002("train")
+    n_tokens = 0
+    with open(path, "w", encoding="utf-8") as f:
+        for r in range(repeats):
+            sentences = [[w + f"~{r}" if r and t % 7 == r % 7 else w
+                          for t, w in enumerate(sent)] for sent in data.sentences]
+            write_conll(f, sentences, data.tags)
+            f.write("\n")
+            n_tokens += sum(map(len, sentences))
+    return n_tokens
+
+
+def encode_route(route, path, directory, chunk_size, result):
+    """One route in this process: its peak RSS and the arrays' digest."""
+    import hashlib
+
+    from sklearn_crf import SequenceFeaturizer, SequenceVectorizer, read_conll
+
+    before = peak_rss_mib()
+    featurizer = SequenceFeaturizer()
+    start = time.process_time()
+    if route == "memory":
+        data = read_conll(path)
+        X = featurizer.transform(data.sentences)
+        corpus, y = SequenceVectorizer().fit_encode(X), data.tags
+        n_labels = sum(map(len, y))
+    else:
+        from sklearn_crf._conll import iter_conll
+        from sklearn_crf._streaming import encode_stream
+
+        batches = ((featurizer.transform(chunk.sentences), chunk.tags)
+                   for chunk in iter_conll(path, chunk_size=chunk_size))
+        corpus, y = encode_stream(batches, directory=directory, label_codes=True)
+        n_labels = len(y.codes)
+    digest = hashlib.sha256()
+    for name in ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr"):
+        digest.update(np.ascontiguousarray(getattr(corpus, name)).tobytes())
+    digest.update("\n".join(corpus.vectorizer.feature_names_).encode())
+    with open(result, "w") as f:
+        json.dump({"route": route, "peak_rss_mib": round(peak_rss_mib(), 1),
+                   "peak_rss_before_mib": round(before, 1),
+                   "cpu_seconds": round(time.process_time() - start, 1),
+                   "tokens": int(corpus.n_tokens), "labels": n_labels,
+                   "attributes": int(corpus.n_attributes),
+                   "corpus_mib": round(corpus.nbytes / MIB, 1),
+                   "sha256": digest.hexdigest()}, f)
+
+
+def compare_routes(args):
+    """Both routes of ``--routes``, each in a child process; a table of their peaks."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "train.conll")
+        n_tokens = repeated_conll(path, args.repeats)
+        print(f"esp.train x {args.repeats}: {n_tokens} tokens, "
+              f"{os.path.getsize(path) / MIB:.0f} MiB of CoNLL text; chunks of "
+              f"{args.chunk_size} sentences", flush=True)
+        results = []
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))  # this checkout
+        for route in ("memory", "stream"):
+            out = os.path.join(tmp, f"{route}.json")
+            subprocess.run([sys.executable, os.path.abspath(__file__), "--route", route,
+                            path, os.path.join(tmp, "store"), str(args.chunk_size), out],
+                           check=True, env=env)
+            with open(out) as f:
+                results.append(json.load(f))
+    print("\n| route | peak RSS (MiB) | at start (MiB) | encoded corpus (MiB) | attributes |"
+          " CPU s |\n|---|---:|---:|---:|---:|---:|")
+    for r in results:
+        print(f"| {r['route']} | {r['peak_rss_mib']:.0f} | {r['peak_rss_before_mib']:.0f} | "
+              f"{r['corpus_mib']:.0f} | {r['attributes']} | {r['cpu_seconds']:.0f} |")
+    same = results[0]["sha256"] == results[1]["sha256"]
+    print(f"\nbitwise the same arrays and vocabulary: {'yes' if same else 'NO'}; "
+          f"streamed / in-memory peak RSS: "
+          f"{results[1]['peak_rss_mib'] / results[0]['peak_rss_mib']:.2f}")
+    if not same:
+        raise SystemExit("the routes differ")
+    return results
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--route"]:  # a child of --routes
+        route, path, directory, chunk_size, result = argv[1:6]
+        return encode_route(route, path, directory, int(chunk_size), result)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--routes", action="store_true",
+                        help="peak RSS of in-memory vs streamed encoding (see the docstring)")
+    parser.add_argument("--repeats", type=int, default=4,
+                        help="--routes: esp.train this many times (default 4)")
+    parser.add_argument("--chunk-size", type=int, default=2000,
+                        help="--routes: sentences per chunk of the streamed route")
     parser.add_argument("--n-tokens", type=int, default=1_000_000)
     parser.add_argument("--n-attributes", type=int, default=500_000)
     parser.add_argument("--attrs-per-token", type=int, default=20)
@@ -189,6 +307,8 @@ def main(argv=None):
                         help="smoke test: 50,000 tokens, 25,000 attributes, 5 iterations")
     parser.add_argument("--json", help="also write the report to this file")
     args = parser.parse_args(argv)
+    if args.routes:
+        return compare_routes(args)
     if args.quick:
         args.n_tokens, args.n_attributes, args.max_iter = 50_000, 25_000, 5
 

@@ -391,6 +391,14 @@ class ConllChunk(NamedTuple):
         The document of each sentence, counted over the whole file.
     lines : ndarray of shape (n_sentences,), dtype int64
         The line number of each sentence's first token.
+
+    Examples
+    --------
+    >>> import io
+    >>> from sklearn_crf._conll import iter_conll
+    >>> chunk = next(iter_conll(io.StringIO("Madrid B-LOC\\n")))
+    >>> chunk.sentences, chunk.tags, chunk.documents, chunk.lines
+    ([[('Madrid',)]], [['B-LOC']], array([0]), array([1]))
     """
 
     sentences: list

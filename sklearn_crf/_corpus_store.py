@@ -82,6 +82,14 @@ class LabelCodes(NamedTuple):
         The code of each token's label (memory-mapped when loaded so).
     classes : ndarray of shape (n_classes,)
         The labels by code, sorted (as ``CRFTagger.classes_``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_crf._corpus_store import LabelCodes
+    >>> labels = LabelCodes(codes=np.int32([1, 0, 1]), classes=np.array(["B", "O"]))
+    >>> labels.classes[labels.codes].tolist()
+    ['O', 'B', 'O']
     """
 
     codes: np.ndarray

@@ -173,3 +173,48 @@ def test_stream_errors_name_the_batch(tmp_path):
         encode_stream([([[]], [[], []])])
     with pytest.raises(TypeError, match="hashing must be None or an int"):
         encode_stream([(X, y)], hashing=2.0)
+
+
+# --- fitting on a streamed, memory-mapped corpus ------------------------------------
+
+@pytest.fixture(scope="module")
+def testb_head():
+    data = read_conll(TESTB)
+    return SequenceFeaturizer().transform(data.sentences[:150]), data.tags[:150]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_streamed_store_fits_the_in_memory_model(tmp_path, testb_head):
+    """CRFsuite's rules (min_freq, all_possible_*) read the encoded corpus: the
+    model fitted on the streamed, memory-mapped store is the in-memory fit's,
+    bitwise."""
+    from sklearn_crf import CRFTagger
+
+    X, y = testb_head
+    params = dict(c1=0.05, c2=0.01, max_iter=12, min_freq=2, all_possible_transitions=True,
+                  all_possible_states=True)
+    want = CRFTagger(**params).fit(X, y)
+    corpus, y2 = encode_stream(batched(X, y, [0, 40, 41, 150]), directory=tmp_path)
+    assert isinstance(corpus.tok_attr, np.memmap)
+    got = CRFTagger(**params).fit(corpus, y2)
+    assert got.coef_.tobytes() == want.coef_.tobytes()
+    assert got.vectorizer_.feature_names_ == want.vectorizer_.feature_names_
+    assert got.predict(corpus[100:150]) == want.predict(X[100:150])
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_search_on_a_stored_corpus(tmp_path, testb_head):
+    """A search over a pre-encoded corpus (encoded once): the scores of the
+    same search over the feature dicts."""
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    from sklearn_crf import CRFTagger
+
+    X, y = testb_head
+    corpus, y2 = encode_stream(batched(X, y, [0, 75, 150]), directory=tmp_path)
+    grid = {"c2": [0.1, 1.0]}
+    on_corpus = GridSearchCV(CRFTagger(max_iter=6), grid, cv=KFold(3)).fit(corpus, y2)
+    on_dicts = GridSearchCV(CRFTagger(max_iter=6), grid, cv=KFold(3)).fit(X, y)
+    np.testing.assert_allclose(on_corpus.cv_results_["mean_test_score"],
+                               on_dicts.cv_results_["mean_test_score"], rtol=1e-9)
+    assert on_corpus.best_estimator_.vectorizer_ is corpus.vectorizer

@@ -634,3 +634,31 @@ def test_concatenate_checks_its_parts():
     c = SequenceVectorizer().fit_encode([np.ones((1, 2))])
     with pytest.raises(ValueError, match="different numbers of dense columns"):
         EncodedCorpus.concatenate([c, b])
+
+
+def test_vocabulary_state_round_trip_and_checks():
+    from sklearn_crf._vectorizer import vectorizer_from_state, vocabulary_state
+
+    X = many_forms(200)
+    for n_features in (None, 32):
+        vec = SequenceVectorizer(n_features=n_features).fit([(s, np.ones((len(s), 2)))
+                                                             for s in X])
+        rebuilt = vectorizer_from_state(vocabulary_state(vec))
+        assert joblib.hash(rebuilt) == joblib.hash(vec)
+        assert_corpus_equal(rebuilt.encode([(s, np.ones((len(s), 2))) for s in X]),
+                            {f: getattr(vec.encode([(s, np.ones((len(s), 2))) for s in X]), f)
+                             for f in FIELDS})
+    state = vocabulary_state(SequenceVectorizer().fit([[{"w": "a", "n": 2.0}]]))
+    for changes, match in [({"attributes": "w:a"}, "must be a list of str"),
+                           ({"attributes": ["w:a", 3]}, "must be a list of str"),
+                           ({"n_dense": -1}, "n_dense is -1"),
+                           ({"str_pairs": []}, "the memo must be dicts"),
+                           ({"str_pairs": {"w": "a"}}, "the memo of key 'w' is not a dict"),
+                           ({"num_keys": {"w": 0}}, "the memo gives the key 'w' the id 0")]:
+        with pytest.raises(ValueError, match=f"^here: .*{match}"):
+            vectorizer_from_state(state._replace(**changes), where="here")
+    hashed = vocabulary_state(SequenceVectorizer(n_features=8).fit([[{"w": "a"}]]))
+    with pytest.raises(ValueError, match="hash slots must be a 1-D int64 array"):
+        vectorizer_from_state(hashed._replace(hash_slots=[1]), where="here")
+    with pytest.raises(ValueError, match="n_features is 0"):
+        vectorizer_from_state(hashed._replace(n_features=0), where="here")
