@@ -36,7 +36,6 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._corpus_ops import take_sequences
 from ._vectorizer import EncodedCorpus
 
 __all__ = [
@@ -984,7 +983,7 @@ def _n_tokens(x):
 def _take(X, seqs):
     """The sequences ``seqs`` of X (a list, or an EncodedCorpus)."""
     if isinstance(X, EncodedCorpus):
-        return take_sequences(X, seqs)
+        return X[np.asarray(seqs, dtype=np.int64)]
     return [X[s] for s in seqs]
 
 

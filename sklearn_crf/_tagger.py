@@ -12,7 +12,6 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _constraints, _engine, _explain, _inspection, _schemes
-from ._corpus_ops import take_sequences
 from ._engine.dense import dense_scores
 from ._objective import CRFObjective, ParameterLayout, build_layout
 from ._optimize import ValidationMonitor, progress_logging
@@ -1511,7 +1510,7 @@ def _split_validation(X, y, sample_weight, fraction, random_state):
         weights = check_sequence_weight(sample_weight, n)
         weight_train, weight_val = weights[train], weights[val]
     if isinstance(X, EncodedCorpus):
-        X_train, X_val = take_sequences(X, train), take_sequences(X, val)
+        X_train, X_val = X[train], X[val]
     else:
         X_train, X_val = [X[i] for i in train], [X[i] for i in val]
     return (

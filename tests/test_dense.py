@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_crf._corpus_ops import take_sequences
 from sklearn_crf._objective import CRFObjective, build_layout
 from sklearn_crf._tagger import CRFTagger
 from sklearn_crf._validation import encode_labels
@@ -353,18 +352,6 @@ def test_early_stopping_on_dense_sequences_and_on_an_encoded_corpus():
     with pytest.raises(ValueError, match="dense"):
         CRFTagger(c2=0.1).fit(X[:20], y[:20], X_val=[t for t, _ in X[20:]],
                               y_val=y[20:])
-
-
-def test_take_sequences_is_the_encoding_of_those_sequences():
-    X, y = dense_data(13, n_seq=9, with_dicts=True)
-    X[2][0][0]["zero"] = 0.0
-    vec = SequenceVectorizer()
-    corpus = vec.fit_encode(X)
-    sub = take_sequences(corpus, [4, 2, 7])
-    ref = vec.encode([X[4], X[2], X[7]])
-    for name in ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr",
-                 "dense"):
-        np.testing.assert_array_equal(getattr(sub, name), getattr(ref, name), err_msg=name)
 
 
 def test_constrained_training_with_dense_features():

@@ -490,3 +490,15 @@ def test_top_on_a_dense_model_is_the_top_of_the_full_explanation():
                 assert nc.contributions == nf.contributions[:top]
                 assert nc.n_other == len(nf.contributions) - len(nc.contributions)
                 assert nc.score == pytest.approx(nf.score, abs=1e-12)
+
+
+def test_entities_of_a_given_path_through_an_encoded_corpus():
+    rng = np.random.default_rng(0)
+    X = [rng.normal(size=(n, 3)) for n in (3, 4, 2, 5)]
+    y = [["B-A", "I-A", "O"], ["O", "B-A", "O", "O"], ["B-A", "O"],
+         ["O", "O", "B-A", "I-A", "I-A"]]
+    crf = CRFTagger(c2=0.1).fit(X, y)
+    by_arrays = explain_prediction(crf, X, y)
+    by_corpus = explain_prediction(crf, crf.vectorizer_.encode(X), y)
+    assert [ex.entities for ex in by_corpus] == [ex.entities for ex in by_arrays]
+    assert sum(len(ex.entities) for ex in by_corpus) == 4
