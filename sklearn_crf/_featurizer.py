@@ -9,6 +9,8 @@ from operator import itemgetter
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
 
+from ._word_vectors import LOOKUPS, WordVectors
+
 __all__ = ["SequenceFeaturizer"]
 
 # Names accepted in ``neighbor_features`` (besides "all"), mapped to the
@@ -167,6 +169,15 @@ class _Plan:
         self.word_funcs = [func for _, _, func in word]
         self.bias = bool(est.bias)
         self.bos_eos = bool(est.bos_eos)
+        self.vectors = est.vectors
+        self.vector_lookup = est.vector_lookup
+        self.vector_window = int(est.vector_window)
+        self.vectors_only = bool(est.vectors_only)
+        if self.vectors_only and self.vectors is None:
+            raise _invalid(
+                "vectors_only",
+                "can be True only with word vectors: set vectors=WordVectors(...).",
+            )
         self.window = int(est.window)
         self._builders = {}
 
@@ -452,6 +463,31 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
     bias : bool, default=True
         Add the constant feature ``"bias": 1.0``.
 
+    vectors : WordVectors or None, default=None
+        Word vectors to add to every token as dense features (a
+        :class:`WordVectors` wrapping a dict of str -> vector or gensim's
+        ``KeyedVectors``).  When given, ``transform`` returns per sentence a
+        tuple ``(feature dicts, dense block)``, the ``(tokens, array)`` form
+        that :class:`CRFTagger` and :class:`SequenceVectorizer` take.  Words
+        without a vector get zeros.  The table is shared, not copied, when the
+        featurizer is cloned (grid searches, cross-validation).
+
+    vector_lookup : {"exact", "lower", "exact_then_lower"}, default="exact"
+        How a word is looked up in ``vectors``: as it is, lower-cased (for
+        vectors trained on lower-cased text), or as it is and, when absent,
+        lower-cased.
+
+    vector_window : int, default=0
+        Also give each token the vectors of the ``vector_window`` words on
+        each side: its dense row is ``[v(t - w), ..., v(t), ..., v(t + w)]``
+        (``(2 * w + 1) * vector_size`` columns), with zeros for positions
+        outside the sentence.
+
+    vectors_only : bool, default=False
+        Return only the dense blocks (one 2-D array per sentence), without
+        feature dicts; requires ``vectors``.  The dict parameters are then
+        ignored (but still validated).
+
     See Also
     --------
     sklearn.feature_extraction.DictVectorizer : Vectorise feature dicts for
@@ -490,6 +526,22 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
     >>> featurizer.transform([[("The", "DT"), ("cat", "NN")]])
     [[{'word.lower()': 'the', 'pos': 'DT', '+1:pos': 'NN'}, \
 {'word.lower()': 'cat', 'pos': 'NN', '-1:pos': 'DT'}]]
+
+    Word vectors give each sentence a dense block next to its dicts:
+
+    >>> import numpy as np
+    >>> from sklearn_crf._word_vectors import WordVectors
+    >>> table = WordVectors({"the": np.array([0.5, -1.0]), "cat": [2.0, 0.0]})
+    >>> [(dicts, dense)] = SequenceFeaturizer(
+    ...     vectors=table, vector_lookup="lower").transform([["The", "cat", "sat"]])
+    >>> len(dicts), dense.shape
+    (3, (3, 2))
+    >>> dense
+    array([[ 0.5, -1. ],
+           [ 2. ,  0. ],
+           [ 0. ,  0. ]])
+    >>> SequenceFeaturizer(vectors=table, vectors_only=True).transform([["cat"]])
+    [array([[2., 0.]])]
     """
 
     _parameter_constraints: dict = {
@@ -504,6 +556,10 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         "columns": [None, tuple, list],
         "bos_eos": ["boolean"],
         "bias": ["boolean"],
+        "vectors": [None, WordVectors],
+        "vector_lookup": [StrOptions(set(LOOKUPS))],
+        "vector_window": [Interval(Integral, 0, None, closed="left")],
+        "vectors_only": ["boolean"],
     }
 
     def __init__(
@@ -520,6 +576,10 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         columns=None,
         bos_eos=True,
         bias=True,
+        vectors=None,
+        vector_lookup="exact",
+        vector_window=0,
+        vectors_only=False,
     ):
         self.window = window
         self.lower = lower
@@ -532,6 +592,10 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         self.columns = columns
         self.bos_eos = bos_eos
         self.bias = bias
+        self.vectors = vectors
+        self.vector_lookup = vector_lookup
+        self.vector_window = vector_window
+        self.vectors_only = vectors_only
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -565,10 +629,15 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
 
         Returns
         -------
-        X_features : list of list of dict
-            ``X_features[s][t]`` is the ``{name: str | float | bool}`` feature
-            dict of token ``t`` of sentence ``s``.  Empty sentences give empty
-            lists.
+        X_features : list of list of dict, of tuple, or of ndarray
+            Without ``vectors``: ``X_features[s][t]`` is the
+            ``{name: str | float | bool}`` feature dict of token ``t`` of
+            sentence ``s``; empty sentences give empty lists.  With
+            ``vectors``: ``X_features[s]`` is a tuple ``(dicts, dense)``,
+            ``dense`` an ndarray of shape
+            ``(n_tokens, (2 * vector_window + 1) * vectors.vector_size)`` (the
+            table's dtype, float32 or float64); with ``vectors_only``, just
+            that array.
 
         Raises
         ------
@@ -585,10 +654,40 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
             )
         n_columns = plan.n_columns
         cache = plan.word_cache()
-        return [
-            _featurize_sentence(_split_sentence(sentence, s, n_columns), plan, cache)
-            for s, sentence in enumerate(X)
+        if plan.vectors is None:
+            return [
+                _featurize_sentence(
+                    _split_sentence(sentence, s, n_columns), plan, cache
+                )
+                for s, sentence in enumerate(X)
+            ]
+        sentences = [
+            _split_sentence(sentence, s, n_columns) for s, sentence in enumerate(X)
         ]
+        blocks = plan.vectors.sentence_vectors(
+            [cols[0] for cols in sentences],
+            lookup=plan.vector_lookup,
+            window=plan.vector_window,
+        )
+        if plan.vectors_only:
+            return blocks
+        return [
+            (_featurize_sentence(cols, plan, cache), block)
+            for cols, block in zip(sentences, blocks)
+        ]
+
+    def _validate_params(self):
+        vectors = self.vectors
+        if vectors is not None and not isinstance(vectors, WordVectors):
+            if isinstance(vectors, Mapping) or hasattr(vectors, "key_to_index"):
+                raise _invalid(
+                    "vectors",
+                    "must be a WordVectors or None. Got "
+                    f"{type(vectors).__name__} instead: wrap it, "
+                    "vectors=WordVectors(table) (validated once, and shared rather "
+                    "than copied by clone in a search).",
+                )
+        super()._validate_params()
 
     def set_output(self, *, transform=None):
         """Set the output container; only the default container is supported.

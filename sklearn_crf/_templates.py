@@ -5,7 +5,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
+from numbers import Integral
+
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._word_vectors import LOOKUPS, WordVectors
 
 __all__ = ["TemplateFeaturizer"]
 
@@ -182,6 +187,20 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
 "U02:%x[1,0]", "U03:%x[-1,0]/%x[0,0]", "U04:%x[0,0]/%x[1,0]")
         The template lines, or the text of a template file.
 
+    vectors : WordVectors or None, default=None
+        Word vectors of the tokens (column 0) to add as dense features:
+        ``transform`` then returns per sentence a tuple ``(feature dicts,
+        array)``, as :class:`~sklearn_crf.SequenceFeaturizer` does with the
+        same parameter (shared, not copied, by ``clone``).
+
+    vector_lookup : {"exact", "lower", "exact_then_lower"}, default="exact"
+        How a token is looked up in ``vectors`` (as
+        :class:`~sklearn_crf.SequenceFeaturizer`'s).
+
+    vector_window : int, default=0
+        Also give each token the vectors of the ``vector_window`` tokens on
+        each side (as :class:`~sklearn_crf.SequenceFeaturizer`'s).
+
     Notes
     -----
     The transformer is stateless: ``fit`` only checks the templates and
@@ -205,7 +224,12 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
     [[{'U00:Hola': 1.0}]]
     """
 
-    _parameter_constraints: dict = {"templates": [str, list, tuple]}
+    _parameter_constraints: dict = {
+        "templates": [str, list, tuple],
+        "vectors": [None, WordVectors],
+        "vector_lookup": [StrOptions(set(LOOKUPS))],
+        "vector_window": [Interval(Integral, 0, None, closed="left")],
+    }
 
     def __init__(
         self,
@@ -217,8 +241,14 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
             "U03:%x[-1,0]/%x[0,0]",
             "U04:%x[0,0]/%x[1,0]",
         ),
+        vectors=None,
+        vector_lookup="exact",
+        vector_window=0,
     ):
         self.templates = templates
+        self.vectors = vectors
+        self.vector_lookup = vector_lookup
+        self.vector_window = vector_window
 
     def _parsed(self):
         return _parse_templates(tuple(_template_lines(self.templates)))
@@ -255,9 +285,11 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
 
         Returns
         -------
-        X_features : list of list of dict
+        X_features : list of list of dict, or list of tuple
             ``X_features[s][t]`` maps each expanded template of token ``t`` of
-            sentence ``s`` to 1.0.
+            sentence ``s`` to 1.0. With ``vectors``, ``X_features[s]`` is a
+            tuple ``(dicts, dense)``, ``dense`` an ndarray of shape
+            ``(n_tokens, (2 * vector_window + 1) * vectors.vector_size)``.
 
         Raises
         ------
@@ -274,10 +306,15 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
                 "X must be a list of sentences (each a list of tokens), got "
                 f"{type(X).__name__}."
             )
-        return [
-            _featurize(_token_columns(sentence, s), templates, s)
-            for s, sentence in enumerate(X)
-        ]
+        rows = [_token_columns(sentence, s) for s, sentence in enumerate(X)]
+        features = [_featurize(r, templates, s) for s, r in enumerate(rows)]
+        if self.vectors is None:
+            return features
+        blocks = self.vectors.sentence_vectors(
+            [[row[0] for row in r] for r in rows],
+            lookup=self.vector_lookup, window=self.vector_window,
+        )
+        return list(zip(features, blocks))
 
     def __sklearn_is_fitted__(self):
         """Return True: the transformer is stateless and needs no fitting."""

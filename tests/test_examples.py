@@ -55,6 +55,25 @@ def test_example_prints_its_results(script, args, expect):
         assert text in out
 
 
+def test_dense_vectors_example_prints_its_table_and_an_explanation():
+    pytest.importorskip("gensim")
+    out = run("dense_vectors_conll2002.py", "--n-train", "200", "--n-test", "60",
+              "--w2v-sentences", "400", "--vector-size", "16", "--epochs", "2",
+              "--max-iter", "15")
+    assert "Word2Vec on 400 sentences" in out
+    rows = {line.split("  ")[0].strip(): line.split() for line in out.splitlines()
+            if line.startswith(("hand-written ", "vectors only ", "both "))}
+    assert set(rows) == {"hand-written", "vectors only", "both"}
+    # columns: name, attributes, dense dims, entity F1, fit (s), iterations;
+    # --vector-window 1 (the default): 3 x 16 dense columns
+    assert rows["hand-written"][-5] != "0" and rows["hand-written"][-4] == "0"
+    assert rows["vectors only"][-5] == "0" and rows["vectors only"][-4] == "48"
+    assert rows["both"][-5] == rows["hand-written"][-5] and rows["both"][-4] == "48"
+    assert all(0 <= float(row[-3]) <= 1 for row in rows.values())
+    assert "explained prediction of the 'both' model" in out
+    assert "dense[" in out and "entity " in out
+
+
 def test_decoding_example_constraints_leave_no_invalid_label():
     out = run("decoding_conll2002.py", "--n-train", "300", "--n-test", "100", "--max-iter", "15")
     rows = [line.split() for line in out.splitlines() if line.split()[:2] in (

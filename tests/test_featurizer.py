@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import sklearn_crf._featurizer as featurizer_module
 from sklearn_crf import SequenceFeaturizer
+from sklearn_crf._word_vectors import WordVectors
 
 # CoNLL-2002 (Spanish) style sentences: (word, POS tag, BIO label) triples.
 SENTS = [
@@ -537,6 +538,7 @@ def test_clone_get_set_params_and_pickle():
     assert set(params) == {
         "window", "lower", "identity", "prefixes", "suffixes", "shape", "flags",
         "neighbor_features", "columns", "bos_eos", "bias",
+        "vectors", "vector_lookup", "vector_window", "vectors_only",
     }
     cloned = clone(featurizer)
     assert cloned is not featurizer and cloned.get_params() == params
@@ -568,6 +570,11 @@ def test_clone_get_set_params_and_pickle():
         ({"columns": (3,)}, r"The 'columns' parameter"),
         ({"columns": ("word.lower()",)}, r"The 'columns' parameter .* clashing"),
         ({"columns": ("BOS",)}, r"The 'columns' parameter .* clashing"),
+        ({"vectors": {"a": [1.0]}}, r"The 'vectors' parameter .* wrap it"),
+        ({"vectors": "glove.txt"}, r"The 'vectors' parameter .* instance of .*WordVectors"),
+        ({"vector_lookup": "upper"}, r"The 'vector_lookup' parameter"),
+        ({"vector_window": -1}, r"The 'vector_window' parameter"),
+        ({"vectors_only": True}, r"The 'vectors_only' parameter .* only with"),
     ],
 )
 def test_invalid_params(params, match):
@@ -672,3 +679,208 @@ def test_parameter_grid_exhaustive_small():
         )
         out = SequenceFeaturizer(**params).transform(sents)
         assert out == [naive_features(s, params) for s in sents], params
+
+
+# --------------------------------------------------------------------------
+# Word vectors
+VOCAB = sorted({w for s in SENTS for w in words(s)} | {"melbourne", "efe"})
+VECTORS = {w: np.random.default_rng(k).normal(size=3) for k, w in enumerate(VOCAB)}
+
+
+def test_vectors_add_a_dense_block_next_to_the_same_dicts():
+    table = WordVectors(VECTORS)
+    X = [words(s) for s in SENTS] + [[]]
+    out = SequenceFeaturizer(vectors=table).transform(X)
+    plain = SequenceFeaturizer().transform(X)
+    assert len(out) == len(X)
+    for sent, seq, dicts in zip(X, out, plain):
+        assert type(seq) is tuple and len(seq) == 2  # the (tokens, array) form
+        tokens, dense = seq
+        assert tokens == dicts
+        assert dense.shape == (len(sent), 3) and dense.dtype == np.float64
+        for t, word in enumerate(sent):
+            np.testing.assert_array_equal(dense[t], VECTORS[word])
+
+
+def test_vector_lookup_and_window():
+    table = WordVectors({"melbourne": np.ones(3), "(": np.full(3, 2.0)})
+    sent = [["Melbourne", "(", "Australia"]]
+    [exact] = SequenceFeaturizer(vectors=table, vectors_only=True).transform(sent)
+    assert exact[:, 0].tolist() == [0.0, 2.0, 0.0]
+    [lower] = SequenceFeaturizer(
+        vectors=table, vector_lookup="lower", vectors_only=True
+    ).transform(sent)
+    assert lower[:, 0].tolist() == [1.0, 2.0, 0.0]
+    [wide] = SequenceFeaturizer(
+        vectors=table, vector_lookup="exact_then_lower", vector_window=1,
+        vectors_only=True,
+    ).transform(sent)
+    # columns: previous word, the word, next word (zeros outside the sentence)
+    assert wide.shape == (3, 9)
+    assert wide[:, ::3].tolist() == [[0, 1, 2], [1, 2, 0], [2, 0, 0]]
+
+
+def test_vectors_only_gives_arrays_and_float32_stays_float32():
+    table = WordVectors({w: v.astype(np.float32) for w, v in VECTORS.items()})
+    X = [words(s) for s in SENTS]
+    out = SequenceFeaturizer(vectors=table, vectors_only=True).fit_transform(X)
+    assert all(type(a) is np.ndarray and a.dtype == np.float32 for a in out)
+    assert [len(a) for a in out] == [len(s) for s in X]
+    mixed = SequenceFeaturizer(vectors=table).transform(X)
+    for a, seq in zip(out, mixed):
+        np.testing.assert_array_equal(a, seq[1])
+        assert a.flags.c_contiguous
+
+
+def test_vectors_read_the_word_column_of_tokens_with_columns():
+    table = WordVectors(VECTORS)
+    featurizer = SequenceFeaturizer(vectors=table, columns=("pos", None))
+    [seq] = featurizer.transform(SENTS[:1])
+    assert seq[0][0]["pos"] == "NP"
+    np.testing.assert_array_equal(seq[1][2], VECTORS["Australia"])
+
+
+def test_clone_and_pickle_share_or_keep_the_table():
+    table = WordVectors(VECTORS)
+    featurizer = SequenceFeaturizer(vectors=table, vector_window=1)
+    assert clone(featurizer).vectors is table
+    restored = pickle.loads(pickle.dumps(featurizer))
+    X = [words(s) for s in SENTS]
+    for a, b in zip(restored.transform(X), featurizer.transform(X)):
+        assert a[0] == b[0]
+        np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_grid_search_does_not_copy_the_table():
+    import tracemalloc
+
+    class DenseShapeTagger(BaseEstimator):
+        """Records the width of the dense blocks it is fitted on."""
+
+        def fit(self, X, y):
+            self.n_dense_ = X[0][1].shape[1]
+            return self
+
+        def score(self, X, y):
+            return 0.0
+
+    big = WordVectors(
+        {f"w{k}": np.full(50, k, dtype=np.float64) for k in range(20_000)}
+        | {w: np.zeros(50) for w in VOCAB}
+    )  # 8 MB
+    X = [words(s) for s in SENTS] * 4
+    y = [labels(s) for s in SENTS] * 4
+    pipe = make_pipeline(SequenceFeaturizer(vectors=big), DenseShapeTagger())
+    grid = GridSearchCV(pipe, {"sequencefeaturizer__vector_window": [0, 1, 2]}, cv=2)
+    tracemalloc.start()
+    try:
+        grid.fit(X, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # 7 fits (3 candidates x 2 folds + the refit): one copy would be 8 MB
+    assert peak < big.vectors.nbytes / 4
+    assert grid.best_estimator_[0].vectors is big
+    assert grid.best_estimator_[-1].n_dense_ == 50 * (
+        2 * grid.best_params_["sequencefeaturizer__vector_window"] + 1
+    )
+
+
+def _ner_subset(n=60, d=8):
+    from sklearn_crf.datasets import load_conll2002
+
+    data = load_conll2002("train", n_sentences=n)
+    vocab = sorted({w.lower() for s in data.sentences for w in s})
+    rng = np.random.default_rng(0)
+    table = WordVectors({w: rng.normal(size=d).astype(np.float32) for w in vocab})
+    return data.sentences, data.tags, table
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_cross_val_score_of_a_pipeline_with_vectors_is_the_manual_folds():
+    from sklearn.model_selection import KFold, cross_val_score
+
+    from sklearn_crf import CRFTagger
+
+    X, y, table = _ner_subset()
+    pipe = make_pipeline(
+        SequenceFeaturizer(vectors=table, vector_lookup="lower"),
+        CRFTagger(c2=0.1, max_iter=15, n_jobs=1),
+    )
+    cv = KFold(2)
+    scores = cross_val_score(pipe, X, y, cv=cv)
+    manual = []
+    for train, test in cv.split(X):
+        model = clone(pipe).fit([X[i] for i in train], [y[i] for i in train])
+        assert model[-1].n_dense_features_ == 8
+        manual.append(model.score([X[i] for i in test], [y[i] for i in test]))
+    np.testing.assert_array_equal(scores, manual)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_grid_search_over_the_vector_options():
+    from sklearn_crf import CRFTagger
+
+    X, y, table = _ner_subset()
+    pipe = make_pipeline(
+        SequenceFeaturizer(vectors=table, vector_lookup="lower"),
+        CRFTagger(c2=0.1, max_iter=10, n_jobs=1),
+    )
+    grid = GridSearchCV(
+        pipe,
+        {"sequencefeaturizer__vector_window": [0, 1],
+         "sequencefeaturizer__vectors_only": [False, True]},
+        cv=2, error_score="raise",
+    )
+    grid.fit(X, y)
+    assert len(grid.cv_results_["params"]) == 4
+    assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
+    best = grid.best_estimator_
+    window = grid.best_params_["sequencefeaturizer__vector_window"]
+    assert best[0].vectors is table
+    assert best[-1].n_dense_features_ == 8 * (2 * window + 1)
+    only = grid.best_params_["sequencefeaturizer__vectors_only"]
+    assert (len(best[-1].vectorizer_.feature_names_) == 0) == only
+
+
+@pytest.fixture(scope="module")
+def vectors_pipeline():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_crf import CRFTagger
+
+    X, y, table = _ner_subset(40)
+    pipe = make_pipeline(
+        SequenceFeaturizer(vectors=table, vector_lookup="lower", vector_window=1),
+        CRFTagger(c2=0.1, max_iter=10, n_jobs=1),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        pipe.fit(X, y)
+    return pipe, X
+
+
+def test_fitted_pipeline_with_vectors_round_trips_pickle_and_skops(vectors_pipeline):
+    sio = pytest.importorskip("skops.io")
+    pipe, X = vectors_pipeline
+    expected = pipe[-1].predict_marginals(pipe[0].transform(X))
+    data = sio.dumps(pipe)
+    for restored in (pickle.loads(pickle.dumps(pipe)),
+                     sio.loads(data, trusted=sio.get_untrusted_types(data=data))):
+        assert restored[0].vectors is not pipe[0].vectors
+        np.testing.assert_array_equal(restored[0].vectors.vectors, pipe[0].vectors.vectors)
+        got = restored[-1].predict_marginals(restored[0].transform(X))
+        assert len(got) == len(expected)
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_save_model_refuses_a_featurizer_with_vectors(vectors_pipeline, tmp_path):
+    from sklearn_crf import save_model
+
+    pipe, _ = vectors_pipeline
+    with pytest.raises(ValueError, match=r"the parameter vectors=WordVectors\(.*cannot be "
+                                         r"written to a model file"):
+        save_model(pipe, tmp_path / "model.skcrf")

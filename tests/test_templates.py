@@ -4,8 +4,10 @@ import pickle
 import random
 import re
 
+import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.pipeline import make_pipeline
 
 from sklearn_crf import CRFTagger, TemplateFeaturizer
@@ -123,7 +125,8 @@ def test_stateless_estimator_api():
     featurizer = TemplateFeaturizer(templates=("U00:%x[0,0]",))
     assert featurizer.fit([]) is featurizer
     copy = pickle.loads(pickle.dumps(clone(featurizer)))
-    assert copy.get_params() == {"templates": ("U00:%x[0,0]",)}
+    assert copy.get_params() == {"templates": ("U00:%x[0,0]",), "vectors": None,
+                                 "vector_lookup": "exact", "vector_window": 0}
     assert copy.transform([["a"]]) == [[{"U00:a": 1.0}]]
 
 
@@ -134,3 +137,19 @@ def test_pipeline_with_crftagger_learns_from_templates(toy_ner):
     pipe.fit(words, y)
     assert pipe.score(words, y) == 1.0
     assert "U01:paris" in pipe[-1].attributes_
+
+
+def test_vectors_add_a_dense_block_next_to_the_template_features():
+    from sklearn_crf._word_vectors import WordVectors
+
+    table = WordVectors({"he": np.array([1.0, 2.0]), "the": np.array([3.0, 4.0])})
+    sentence = [("He", "PRP"), ("reckons", "VBZ"), ("the", "DT")]
+    featurizer = TemplateFeaturizer(
+        templates=["U01:%x[0,1]"], vectors=table, vector_lookup="lower", vector_window=1)
+    [(dicts, dense)] = featurizer.transform([sentence])
+    assert dicts == TemplateFeaturizer(templates=["U01:%x[0,1]"]).transform([sentence])[0]
+    # rows: [previous, token, next] vectors, zeros outside the sentence or unknown
+    assert dense.tolist() == [[0, 0, 1, 2, 0, 0], [1, 2, 0, 0, 3, 4], [0, 0, 3, 4, 0, 0]]
+    assert clone(featurizer).vectors is table
+    with pytest.raises(InvalidParameterError, match="The 'vectors' parameter"):
+        TemplateFeaturizer(vectors={"he": [1.0]}).transform([sentence])
