@@ -17,30 +17,44 @@ from ._crfsuite import load_crfsuite, save_crfsuite
 from ._objective import ParameterLayout
 from ._persistence import load_model, save_model
 from ._tagger import CRFTagger, InconsistentVersionWarning
-from ._vectorizer import SequenceVectorizer
+from ._vectorizer import EncodedCorpus, SequenceVectorizer
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
     from . import datasets, metrics, model_selection, scorers
-    from ._conll import read_conll, write_conll
+    from ._conll import ConllChunk, iter_conll, read_conll, write_conll
+    from ._corpus_store import LabelCodes, load_corpus, save_corpus
+    from ._streaming import encode_stream
+    from ._training.distributed import ShardedCorpus, ShardLostError
+    from ._word_vectors import WordVectors
     from ._featurizer import SequenceFeaturizer
     from ._templates import TemplateFeaturizer
 
 __all__ = [
     "CRF",
     "CRFTagger",
+    "ConllChunk",
+    "EncodedCorpus",
     "InconsistentVersionWarning",
+    "LabelCodes",
     "ParameterLayout",
     "SequenceFeaturizer",
     "SequenceVectorizer",
+    "ShardLostError",
+    "ShardedCorpus",
     "TemplateFeaturizer",
+    "WordVectors",
     "__version__",
     "datasets",
+    "encode_stream",
+    "iter_conll",
+    "load_corpus",
     "load_crfsuite",
     "load_model",
     "metrics",
     "model_selection",
     "read_conll",
+    "save_corpus",
     "save_crfsuite",
     "save_model",
     "scorers",
@@ -53,6 +67,15 @@ _LAZY = {
     "SequenceFeaturizer": ("._featurizer", "SequenceFeaturizer"),
     "TemplateFeaturizer": ("._templates", "TemplateFeaturizer"),
     "read_conll": ("._conll", "read_conll"),
+    "iter_conll": ("._conll", "iter_conll"),
+    "encode_stream": ("._streaming", "encode_stream"),
+    "load_corpus": ("._corpus_store", "load_corpus"),
+    "save_corpus": ("._corpus_store", "save_corpus"),
+    "ShardedCorpus": ("._training.distributed", "ShardedCorpus"),
+    "ShardLostError": ("._training.distributed", "ShardLostError"),
+    "LabelCodes": ("._corpus_store", "LabelCodes"),
+    "ConllChunk": ("._conll", "ConllChunk"),
+    "WordVectors": ("._word_vectors", "WordVectors"),
     "write_conll": ("._conll", "write_conll"),
     "datasets": (".datasets", None),
     "metrics": (".metrics", None),

@@ -530,7 +530,7 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
     Word vectors give each sentence a dense block next to its dicts:
 
     >>> import numpy as np
-    >>> from sklearn_crf._word_vectors import WordVectors
+    >>> from sklearn_crf import WordVectors
     >>> table = WordVectors({"the": np.array([0.5, -1.0]), "cat": [2.0, 0.0]})
     >>> [(dicts, dense)] = SequenceFeaturizer(
     ...     vectors=table, vector_lookup="lower").transform([["The", "cat", "sat"]])

@@ -15,6 +15,7 @@ from . import _constraints, _engine, _explain, _inspection, _schemes
 from ._engine.dense import dense_scores
 from ._objective import CRFObjective, ParameterLayout, build_layout
 from ._optimize import ValidationMonitor, progress_logging
+from ._training.distributed import ShardedCorpus, fit_sharded, prepare_sharded
 from ._training.solvers import SOLVERS, TrainingData, check_solver_params
 from ._threads import MIN_TOKENS_PER_THREAD
 from ._threads import n_threads as _n_threads
@@ -643,6 +644,8 @@ class CRFTagger(BaseEstimator):
                 "X_val and y_val must be given together: got only "
                 + ("X_val" if y_val is None else "y_val")
             )
+        if isinstance(X, ShardedCorpus):
+            return self._fit_sharded(X, y, sample_weight, X_val, y_val)
         if X_val is None and self.early_stopping:
             X, y, sample_weight, X_val, y_val, val_weight = _split_validation(
                 X, y, sample_weight, self.validation_fraction, self.random_state
@@ -692,6 +695,46 @@ class CRFTagger(BaseEstimator):
                 constraints=masks, monitor=monitor, verbose=self.verbose,
             )
         return self._set_fitted(classes, vectorizer, layout, result)
+
+    def _fit_sharded(self, X, y, sample_weight, X_val, y_val):
+        """fit on a :class:`~sklearn_crf.ShardedCorpus`: data-parallel on its
+        Dask cluster (:mod:`sklearn_crf._training.distributed`)."""
+        if y is not None or sample_weight is not None:
+            raise ValueError(
+                "X is a ShardedCorpus: its labels and sequence weights come with its "
+                "shards; call fit(X, None) without sample_weight"
+            )
+        if X_val is None and self.early_stopping:
+            raise ValueError(
+                "early_stopping on a ShardedCorpus needs X_val and y_val: no part of "
+                "the shards is set aside"
+            )
+        if self.constrain_training and self.transition_constraints is not None:
+            raise ValueError("constrain_training is not supported on a ShardedCorpus")
+        params = self.get_params(deep=False)
+        problem = prepare_sharded(X, params)
+        try:
+            _check_constraint_labels(self.transition_constraints, [problem.classes.tolist()])
+            with progress_logging(self.verbose), _n_threads(
+                    self.n_jobs, problem.n_tokens) as n_threads:
+                monitor = None
+                if X_val is not None:
+                    score = _validation_score(
+                        self.validation_scoring, problem.vectorizer, problem.classes,
+                        problem.layout, X_val, y_val, None, n_threads,
+                    )
+                    monitor = ValidationMonitor(
+                        score, self.n_iter_no_change if self.early_stopping else None
+                    )
+                fit = fit_sharded(
+                    problem, params,
+                    w0=self._warm_start_weights(problem.vectorizer, problem.classes,
+                                                problem.layout),
+                    monitor=monitor, verbose=self.verbose,
+                )
+        finally:
+            problem.close()
+        return self._set_fitted(fit.classes, fit.vectorizer, fit.layout, fit.result)
 
     def _encode_training(self, X):
         """(vectorizer, corpus) of the training X: a new vectorizer fitted on

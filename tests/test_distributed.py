@@ -315,3 +315,19 @@ def test_from_sequences_checks_n_shards(client, conll):
     with pytest.raises(ValueError, match="n_shards must be between 1 and"):
         ShardedCorpus.from_sequences(client, X[:3], y[:3], n_shards=4)
 
+
+
+def test_crftagger_fit_on_a_sharded_corpus(client, conll):
+    X, y = conll
+    X_val, y_val = _conll_part(N_TRAIN, N_TRAIN + 40)
+    params = dict(c2=3.0, early_stopping=True, n_iter_no_change=3, **TIGHT)
+    local = CRFTagger(**params).fit(X, y, X_val=X_val, y_val=y_val)
+    sharded = ShardedCorpus.from_sources(client, _sources([0, 60, N_TRAIN]))
+    crf = CRFTagger(**params).fit(sharded, None, X_val=X_val, y_val=y_val)
+    assert crf.vectorizer_.feature_names_ == local.vectorizer_.feature_names_
+    assert crf.n_iter_ == local.n_iter_ and crf.best_iteration_ == local.best_iteration_
+    np.testing.assert_allclose(crf.coef_, local.coef_, rtol=1e-6,
+                               atol=1e-6 * np.max(np.abs(local.coef_)))
+    assert crf.predict(X_val) == local.predict(X_val)
+    with pytest.raises(ValueError, match="labels and sequence weights come with its shards"):
+        CRFTagger().fit(sharded, y)

@@ -20,6 +20,7 @@ GALLERY_ARGV = {
     "model_selection_conll2002.py": ["--n-iter", "2", "--n-jobs", "1"],
     "cross_validation_conll2002.py": ["--top", "5"],
     "plots_conll2002.py": ["--grid-size", "2", "--cv", "2"],
+    "dense_vectors_conll2002.py": ["--epochs", "2"],
 }
 
 
