@@ -591,7 +591,8 @@ def table_rows(results, cfg, n_threads):
                            ("predict_s_0", "predict, numba's threads")):
             if key in regression["ratio"]:
                 rows.append((f"regression: {label}, working tree against {rev} "
-                             "(rev | tree | tree/rev, median of pairs)",
+                             f"(columns: {rev}, the working tree, tree/{rev} as the "
+                             "median of the pairs' ratios)",
                              fmt(regression["rev"][key], "s"),
                              fmt(regression["tree"][key], "s"),
                              f"{regression['ratio'][key]:.2f}"))
