@@ -16,9 +16,16 @@ one machine, the libraries alternating in every repetition. Measures:
            the same stopping rule as sklearn-crfsuite's
   predict  predict wall time on esp.testb (feature dicts in, labels out), throughput
   rss      peak RSS of a fresh process that loads, featurizes, fits (100 it.), predicts
-  startup  import + first fit on a tiny corpus in a fresh process (numba cache cold
-           and warm for sklearn-crf)
+  startup  import + first fit + predict + predict_marginals on a tiny corpus in a
+           fresh process (numba cache cold and warm for sklearn-crf), and
+           sklearn-crf's cold/warm ratio
+  latency  one sentence at a time over esp.testb: predict([x]) against
+           predict_single, p50 and p99 of the per-sentence latencies
+           (bench_latency.py's loop)
   labels   a 42-label task (entity tag x word-shape class) at 100 iterations
+  regression  sklearn-crf's fit and predict against its own code at a git revision
+           (--rev, default main), child processes alternating, per-pair ratios
+           and the coef_ bitwise check (bench_regression.py's machinery)
 
 CRFsuite is single-threaded; sklearn-crf runs its kernels on numba threads, all
 cores by default (``NUMBA_NUM_THREADS`` to change): the header says how many.
@@ -47,8 +54,9 @@ import _workloads as wl  # noqa: E402  (standard library only)
 # Before numpy & co. are imported: one BLAS thread, here and in the children.
 wl.limit_blas_threads(os.environ)
 
-MEASURES = ("fit100", "e2e", "predict", "labels", "default", "rss", "startup")
-IN_PROCESS = {"fit100", "e2e", "predict", "labels", "default"}
+MEASURES = ("fit100", "e2e", "predict", "latency", "labels", "default", "rss", "startup",
+            "regression")
+IN_PROCESS = {"fit100", "e2e", "predict", "latency", "labels", "default"}
 
 
 @dataclass
@@ -60,6 +68,7 @@ class Config:
     predict_repeats: int
     labels_n_train: int | None  # training sentences of the labels measure
     quick: bool = False
+    rev: str = "main"  # the git revision of the regression measure
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,9 @@ def parse_args(argv=None):
     parser.add_argument("--only", action="append", metavar="MEASURE",
                         help="run only these measures (comma-separated, repeatable)")
     parser.add_argument("--json", metavar="OUT", help="also write all results to OUT")
+    parser.add_argument("--rev", default="main",
+                        help="git revision the regression measure compares sklearn-crf's "
+                             "working tree with (default main)")
     parser.add_argument("--n-train", type=int, default=None,
                         help="first N training sentences (default: all, 300 with --quick)")
     parser.add_argument("--labels-n-train", type=int, default=None,
@@ -128,6 +140,12 @@ def fmt(value, kind):
         return f"{value:.0f}"
     if kind == "tps":
         return f"{value:,.0f} tok/s"
+    if kind == "sps":
+        return f"{value:,.0f} sentences/s"
+    if kind == "us":
+        return f"{value:,.0f} µs"
+    if kind == "x":
+        return f"{value:.2f}x"
     return str(value)
 
 
@@ -281,13 +299,7 @@ def measure_e2e(cfg, data, state):
 
 def measure_predict(cfg, data, state):
     players = contenders()
-    models = state.get("models")
-    if models is None:
-        say(f"  (fitting both at {cfg.max_iter} iterations for predict)")
-        models = {}
-        for c in players:
-            models[c.key] = wl.make_estimator(c.lib, max_iter=cfg.max_iter)
-            wl.fit_estimator(c.lib, models[c.key], data.X_train, data.y_train)
+    models = fitted_models(cfg, data, state)
     n_tokens = data.n_test_tokens
     say(f"== predict: esp.testb, {len(data.X_test)} sentences ({n_tokens} tokens), feature "
         f"dicts in, labels out; {cfg.predict_repeats} predicts x {cfg.repeats} repetitions, "
@@ -399,6 +411,90 @@ def measure_startup(cfg, data, state):
     return {"runs": runs, "summary": summary}
 
 
+def fitted_models(cfg, data, state):
+    """The fit100 models of both libraries, or fitted here at ``cfg.max_iter``."""
+    models = state.get("models")
+    if models is None:
+        say(f"  (fitting both at {cfg.max_iter} iterations)")
+        models = {}
+        for c in contenders():
+            models[c.key] = wl.make_estimator(c.lib, max_iter=cfg.max_iter)
+            wl.fit_estimator(c.lib, models[c.key], data.X_train, data.y_train)
+        state["models"] = models
+    return models
+
+
+def percentile(values, q):
+    """The ``q``-th percentile (nearest rank) of ``values``."""
+    import math
+
+    values = sorted(values)
+    return values[min(len(values), max(1, math.ceil(q / 100 * len(values)))) - 1]
+
+
+def measure_latency(cfg, data, state):
+    import bench_latency
+
+    models = fitted_models(cfg, data, state)
+    say(f"== latency: each of the {len(data.X_test)} esp.testb sentences tagged alone, "
+        "sklearn-crf predict([x]) against sklearn-crfsuite predict_single, alternating "
+        f"sentence by sentence, {cfg.repeats} passes; a sentence's latency is the median "
+        "of its passes; p50 and p99 over the sentences ==")
+    lat = bench_latency.latencies({"ours": models["ours"], "theirs": models["theirs"]},
+                                  data.X_test, cfg.repeats)
+    summary = {}
+    for lib in wl.LIBS:
+        summary[lib] = {"p50_us": 1e6 * percentile(lat[lib], 50),
+                        "p99_us": 1e6 * percentile(lat[lib], 99),
+                        "sentences_per_s": len(lat[lib]) / sum(lat[lib])}
+    per_sentence = [o / t for o, t in zip(lat["ours"], lat["theirs"])]
+    summary["ours"]["per_sentence_ratio_p50"] = percentile(per_sentence, 50)
+    print_medians(summary, [("p50_us", "us"), ("p99_us", "us"),
+                            ("sentences_per_s", "sps")])
+    say(f"  median of the per-sentence ratios ours/theirs: "
+        f"{summary['ours']['per_sentence_ratio_p50']:.3f}")
+    return {"summary": summary, "n_sentences": len(lat["ours"])}
+
+
+def measure_regression(cfg, data, state):
+    import argparse as _argparse
+
+    import bench_regression as br
+
+    say(f"== regression: sklearn-crf of this working tree against {cfg.rev}, fit "
+        f"({cfg.max_iter} iterations) and predict in child processes, alternating, "
+        f"{cfg.repeats} pairs per thread setting (bench_regression.py) ==")
+    tmp = tempfile.mkdtemp(prefix="bench_vs_crfsuite_regression_")
+    try:
+        rev_commit = br.resolve(cfg.rev)
+        tree = br.tree_version()
+        rev_dir = os.path.join(tmp, "rev")
+        br.extract(rev_commit, rev_dir)
+        versions = [tree, br.Version("rev", cfg.rev, rev_commit, rev_dir)]
+        say(f"  working tree {tree.commit}; {cfg.rev} = {rev_commit}")
+        data_path = os.path.join(tmp, "data.pickle")
+        br.featurize(cfg.n_train, cfg.n_test, data_path)
+        cache_dir = os.path.join(tmp, "numba_cache")
+        os.makedirs(cache_dir)
+        args = _argparse.Namespace(n_jobs=[1] if cfg.quick else [1, 0], max_iter=cfg.max_iter,
+                                   repeats=cfg.repeats, rev=cfg.rev)
+        timing = br.time_versions(args, versions, data_path, cache_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    summary = {}
+    for n_jobs, res in timing.items():
+        for measure in ("fit_s", "predict_s"):
+            s = res["summary"][measure]
+            summary.setdefault("tree", {})[f"{measure}_{n_jobs}"] = s["tree_median"]
+            summary.setdefault("rev", {})[f"{measure}_{n_jobs}"] = s["rev_median"]
+            summary.setdefault("ratio", {})[f"{measure}_{n_jobs}"] = s["median_ratio"]
+    summary["bitwise"] = {n_jobs: res["coef_bitwise_equal"] for n_jobs, res in timing.items()}
+    return {"summary": summary, "rev": cfg.rev, "rev_commit": rev_commit,
+            "tree_commit": tree.commit,
+            "timing": {k: {"summary": v["summary"], "coef_bitwise_equal":
+                           v["coef_bitwise_equal"]} for k, v in timing.items()}}
+
+
 def ensure_warm(state, info):
     """Import both libraries and fit + predict once on a tiny corpus, untimed.
 
@@ -426,6 +522,8 @@ MEASURE_FUNCS = {
     "rss": measure_rss,
     "startup": measure_startup,
     "labels": measure_labels,
+    "latency": measure_latency,
+    "regression": measure_regression,
 }
 
 
@@ -464,6 +562,10 @@ def table_rows(results, cfg, n_threads):
         ours="ours_tol")
     add(f"predict esp.testb (s), ours on {threads}", "predict", "predict_s", "s")
     add("predict throughput (tokens/s, higher is better)", "predict", "tokens_per_s", "tps")
+    add("one sentence, predict([x]) / predict_single: p50 latency", "latency", "p50_us", "us")
+    add("one sentence, predict([x]) / predict_single: p99 latency", "latency", "p99_us", "us")
+    add("one sentence at a time: throughput (higher is better)", "latency",
+        "sentences_per_s", "sps")
     add(f"peak RSS: load + featurize + fit {it} it. + predict", "rss", "peak_rss_mb", "mb")
     for cache in ("cold", "warm"):
         add(f"import + first fit + predict + predict_marginals, {cache} numba cache: "
@@ -472,6 +574,31 @@ def table_rows(results, cfg, n_threads):
             "in child (s)", "startup", "import_fit_predict_s", "s", ours=f"ours_{cache}")
         add(f"the same, CPU time of the child (s), {cache} numba cache", "startup",
             "cpu_s", "s", ours=f"ours_{cache}")
+    startup = results.get("startup", {}).get("summary")
+    if startup:
+        cold = startup["ours_cold"].get("import_fit_predict_s")
+        warm = startup["ours_warm"].get("import_fit_predict_s")
+        r = ratio(cold, warm)
+        rows.append(("sklearn-crf start-up in child, cold / warm numba cache", "–",
+                     f"{fmt(cold, 's')} / {fmt(warm, 's')}", "–" if r is None else
+                     f"{r:.2f} (cold/warm)"))
+    regression = results.get("regression", {}).get("summary")
+    if regression:
+        rev = results["regression"]["rev"]
+        for key, label in (("fit_s_1", f"fit, {it} iterations, n_jobs=1"),
+                           ("fit_s_0", f"fit, {it} iterations, numba's threads"),
+                           ("predict_s_1", "predict, n_jobs=1"),
+                           ("predict_s_0", "predict, numba's threads")):
+            if key in regression["ratio"]:
+                rows.append((f"regression: {label}, working tree against {rev} "
+                             f"(columns: {rev}, the working tree, tree/{rev} as the "
+                             "median of the pairs' ratios)",
+                             fmt(regression["rev"][key], "s"),
+                             fmt(regression["tree"][key], "s"),
+                             f"{regression['ratio'][key]:.2f}"))
+        rows.append((f"regression: coef_ bitwise equal to {rev}'s", "–",
+                     ", ".join(f"n_jobs={k if k != '0' else 'None'}: {'yes' if v else 'NO'}"
+                               for k, v in regression["bitwise"].items()), "–"))
     n_labels = results.get("labels", {}).get("n_labels")
     add(f"{n_labels}-label task: fit, {it} iterations, ours on {threads} (s)", "labels",
         "fit_s", "s")
@@ -502,6 +629,7 @@ def main(argv=None):
         predict_repeats=2 if quick else 5,
         labels_n_train=args.labels_n_train,
         quick=quick,
+        rev=args.rev,
     )
     command = " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv])
     info = wl.machine_info()

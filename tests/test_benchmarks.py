@@ -30,3 +30,21 @@ def test_regression_benchmark_quick_against_head():
 def test_encode_benchmark_quick():
     result = run_script("benchmarks/bench_encode.py", "--quick", "--rev", "HEAD")
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_vs_crfsuite_benchmark_quick():
+    result = run_script("benchmarks/bench_vs_crfsuite.py", "--quick", "--rev", "HEAD")
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    for row in ("p99 latency", "cold / warm numba cache", "regression: fit",
+                "coef_ bitwise equal to HEAD's: n_jobs=1: yes"):
+        assert row in out, out[-3000:]
+
+
+def test_first_use_benchmark_quick():
+    result = run_script("benchmarks/bench_first_use.py", "--quick")
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [line.split("|") for line in result.stdout.splitlines()
+            if line.startswith("| fit ") or line.startswith("| predict")]
+    assert [r[1].strip() for r in rows] == ["fit", "predict", "predict_marginals"]
+    assert int(rows[0][2]) > 0  # an empty cache: fit compiles kernels

@@ -45,20 +45,40 @@ import logging, warnings
 logging.basicConfig(level=logging.INFO, format="%(message)s")
 warnings.simplefilter("ignore")
 from sklearn_crf import CRFTagger
+from sklearn_crf._engine import forward_backward
 X = [[{"w": "John"}, {"w": "runs"}], [{"w": "Mary"}, {"w": "sleeps"}]]
 y = [["PER", "O"], ["PER", "O"]]
 for _ in range(2):
     CRFTagger(max_iter=3).fit(X, y).predict(X)
+compiled = [name for name in ("forward_backward_blocks_log", "forward_backward_log",
+                              "edge_sum_log", "node_marginals_log")
+            if getattr(forward_backward, name).signatures]
+print("log-space kernels compiled:", compiled)
 """
 
 
-def test_first_use_without_a_cache_says_once_that_it_compiles(tmp_path):
+@pytest.fixture(scope="module")
+def first_use_children(tmp_path_factory):
+    """Two processes fitting and predicting: with an empty NUMBA_CACHE_DIR, then
+    with the cache the first one filled."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=root)
-    counts = []
-    for _ in range(2):  # an empty cache, then the cache the first process filled
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path_factory.mktemp("numba_cache")),
+               PYTHONPATH=root)
+    children = []
+    for _ in range(2):
         child = subprocess.run([sys.executable, "-c", _FIRST_USE], capture_output=True,
                                text=True, timeout=600, cwd=root, env=env)
         assert child.returncode == 0, child.stderr[-2000:]
-        counts.append(child.stderr.count("compiling the numba kernels on first use"))
+        children.append(child)
+    return children
+
+
+def test_first_use_without_a_cache_says_once_that_it_compiles(first_use_children):
+    counts = [child.stderr.count("compiling the numba kernels on first use")
+              for child in first_use_children]
     assert counts == [1, 0]
+
+
+def test_a_fit_whose_sequences_all_scale_compiles_no_log_space_kernel(first_use_children):
+    for child in first_use_children:
+        assert "log-space kernels compiled: []" in child.stdout, child.stdout

@@ -150,6 +150,52 @@ def test_expected_counts_sequence_matches_brute_force(scale):
             assert not outer.any()  # the scaled pass declined, log space did it
 
 
+def test_forward_backward_blocks_is_expected_counts_sequence_per_sequence():
+    """The gradient's phase 1 (scaled kernel, then log space only where scaling
+    declines) gives bitwise what expected_counts_sequence gives each sequence,
+    summed in sequence order within each block, weights 0 and not 1 included."""
+    rng = np.random.default_rng(11)
+    L = 3
+    lengths = [3, 0, 4, 1, 5, 2, 6, 3]
+    scales = [1.0, 1.0, 1e3, 1.0, 1.0, 1e3, 1.0, 1.0]  # 1e3: scaling declines
+    weights = np.array([1.0, 1.0, 0.7, 0.0, 2.5, 1.0, 1.0, 0.3])
+    seqs = [_naive.random_crf(rng, n, L, scale=sc)[0] for n, sc in zip(lengths, scales)]
+    trans = rng.normal(size=(L, L))
+    scores, seq_ptr = _naive.batch(seqs, L)
+    block_ptr = np.array([0, 3, 6, 8], dtype=np.int64)
+    n_blocks = len(block_ptr) - 1
+    node = scores.copy()
+    seq_log_z = np.empty(len(seqs))
+    block_log_z = np.empty(n_blocks)
+    block_outer = np.full((n_blocks, 4, L, L), np.nan)
+    block_edge = np.full((n_blocks, L, L), np.nan)
+    _engine.forward_backward_blocks(node, trans, seq_ptr, weights, block_ptr, 0, n_blocks,
+                                    max(lengths), seq_log_z, block_log_z, block_outer,
+                                    block_edge)
+    tt = _engine.transition_terms(trans)
+    for b in range(n_blocks):
+        outer, edge, acc = np.zeros((4, L, L)), np.zeros((L, L)), 0.0
+        for s in range(block_ptr[b], block_ptr[b + 1]):
+            lo, hi = seq_ptr[s], seq_ptr[s + 1]
+            n = hi - lo
+            if n == 0 or weights[s] == 0.0:
+                assert seq_log_z[s] == 0.0 and not node[lo:hi].any()
+                continue
+            ref = np.empty((n, L))
+            log_z = _engine.expected_counts_sequence(
+                scores[lo:hi], tt, n, _engine.scaled_workspace(n, L), weights[s], ref,
+                edge, outer)
+            assert seq_log_z[s] == log_z
+            if weights[s] != 1.0:
+                ref *= weights[s]
+            np.testing.assert_array_equal(node[lo:hi], ref)
+            acc += weights[s] * log_z
+        np.testing.assert_array_equal(block_outer[b], outer)
+        np.testing.assert_array_equal(block_edge[b], edge)
+        assert block_log_z[b] == pytest.approx(acc, rel=1e-15)
+    assert block_edge[0].any() and block_edge[1].any()  # the log-space fallback ran
+
+
 def test_exp_nonpositive_is_within_an_ulp():
     rng = np.random.default_rng(0)
     x = np.concatenate([

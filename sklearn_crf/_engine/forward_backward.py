@@ -527,28 +527,57 @@ def marginals_sequences(scores, trans, seq_ptr, first, stop, log_z, node, edge):
 
 
 @kernel
-def forward_backward_blocks(
+def expected_counts_scaled(scores, tt, n, ws, weight, node, outer):
+    """The scaled half of :func:`expected_counts_sequence`, writing in place.
+
+    Returns log Z and, on success, adds ``weight`` times the outer products to
+    ``outer`` (see :func:`edge_outer_sum_scaled`) and writes ``weight`` times
+    the node marginals to ``node[:n]``, which may be ``scores`` itself (the
+    scores are read before anything is written). Returns NaN, having written
+    nothing, when scaling cannot be trusted. The node marginals ``alpha *
+    beta`` are finite exactly when every beta is (each normalized alpha lies
+    in [0, 1]), so the betas are checked before anything is written.
+    """
+    log_z = forward_scaled(scores, tt, n, ws)
+    if np.isnan(log_z):
+        return log_z
+    backward_scaled(tt, n, ws)
+    L = ws.beta.shape[1]
+    beta = ws.beta
+    for t in range(n):
+        b = beta[t]
+        for j in range(L):
+            if not np.isfinite(b[j]):
+                return np.nan
+    edge_outer_sum_scaled(n, ws, weight, outer)
+    alpha = ws.alpha
+    for t in range(n):
+        a = alpha[t]
+        b = beta[t]
+        out = node[t]
+        if weight == 1.0:
+            for j in range(L):
+                out[j] = a[j] * b[j]
+        else:
+            for j in range(L):
+                p = a[j] * b[j]
+                out[j] = p * weight
+    return log_z
+
+
+@kernel
+def forward_backward_blocks_scaled(
     scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
     seq_log_z, block_log_z, block_outer, block_edge,
 ):
-    """Phase 1 of the gradient for blocks ``first..stop-1``, in place.
-
-    ``scores_node`` (n_tokens, L) holds the state scores on entry. Block ``b``
-    holds sequences ``block_ptr[b]..block_ptr[b + 1]-1``. For each of its
-    sequences ``s`` (weight ``v_s``): the rows of its tokens in
-    ``scores_node`` are replaced by ``v_s`` times the node marginals (zeros
-    when ``v_s`` is 0), ``seq_log_z[s]`` gets log Z_s (0 when ``v_s`` is 0);
-    ``block_log_z[b]`` gets Σ v_s log Z_s; ``block_outer[b]`` (4, L, L) and
-    ``block_edge[b]`` (L, L) the weighted edge sums of
-    :func:`expected_counts_sequence` (zeroed first). ``max_len`` is at least
-    the longest sequence. Also what :func:`forward_backward_batch` runs for
-    the node marginals alone (weights 1), so that one compiled kernel serves
-    both.
-    """
+    """The scaled half of :func:`forward_backward_blocks`: returns the number
+    of sequences where scaling declined; their ``seq_log_z`` is NaN and their
+    rows of ``scores_node`` still hold the state scores (the log-space half,
+    :func:`forward_backward_blocks_log`, completes them)."""
     L = trans.shape[0]
     tt = transition_terms(trans)
-    raw = np.empty((max_len, L))
     ws = scaled_workspace(max_len, L)
+    declined = 0
     for b in range(first, stop):
         outer = block_outer[b]
         edge = block_edge[b]
@@ -572,19 +601,99 @@ def forward_backward_blocks(
                     for j in range(L):
                         node[t, j] = 0.0
                 continue
+            log_z = expected_counts_scaled(node, tt, n, ws, weight, node, outer)
+            seq_log_z[s] = log_z
+            if np.isnan(log_z):
+                declined += 1
+            acc += weight * log_z
+        block_log_z[b] = acc
+    return declined
+
+
+@kernel
+def forward_backward_blocks_log(
+    scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
+    seq_log_z, block_log_z, block_edge,
+):
+    """The log-space half of :func:`forward_backward_blocks`, after
+    :func:`forward_backward_blocks_scaled`: the sequences whose ``seq_log_z``
+    is NaN, by the log-space passes (their edge sums added to ``block_edge``
+    in sequence order), and ``block_log_z`` of their blocks summed again in
+    sequence order. Compiled only when a call needs it."""
+    L = trans.shape[0]
+    raw = np.empty((max_len, L))
+    log_alpha = np.empty((max_len, L))
+    log_beta = np.empty((max_len, L))
+    log_c = np.empty(max_len)
+    for b in range(first, stop):
+        s0 = block_ptr[b]
+        s1 = block_ptr[b + 1]
+        redo = False
+        for s in range(s0, s1):
+            if np.isnan(seq_log_z[s]):
+                redo = True
+        if not redo:
+            continue
+        edge = block_edge[b]
+        for s in range(s0, s1):
+            if not np.isnan(seq_log_z[s]):
+                continue
+            a = seq_ptr[s]
+            n = seq_ptr[s + 1] - a
+            weight = seq_weight[s]
+            node = scores_node[a:a + n]
             for t in range(n):
                 for j in range(L):
                     raw[t, j] = node[t, j]
-            log_z = expected_counts_sequence(raw, tt, n, ws, weight, node, edge, outer)
+            log_z = forward_backward_log(raw, trans, n, log_alpha, log_beta, log_c)
+            node_marginals_log(n, log_alpha, log_beta, node)
+            edge_sum_log(raw, trans, n, log_alpha, log_beta, log_c, weight, edge)
             seq_log_z[s] = log_z
-            acc += weight * log_z
             if weight != 1.0:
                 for t in range(n):
                     for j in range(L):
                         node[t, j] *= weight
+        acc = 0.0
+        for s in range(s0, s1):
+            if seq_ptr[s + 1] == seq_ptr[s] or seq_weight[s] == 0.0:
+                continue
+            acc += seq_weight[s] * seq_log_z[s]
         block_log_z[b] = acc
 
 
+def forward_backward_blocks(
+    scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
+    seq_log_z, block_log_z, block_outer, block_edge,
+):
+    """Phase 1 of the gradient for blocks ``first..stop-1``, in place.
+
+    ``scores_node`` (n_tokens, L) holds the state scores on entry. Block ``b``
+    holds sequences ``block_ptr[b]..block_ptr[b + 1]-1``. For each of its
+    sequences ``s`` (weight ``v_s``): the rows of its tokens in
+    ``scores_node`` are replaced by ``v_s`` times the node marginals (zeros
+    when ``v_s`` is 0), ``seq_log_z[s]`` gets log Z_s (0 when ``v_s`` is 0);
+    ``block_log_z[b]`` gets Σ v_s log Z_s; ``block_outer[b]`` (4, L, L) and
+    ``block_edge[b]`` (L, L) the weighted edge sums of
+    :func:`expected_counts_sequence` (zeroed first). ``max_len`` is at least
+    the longest sequence. Also what :func:`forward_backward_batch` runs for
+    the node marginals alone (weights 1), so that one compiled kernel serves
+    both.
+
+    Two kernels: the scaled passes
+    (:func:`forward_backward_blocks_scaled`), and only for the sequences where
+    they decline, the log-space ones (:func:`forward_backward_blocks_log`),
+    so that a fit whose sequences all scale never compiles the log-space
+    kernels. Releases the GIL apart from the call itself.
+    """
+    declined = forward_backward_blocks_scaled(
+        scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
+        seq_log_z, block_log_z, block_outer, block_edge,
+    )
+    if declined:
+        forward_backward_blocks_log(
+            scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
+            seq_log_z, block_log_z, block_edge,
+        )
 
 
 @kernel
