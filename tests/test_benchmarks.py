@@ -37,7 +37,7 @@ def test_vs_crfsuite_benchmark_quick():
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     for row in ("p99 latency", "cold / warm numba cache", "regression: fit",
-                "coef_ bitwise equal to HEAD's: n_jobs=1: yes"):
+                "| regression: coef_ bitwise equal to HEAD's | – | n_jobs=1: yes |"):
         assert row in out, out[-3000:]
 
 
@@ -48,3 +48,15 @@ def test_first_use_benchmark_quick():
             if line.startswith("| fit ") or line.startswith("| predict")]
     assert [r[1].strip() for r in rows] == ["fit", "predict", "predict_marginals"]
     assert int(rows[0][2]) > 0  # an empty cache: fit compiles kernels
+
+
+def test_dense_benchmark_quick():
+    result = run_script("benchmarks/bench_dense.py", "--quick")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count("): yes") == 2, result.stdout[-3000:]  # weights agree, both feature sets
+
+
+def test_scale_benchmark_quick():
+    result = run_script("benchmarks/bench_scale.py", "--quick")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "same model (dict / stream / dask): yes" in result.stdout, result.stdout[-3000:]
