@@ -313,15 +313,15 @@ class CRFTagger(BaseEstimator):
         The fitted vectorizer that maps feature dicts to attribute ids.
     layout_ : ParameterLayout
         Which (attribute, label) pairs and label transitions have a weight.
-    coef_ : ndarray of shape (n_state_features + n_transition_features + n_dense_features_ * n_labels,)
+    coef_ : ndarray of shape (n_state_features + n_transition_features + n_dense * n_labels,)
         All weights: the state features in ``layout_`` order, then the
         transition features, then the dense weights (``dense_coef_``,
-        row-major).
+        row-major; ``n_dense`` is ``n_dense_features_``).
     n_dense_features_ : int
         Number of dense features per token (the width of the arrays in X);
         0 when the tagger was fitted on feature dicts only. Every X given to
         an inference method must have this many. Computed from ``layout_``.
-    dense_coef_ : ndarray of shape (n_dense_features_, n_labels)
+    dense_coef_ : ndarray of shape (n_dense, n_labels)
         ``dense_coef_[j, k]`` is the weight of dense feature ``j`` for label
         ``classes_[k]``: a view of the tail of ``coef_`` (writing to it writes
         ``coef_``).
@@ -1230,7 +1230,7 @@ class CRFTagger(BaseEstimator):
 
     @property
     def dense_coef_(self):
-        """(n_dense_features_, n_labels) view of the dense weights in ``coef_``."""
+        """(n_dense, n_labels) view of the dense weights in ``coef_`` (``n_dense`` is ``n_dense_features_``)."""
         if "coef_" not in self.__dict__:
             check_is_fitted(self)
         return self.layout_.dense_matrix(self.coef_)
