@@ -33,11 +33,13 @@ def test_encode_benchmark_quick():
 
 
 def test_vs_crfsuite_benchmark_quick():
-    result = run_script("benchmarks/bench_vs_crfsuite.py", "--quick", "--rev", "HEAD")
+    # the regression measure is bench_regression.py's functions, smoke-tested
+    # above; the default-stopping measure is a long sklearn-crfsuite fit
+    result = run_script("benchmarks/bench_vs_crfsuite.py", "--quick",
+                        "--only", "fit100,predict,latency,rss,startup")
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
-    for row in ("p99 latency", "cold / warm numba cache", "regression: fit",
-                "| regression: coef_ bitwise equal to HEAD's | – | n_jobs=1: yes |"):
+    for row in ("fit, 10 iterations", "p99 latency", "cold / warm numba cache"):
         assert row in out, out[-3000:]
 
 
