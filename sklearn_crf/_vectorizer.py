@@ -1508,3 +1508,124 @@ def _raise_bad_value(X):
                             "be finite"
                         )
     raise ValueError("X contains a feature value that is not a finite float")  # pragma: no cover
+
+
+#: an absent entry of :func:`encode_interned`'s token rows, and an unknown
+#: attribute of its table (ids are int32: no id or ``~id`` is this)
+ABSENT = 1 << 62
+
+
+def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
+                    n_features=None, dense=None):
+    """An :class:`EncodedCorpus` from entries given as interned ids: the encoded
+    path of the featurizers, which never build feature dicts.
+
+    The featurizers give each distinct (feature key, value) pair of a call an
+    id of their own, a "pid" (a flag's True and False are two pids of one
+    attribute), and each token a row of pids in the order of its feature
+    dict, :data:`ABSENT` where the token has no such feature. Fitting
+    (``vectorizer`` None), the attributes get ids in order of first appearance
+    over the entries, token after token, as :meth:`SequenceVectorizer.fit_encode`
+    gives them on the feature dicts (pids of one attribute name, or hash slot,
+    share its id), and the new vectorizer's memo maps each pair to its id;
+    otherwise the pids are mapped to ``vectorizer``'s ids by name (or slot),
+    unknown ones dropped, as :meth:`SequenceVectorizer.encode` does. Names are
+    built once per distinct pid that occurs, never per token; the work per
+    entry is NumPy's.
+
+    Parameters
+    ----------
+    matrix_chunks : iterable of ndarray of shape (n, k), dtype int64
+        The rows of the tokens, in order (any number of chunks; ``k`` may
+        change between chunks).
+    seq_ptr : ndarray of shape (n_sequences + 1,), dtype int64
+    interned : object
+        ``interned.n_pids``: pids are in ``range(n_pids)``;
+        ``interned.info(pids)`` (an increasing int64 array) -> ``(names,
+        pairs, zero)``: the attribute name of each pid, its memo key
+        (``(key, str value)`` for an attribute ``key:value``, ``(key, bool)``
+        for a valued attribute ``key``) and whether its value is 0.
+    vectorizer : SequenceVectorizer or None
+        A fitted vectorizer to encode with; None fits a new one.
+    n_features : int or None
+        The new vectorizer's ``n_features`` (when fitting).
+    dense : ndarray of shape (n_tokens, n_dense) or None
+        The dense block.
+
+    Returns
+    -------
+    corpus : EncodedCorpus
+        Its ``vectorizer`` is the new or the given one.
+    """
+    counts, parts = [], []
+    for matrix in matrix_chunks:
+        present = matrix != ABSENT
+        counts.append(present.sum(axis=1))
+        parts.append(matrix[present])
+    n_tok = int(seq_ptr[-1])
+    tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
+    if counts:
+        np.cumsum(np.concatenate(counts), out=tok_ptr[1:])
+    entries = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    del parts, counts
+    n_pids = interned.n_pids
+    n_dense = 0 if dense is None else dense.shape[1]
+    table = np.full(n_pids, ABSENT, dtype=np.int64)  # pid -> id, ~id (a zero) or ABSENT
+    if vectorizer is None:
+        vectorizer = SequenceVectorizer(n_features=n_features)
+        n = len(entries)
+        first = np.full(n_pids, n, dtype=np.int64)
+        np.minimum.at(first, entries, np.arange(n, dtype=np.int64))
+        used = np.flatnonzero(first < n)
+        names, pairs, zero = interned.info(used)
+        order = np.argsort(first[used], kind="stable").tolist()  # first appearance
+        keys = [names[i] for i in order]
+        if n_features is not None:
+            keys = [murmurhash3_32(name, positive=True) % n_features for name in keys]
+        ids = {}  # attribute name (or slot) -> id, in order of first appearance
+        new = np.empty(len(order), dtype=np.int64)
+        new[order] = np.fromiter(map(ids.setdefault, keys, map(len, repeat(ids))),
+                                 dtype=np.int64, count=len(keys))
+        del keys, first
+        if len(ids) > _MAX_ATTRIBUTES:
+            raise ValueError("more than 2**31 - 1 distinct attributes")
+        table[used] = np.where(zero, ~new, new)
+        if n_features is None:
+            state = {"n_attributes_": len(ids), "vocabulary_": ids,
+                     "feature_names_": list(ids),
+                     "_pair_ids": dict(zip(pairs, table[used].tolist()))}
+        else:
+            state = {"n_attributes_": len(ids),
+                     "hash_slots_": np.fromiter(ids, dtype=np.int64, count=len(ids)),
+                     "_slot_ids": ids, "_n_slots": n_features}
+        vectorizer.__dict__.update(state)
+        vectorizer.n_dense_features_ = n_dense
+        known = None
+    else:
+        dense = vectorizer._check_n_dense([[None]] if n_tok else [], dense)
+        used = np.flatnonzero(np.bincount(entries, minlength=n_pids))
+        names, _, zero = interned.info(used)
+        if "_n_slots" in vectorizer.__dict__:
+            n_slots, get = vectorizer._n_slots, vectorizer._slot_ids.get
+            names = [murmurhash3_32(name, positive=True) % n_slots for name in names]
+        else:
+            get = vectorizer.vocabulary_.get
+        ids = np.fromiter(map(get, names, repeat(ABSENT)), dtype=np.int64,
+                          count=len(names))
+        table[used] = np.where(zero & (ids != ABSENT), ~ids, ids)
+        known = bool((ids != ABSENT).all())
+    entries = table[entries]
+    if known is False:
+        keep = entries != ABSENT
+        kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept_before[1:])
+        tok_ptr = kept_before[tok_ptr]
+        entries = entries[keep]
+        del keep, kept_before
+    tok_ptr, tok_attr, tok_val, zero_tok, zero_attr = _split_zero_entries(
+        tok_ptr, entries, np.zeros(0, dtype=np.int64), np.zeros(0))
+    return EncodedCorpus(
+        tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=tok_val, seq_ptr=seq_ptr,
+        n_attributes=vectorizer.n_attributes_, zero_tok=zero_tok, zero_attr=zero_attr,
+        dense=dense, vectorizer=vectorizer,
+    )

@@ -281,6 +281,38 @@ class WordVectors:
         blocks : list of ndarray of shape (n_tokens, (2 * window + 1) * vector_size)
             One C-contiguous block per sentence, of :attr:`dtype`.
         """
+        lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64)
+        out = self.corpus_vectors(sentences, lookup=lookup, window=window)
+        bounds = np.cumsum(lengths)[:-1]
+        return np.split(out, bounds) if len(lengths) else []
+
+    def corpus_vectors(self, sentences, *, lookup="exact", window=0):
+        """The dense blocks of :meth:`sentence_vectors`, one after another.
+
+        Parameters
+        ----------
+        sentences : list of list of str
+            The words of each sentence.
+        lookup : {"exact", "lower", "exact_then_lower"}, default="exact"
+            See :meth:`word_indices`.
+        window : int, default=0
+            See :meth:`sentence_vectors`.
+
+        Returns
+        -------
+        dense : ndarray of shape (n_tokens, (2 * window + 1) * vector_size)
+            One row per token of the sentences, C-contiguous, of :attr:`dtype`
+            (the ``dense`` block of an :class:`~sklearn_crf.EncodedCorpus`).
+
+        Examples
+        --------
+        >>> from sklearn_crf import WordVectors
+        >>> table = WordVectors({"a": [1.0, 2.0]})
+        >>> table.corpus_vectors([["a", "b"], ["a"]])
+        array([[1., 2.],
+               [0., 0.],
+               [1., 2.]])
+        """
         if isinstance(window, bool) or not isinstance(window, Integral) or window < 0:
             raise ValueError(f"window must be an int >= 0, got {window!r}.")
         window = int(window)
@@ -299,6 +331,5 @@ class WordVectors:
                 found = rows[source + offset]
                 hit = found >= 0
                 out[source[hit], k * d : (k + 1) * d] = self.vectors[found[hit]]
-        bounds = np.cumsum(lengths)[:-1]
-        return np.split(out, bounds) if len(lengths) else []
+        return out
 

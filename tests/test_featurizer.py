@@ -538,7 +538,7 @@ def test_clone_get_set_params_and_pickle():
     assert set(params) == {
         "window", "lower", "identity", "prefixes", "suffixes", "shape", "flags",
         "neighbor_features", "columns", "bos_eos", "bias",
-        "vectors", "vector_lookup", "vector_window", "vectors_only",
+        "vectors", "vector_lookup", "vector_window", "vectors_only", "output", "hashing",
     }
     cloned = clone(featurizer)
     assert cloned is not featurizer and cloned.get_params() == params

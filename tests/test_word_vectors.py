@@ -148,6 +148,9 @@ def test_sentence_vectors_match_the_naive_definition(lookup, window):
     for sentence, block in zip(sentences, blocks):
         assert block.flags.c_contiguous and block.dtype == np.float64
         np.testing.assert_array_equal(block, naive_block(sentence, TABLE, lookup, window))
+    whole = table.corpus_vectors(sentences, lookup=lookup, window=window)
+    assert whole.flags.c_contiguous and whole.dtype == np.float64
+    np.testing.assert_array_equal(whole, np.concatenate(blocks))
 
 
 def test_word_indices_and_bad_arguments():
@@ -159,6 +162,9 @@ def test_word_indices_and_bad_arguments():
         table.word_indices(["a"], lookup="upper")
     with pytest.raises(ValueError, match="window must be an int >= 0"):
         table.sentence_vectors([["a"]], window=-1)
+    with pytest.raises(ValueError, match="window must be an int >= 0"):
+        table.corpus_vectors([["a"]], window=True)
+    assert table.corpus_vectors([]).shape == (0, table.vector_size)
 
 
 def test_docstring_examples():
