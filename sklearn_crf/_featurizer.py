@@ -419,6 +419,14 @@ class _Interned:
         self.n_pids += len(values)
         return base
 
+    def zero_pids(self):
+        """Whether each pid's value is 0 (the False of a flag): a bool array."""
+        zero = np.zeros(self.n_pids, dtype=bool)
+        for base, (_, values, valued) in zip(self.bases, self.blocks):
+            if valued and values[0] is False:
+                zero[base] = True
+        return zero
+
     def info(self, pids):
         """(attribute names, memo keys, zero flags) of ``pids`` (increasing)."""
         cuts = np.searchsorted(pids, self.bases + [self.n_pids]).tolist()
@@ -451,7 +459,8 @@ def _distinct(values):
 
 def _encoded_rows(plan, sentences):
     """The token rows of pids of :func:`_featurize_sentence`'s dicts, without
-    the dicts: ``(chunks of the token-by-entry matrix, seq_ptr, interned)``.
+    the dicts: ``(chunks of the token-by-entry matrix, seq_ptr, interned, its
+    size)``.
 
     Column ``j`` of a row is the ``j``-th feature of the dict display of the
     interior layout (bias, the token, its left neighbours, BOS, its right
@@ -507,7 +516,7 @@ def _encoded_rows(plan, sentences):
             inside = (position + offset >= 0) & (position + offset < length)
             source = np.where(inside, np.arange(n_tok, dtype=np.int64) + offset, n_tok)
         if any(mask):
-            table = np.empty((n_distinct + 1, sum(mask)), dtype=np.int64)
+            table = np.empty((n_distinct + 1, sum(mask)), dtype=np.int32)
             table[n_distinct] = ABSENT
             k = 0
             for (index, uniques), key, used in zip(features, plan.word_keys, mask):
@@ -523,7 +532,7 @@ def _encoded_rows(plan, sentences):
             blocks.append(("take", table, rows))
         for (index, uniques), (name, _) in zip(columns, plan.columns):
             base = interned.block(prefix + name, uniques)
-            blocks.append(("pids", np.append(index + base, ABSENT)[source]))
+            blocks.append(("pids", np.append(index + base, ABSENT).astype(np.int32)[source]))
 
     def chunks():
         for start in range(0, n_tok, _CHUNK):
@@ -531,9 +540,10 @@ def _encoded_rows(plan, sentences):
             parts = []
             for block in blocks:
                 if block[0] == "const":
-                    parts.append(np.full((stop - start, 1), block[1], dtype=np.int64))
+                    parts.append(np.full((stop - start, 1), block[1], dtype=np.int32))
                 elif block[0] == "where":
-                    parts.append(np.where(block[1][start:stop], block[2], ABSENT)[:, None])
+                    parts.append(np.where(block[1][start:stop], np.int32(block[2]),
+                                          np.int32(ABSENT))[:, None])
                 elif block[0] == "take":
                     parts.append(block[1][block[2][start:stop]])
                 else:
@@ -541,9 +551,10 @@ def _encoded_rows(plan, sentences):
             if parts:
                 yield np.hstack(parts)
             else:
-                yield np.empty((stop - start, 0), dtype=np.int64)
+                yield np.empty((stop - start, 0), dtype=np.int32)
 
-    return chunks(), seq_ptr, interned
+    width = sum(1 if b[0] in ("const", "where", "pids") else b[1].shape[1] for b in blocks)
+    return chunks(), seq_ptr, interned, n_tok * width
 
 
 class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
@@ -944,14 +955,14 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         if plan.vectors_only:
             seq_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
             np.cumsum([len(cols[0]) for cols in sentences], out=seq_ptr[1:])
-            rows = [np.empty((int(seq_ptr[-1]), 0), dtype=np.int64)]
-            interned = _Interned()
+            rows = [np.empty((int(seq_ptr[-1]), 0), dtype=np.int32)]
+            interned, max_entries = _Interned(), 0
         else:
-            rows, seq_ptr, interned = _encoded_rows(plan, sentences)
+            rows, seq_ptr, interned, max_entries = _encoded_rows(plan, sentences)
         del sentences
         corpus = encode_interned(rows, seq_ptr, interned,
                                  vectorizer=vectorizer, n_features=self.hashing,
-                                 dense=dense)
+                                 dense=dense, max_entries=max_entries)
         if fitting:
             self.vectorizer_ = corpus.vectorizer
         return corpus

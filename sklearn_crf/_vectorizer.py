@@ -1510,13 +1510,15 @@ def _raise_bad_value(X):
     raise ValueError("X contains a feature value that is not a finite float")  # pragma: no cover
 
 
-#: an absent entry of :func:`encode_interned`'s token rows, and an unknown
-#: attribute of its table (ids are int32: no id or ``~id`` is this)
-ABSENT = 1 << 62
+#: an absent entry of :func:`encode_interned`'s token rows (int32 pids), and
+#: an unknown attribute of its table
+ABSENT = np.iinfo(np.int32).max
+#: entries mapped per NumPy call when ids replace pids in place
+_MAP_SLICE = 1 << 20
 
 
 def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
-                    n_features=None, dense=None):
+                    n_features=None, dense=None, max_entries=0):
     """An :class:`EncodedCorpus` from entries given as interned ids: the encoded
     path of the featurizers, which never build feature dicts.
 
@@ -1530,55 +1532,89 @@ def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
     share its id), and the new vectorizer's memo maps each pair to its id;
     otherwise the pids are mapped to ``vectorizer``'s ids by name (or slot),
     unknown ones dropped, as :meth:`SequenceVectorizer.encode` does. Names are
-    built once per distinct pid that occurs, never per token; the work per
-    entry is NumPy's.
+    built once per distinct pid, never per token; the work per entry is
+    NumPy's, chunk by chunk, into the corpus' arrays (grown, then trimmed in
+    place), so that the memory beyond the corpus stays that of a chunk.
 
     Parameters
     ----------
-    matrix_chunks : iterable of ndarray of shape (n, k), dtype int64
+    matrix_chunks : iterable of ndarray of shape (n, k), dtype int32
         The rows of the tokens, in order (any number of chunks; ``k`` may
-        change between chunks).
+        change between chunks). Consumed once, after ``interned`` is complete.
     seq_ptr : ndarray of shape (n_sequences + 1,), dtype int64
     interned : object
-        ``interned.n_pids``: pids are in ``range(n_pids)``;
-        ``interned.info(pids)`` (an increasing int64 array) -> ``(names,
-        pairs, zero)``: the attribute name of each pid, its memo key
-        (``(key, str value)`` for an attribute ``key:value``, ``(key, bool)``
-        for a valued attribute ``key``) and whether its value is 0.
+        ``interned.n_pids``: pids are in ``range(n_pids)``, fewer than
+        :data:`ABSENT`; ``interned.zero_pids()``: a bool array, whether each
+        pid's value is 0 (a False flag); ``interned.info(pids)`` (an increasing
+        int64 array) -> ``(names, pairs, zero)``: the attribute name of each
+        pid, its memo key (``(key, str value)`` for an attribute ``key:value``,
+        ``(key, bool)`` for a valued attribute ``key``) and its zero flag.
     vectorizer : SequenceVectorizer or None
         A fitted vectorizer to encode with; None fits a new one.
     n_features : int or None
         The new vectorizer's ``n_features`` (when fitting).
     dense : ndarray of shape (n_tokens, n_dense) or None
         The dense block.
+    max_entries : int, default=0
+        A bound on the number of entries, if known (the rows' total size):
+        the arrays start at that capacity, of which only the part filled is
+        ever touched (so resident), then trimmed.
 
     Returns
     -------
     corpus : EncodedCorpus
         Its ``vectorizer`` is the new or the given one.
     """
-    counts, parts = [], []
-    for matrix in matrix_chunks:
-        present = matrix != ABSENT
-        counts.append(present.sum(axis=1))
-        parts.append(matrix[present])
     n_tok = int(seq_ptr[-1])
-    tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
-    if counts:
-        np.cumsum(np.concatenate(counts), out=tok_ptr[1:])
-    entries = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    del parts, counts
     n_pids = interned.n_pids
-    n_dense = 0 if dense is None else dense.shape[1]
-    table = np.full(n_pids, ABSENT, dtype=np.int64)  # pid -> id, ~id (a zero) or ABSENT
-    if vectorizer is None:
-        vectorizer = SequenceVectorizer(n_features=n_features)
-        n = len(entries)
-        first = np.full(n_pids, n, dtype=np.int64)
-        np.minimum.at(first, entries, np.arange(n, dtype=np.int64))
-        used = np.flatnonzero(first < n)
+    if n_pids >= ABSENT:
+        raise ValueError("more than 2**31 - 2 distinct (feature, value) pairs")
+    zero_pid = interned.zero_pids()
+    fitting = vectorizer is None
+    if fitting:
+        first = np.full(n_pids, np.iinfo(np.int64).max, dtype=np.int64)
+        table = None
+    else:
+        dense = vectorizer._check_n_dense([[None]] if n_tok else [], dense)
+        table = _interned_table(vectorizer, interned, np.arange(n_pids, dtype=np.int64))
+    arrays = _GrowingArrays(max_entries)
+    nz_counts = np.zeros(n_tok, dtype=np.int64)
+    n_seen = n_done = 0  # entries seen (fitting: their positions), tokens done
+    for matrix in matrix_chunks:
+        n = matrix.shape[0]
+        present = matrix != ABSENT
+        counts = present.sum(axis=1)
+        pids = matrix[present]
+        del matrix, present
+        if fitting:
+            np.minimum.at(first, pids,
+                          np.arange(n_seen, n_seen + len(pids), dtype=np.int64))
+            n_seen += len(pids)
+        zero = zero_pid[pids]
+        if not fitting:
+            pids = table[pids]  # the vectorizer's ids
+            known = pids != ABSENT
+            if not known.all():
+                tok = np.repeat(np.arange(n, dtype=np.int64), counts)
+                counts = counts - np.bincount(tok[~known], minlength=n)
+                pids, zero = pids[known], zero[known]
+        if zero.any():
+            tok = np.repeat(np.arange(n, dtype=np.int64), counts)
+            zero_tok = tok[zero]
+            counts = counts - np.bincount(zero_tok, minlength=n)
+            arrays.add_zero(zero_tok + n_done, pids[zero])
+            pids = pids[~zero]
+        arrays.add_entries(pids)
+        nz_counts[n_done:n_done + n] = counts
+        n_done += n
+    if n_done != n_tok:
+        raise ValueError(f"the token rows cover {n_done} tokens, seq_ptr {n_tok}")
+    tok_attr, zero_tok, zero_attr = arrays.trimmed()
+    if fitting:
+        used = np.flatnonzero(first < np.iinfo(np.int64).max)
         names, pairs, zero = interned.info(used)
         order = np.argsort(first[used], kind="stable").tolist()  # first appearance
+        del first
         keys = [names[i] for i in order]
         if n_features is not None:
             keys = [murmurhash3_32(name, positive=True) % n_features for name in keys]
@@ -1586,46 +1622,84 @@ def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
         new = np.empty(len(order), dtype=np.int64)
         new[order] = np.fromiter(map(ids.setdefault, keys, map(len, repeat(ids))),
                                  dtype=np.int64, count=len(keys))
-        del keys, first
+        del keys
         if len(ids) > _MAX_ATTRIBUTES:
             raise ValueError("more than 2**31 - 1 distinct attributes")
-        table[used] = np.where(zero, ~new, new)
+        table = np.full(n_pids, ABSENT, dtype=np.int32)
+        table[used] = new
+        for part in (tok_attr, zero_attr):
+            for start in range(0, len(part), _MAP_SLICE):
+                chunk = part[start:start + _MAP_SLICE]
+                chunk[...] = table[chunk]
+        vectorizer = SequenceVectorizer(n_features=n_features)
         if n_features is None:
             state = {"n_attributes_": len(ids), "vocabulary_": ids,
                      "feature_names_": list(ids),
-                     "_pair_ids": dict(zip(pairs, table[used].tolist()))}
+                     "_pair_ids": dict(zip(pairs, np.where(zero, ~new, new).tolist()))}
         else:
             state = {"n_attributes_": len(ids),
                      "hash_slots_": np.fromiter(ids, dtype=np.int64, count=len(ids)),
                      "_slot_ids": ids, "_n_slots": n_features}
         vectorizer.__dict__.update(state)
-        vectorizer.n_dense_features_ = n_dense
-        known = None
-    else:
-        dense = vectorizer._check_n_dense([[None]] if n_tok else [], dense)
-        used = np.flatnonzero(np.bincount(entries, minlength=n_pids))
-        names, _, zero = interned.info(used)
-        if "_n_slots" in vectorizer.__dict__:
-            n_slots, get = vectorizer._n_slots, vectorizer._slot_ids.get
-            names = [murmurhash3_32(name, positive=True) % n_slots for name in names]
-        else:
-            get = vectorizer.vocabulary_.get
-        ids = np.fromiter(map(get, names, repeat(ABSENT)), dtype=np.int64,
-                          count=len(names))
-        table[used] = np.where(zero & (ids != ABSENT), ~ids, ids)
-        known = bool((ids != ABSENT).all())
-    entries = table[entries]
-    if known is False:
-        keep = entries != ABSENT
-        kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
-        np.cumsum(keep, out=kept_before[1:])
-        tok_ptr = kept_before[tok_ptr]
-        entries = entries[keep]
-        del keep, kept_before
-    tok_ptr, tok_attr, tok_val, zero_tok, zero_attr = _split_zero_entries(
-        tok_ptr, entries, np.zeros(0, dtype=np.int64), np.zeros(0))
+        vectorizer.n_dense_features_ = 0 if dense is None else dense.shape[1]
+    tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
+    np.cumsum(nz_counts, out=tok_ptr[1:])
+    del nz_counts
+    tok_val = np.empty(len(tok_attr), dtype=np.float64)
+    tok_val.fill(1.0)
     return EncodedCorpus(
         tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=tok_val, seq_ptr=seq_ptr,
         n_attributes=vectorizer.n_attributes_, zero_tok=zero_tok, zero_attr=zero_attr,
         dense=dense, vectorizer=vectorizer,
     )
+
+
+def _interned_table(vectorizer, interned, pids):
+    """pid -> the fitted ``vectorizer``'s attribute id (int32; ABSENT: unknown)."""
+    names, _, _ = interned.info(pids)
+    if "_n_slots" in vectorizer.__dict__:
+        n_slots, get = vectorizer._n_slots, vectorizer._slot_ids.get
+        names = [murmurhash3_32(name, positive=True) % n_slots for name in names]
+    else:
+        get = vectorizer.vocabulary_.get
+    table = np.full(interned.n_pids, ABSENT, dtype=np.int32)
+    table[pids] = np.fromiter(map(get, names, repeat(ABSENT)), dtype=np.int64,
+                              count=len(names))
+    return table
+
+
+class _GrowingArrays:
+    """The entry arrays of :func:`encode_interned`, filled chunk after chunk
+    from a capacity (a bound on the entries, so never grown when it is one;
+    otherwise doubled) and trimmed at the end by ``ndarray.resize`` (a
+    realloc: the part filled stays where it is)."""
+
+    def __init__(self, capacity=0):
+        capacity = max(int(capacity), 1 << 12)
+        self.attr = np.empty(capacity, dtype=np.int32)  # untouched pages: not resident
+        self.zero_tok = np.empty(capacity, dtype=np.int64)
+        self.zero_attr = np.empty(capacity, dtype=np.int32)
+        self.n = self.n_zero = 0
+
+    @staticmethod
+    def _fit(array, size):
+        if size > len(array):
+            array.resize((max(size, 2 * len(array)),), refcheck=False)
+        return array
+
+    def add_entries(self, attr):
+        n = self.n + len(attr)
+        self._fit(self.attr, n)[self.n:n] = attr
+        self.n = n
+
+    def add_zero(self, tok, attr):
+        n = self.n_zero + len(tok)
+        self._fit(self.zero_tok, n)[self.n_zero:n] = tok
+        self._fit(self.zero_attr, n)[self.n_zero:n] = attr
+        self.n_zero = n
+
+    def trimmed(self):
+        self.attr.resize((self.n,), refcheck=False)
+        self.zero_tok.resize((self.n_zero,), refcheck=False)
+        self.zero_attr.resize((self.n_zero,), refcheck=False)
+        return self.attr, self.zero_tok, self.zero_attr
