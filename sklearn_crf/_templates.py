@@ -3,13 +3,17 @@
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from itertools import chain, repeat
 from typing import NamedTuple
 
 from numbers import Integral
 
+import numpy as np
+
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._vectorizer import ABSENT, encode_interned
 from ._word_vectors import LOOKUPS, WordVectors
 
 __all__ = ["TemplateFeaturizer"]
@@ -160,6 +164,125 @@ def _featurize(rows, templates, s):
     return out
 
 
+#: tokens per block of rows handed to encode_interned
+_CHUNK = 1 << 15
+
+
+class _TemplateInterned:
+    """The pids of one encoded call: per template, one per distinct expansion
+    (its name built once); see :func:`~sklearn_crf._vectorizer.encode_interned`."""
+
+    def __init__(self, names):
+        self.names = names
+        self.n_pids = len(names)
+
+    def zero_pids(self):
+        return np.zeros(self.n_pids, dtype=bool)
+
+    def info(self, pids):
+        names = self.names
+        chosen = [names[i] for i in pids.tolist()]
+        return chosen, list(zip(chosen, repeat(True))), np.zeros(len(chosen), dtype=bool)
+
+
+def _value_ids(rows_flat, column):
+    """(distinct values of a column, then the 16 markers; id of each token's value)."""
+    values = [row[column] for row in rows_flat]
+    uniques = list(dict.fromkeys(values))
+    index = dict(zip(uniques, range(len(uniques))))
+    ids = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+    return uniques + list(_BOS + _EOS), ids
+
+
+def _encoded_template_rows(rows, templates):
+    """The token rows of pids of :func:`_featurize`'s dicts, without the dicts:
+    ``(chunks, seq_ptr, interned, size)`` for :func:`encode_interned`.
+
+    A template with one macro gets a pid per distinct value of its column
+    (and per marker ``_B-k``/``_B+k``); one with several, a pid per distinct
+    combination (``np.unique`` of the combined value ids); each name is built
+    once. Two templates of a token that expand to the same name give one
+    entry (a dict key), as in the dicts.
+    """
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    seq_ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=seq_ptr[1:])
+    n_tok = int(seq_ptr[-1])
+    flat = list(chain.from_iterable(rows))
+    needed = max((c for t in templates for _, c in t.macros), default=-1)
+    if needed >= 0 and n_tok:
+        widths = np.fromiter(map(len, flat), dtype=np.int64, count=n_tok)
+        if widths.min() <= needed:  # the dict path's error, naming the first place
+            narrow = int(np.searchsorted(seq_ptr, np.flatnonzero(widths <= needed)[0],
+                                         side="right") - 1)
+            _featurize(rows[narrow], templates, narrow)
+    position = np.arange(n_tok, dtype=np.int64) - np.repeat(seq_ptr[:-1], lengths)
+    length = np.repeat(lengths, lengths)
+    columns = {}
+    names = []  # of every pid
+    pid_columns = []
+    for template in templates:
+        literals, macros = template.literals, template.macros
+        combined, n_combined = np.zeros(n_tok, dtype=np.int64), 1
+        for row, column in macros:
+            if column not in columns:
+                columns[column] = _value_ids(flat, column)
+            values, ids = columns[column]
+            n_values = len(values) - 2 * MAX_CONTEXT
+            j = position + row
+            ids = np.where(
+                j < 0, n_values + MAX_CONTEXT + j,  # _B-k is marker MAX_CONTEXT - k
+                np.where(j >= length, n_values + MAX_CONTEXT + j - length,
+                         ids[np.clip(np.arange(n_tok) + row, 0, max(n_tok - 1, 0))]))
+            combined = combined * len(values) + ids
+            n_combined *= len(values)
+            if n_combined > 2**40 or len(macros) > 1:
+                uniques, combined = np.unique(combined, return_inverse=True)
+                n_combined = len(uniques)
+        base = len(names)
+        if not macros:
+            names.append(literals[0])
+        elif len(macros) == 1:
+            values = columns[macros[0][1]][0]
+            names.extend([literals[0] + v + literals[1] for v in values])
+        else:
+            # one representative token per combination: its expansion is the name
+            _, first = np.unique(combined, return_index=True)
+            for i in first.tolist():
+                s = int(np.searchsorted(seq_ptr, i, side="right") - 1)
+                t = i - int(seq_ptr[s])
+                parts = [literals[0]]
+                for k, (row, column) in enumerate(macros):
+                    jj = t + row
+                    n = len(rows[s])
+                    parts.append(_BOS[MAX_CONTEXT + jj] if jj < 0 else
+                                 _EOS[jj - n] if jj >= n else rows[s][jj][column])
+                    parts.append(literals[k + 1])
+                names.append("".join(parts))
+        pid_columns.append((combined + base).astype(np.int32))
+    if len(set(names)) < len(names) and len(templates) > 1:
+        # expansions that meet: one pid per name, one entry per name and token
+        canon = {}
+        table = np.fromiter(map(canon.setdefault, names, range(len(names))),
+                            dtype=np.int32, count=len(names))
+        pid_columns = [table[c] for c in pid_columns]
+        for j in range(1, len(pid_columns)):
+            seen = np.zeros(n_tok, dtype=bool)
+            for k in range(j):
+                seen |= pid_columns[j] == pid_columns[k]
+            pid_columns[j] = np.where(seen, np.int32(ABSENT), pid_columns[j])
+
+    def chunks():
+        for start in range(0, n_tok, _CHUNK):
+            stop = min(start + _CHUNK, n_tok)
+            if pid_columns:
+                yield np.stack([c[start:stop] for c in pid_columns], axis=1)
+            else:
+                yield np.empty((stop - start, 0), dtype=np.int32)
+
+    return chunks(), seq_ptr, _TemplateInterned(names), n_tok * len(pid_columns)
+
+
 class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """Per-token feature dicts from CRF++-style unigram templates.
 
@@ -201,10 +324,29 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         Also give each token the vectors of the ``vector_window`` tokens on
         each side (as :class:`~sklearn_crf.SequenceFeaturizer`'s).
 
+    output : {"dicts", "encoded"}, default="dicts"
+        ``"encoded"``: ``transform`` returns an
+        :class:`~sklearn_crf.EncodedCorpus` of the features without building
+        feature dicts (each distinct expansion of a template named once), for
+        :class:`~sklearn_crf.CRFTagger` in a Pipeline: the model is the dict
+        route's, bitwise. ``fit`` then learns the vocabulary (``vectorizer_``,
+        in the order :class:`~sklearn_crf.SequenceVectorizer` gives it on the
+        dicts) and ``transform`` encodes with it, as
+        :class:`~sklearn_crf.SequenceFeaturizer` does with the same parameter.
+
+    hashing : int or None, default=None
+        With ``output="encoded"``: hash the attribute names into that many
+        slots; the tagger needs the same ``hashing``.
+
+    Attributes
+    ----------
+    vectorizer_ : SequenceVectorizer
+        With ``output="encoded"``, the vocabulary learnt by ``fit``.
+
     Notes
     -----
-    The transformer is stateless: ``fit`` only checks the templates and
-    ``transform`` works without fitting.
+    With ``output="dicts"`` the transformer is stateless: ``fit`` only checks
+    the templates and ``transform`` works without fitting.
 
     Examples
     --------
@@ -222,6 +364,13 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
     >>> text = "# words\\nU00:%x[0,0]\\n\\nB\\n"
     >>> TemplateFeaturizer(templates=text).transform([["Hola"]])
     [[{'U00:Hola': 1.0}]]
+
+    An encoded corpus instead of dicts:
+
+    >>> featurizer = TemplateFeaturizer(templates=["U00:%x[-1,0]"], output="encoded")
+    >>> corpus = featurizer.fit_transform([sentence])
+    >>> corpus.tok_attr, featurizer.vectorizer_.feature_names_
+    (array([0, 1, 2], dtype=int32), ['U00:_B-1', 'U00:He', 'U00:reckons'])
     """
 
     _parameter_constraints: dict = {
@@ -229,6 +378,8 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         "vectors": [None, WordVectors],
         "vector_lookup": [StrOptions(set(LOOKUPS))],
         "vector_window": [Interval(Integral, 0, None, closed="left")],
+        "output": [StrOptions({"dicts", "encoded"})],
+        "hashing": [Interval(Integral, 1, np.iinfo(np.int32).max, closed="both"), None],
     }
 
     def __init__(
@@ -244,23 +395,28 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         vectors=None,
         vector_lookup="exact",
         vector_window=0,
+        output="dicts",
+        hashing=None,
     ):
         self.templates = templates
         self.vectors = vectors
         self.vector_lookup = vector_lookup
         self.vector_window = vector_window
+        self.output = output
+        self.hashing = hashing
 
     def _parsed(self):
         return _parse_templates(tuple(_template_lines(self.templates)))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Check the templates; the transformer learns nothing.
+        """Check the templates; with ``output="encoded"``, learn the vocabulary.
 
         Parameters
         ----------
         X : list of sentences
-            Ignored.
+            As :meth:`transform` takes them; ignored unless
+            ``output="encoded"``.
 
         y : None
             Ignored.
@@ -270,8 +426,33 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         self : TemplateFeaturizer
             The transformer itself.
         """
-        self._parsed()
+        if self.output == "encoded":
+            self._encode(X, fitting=True)
+        else:
+            self._parsed()
+            self.__dict__.pop("vectorizer_", None)
         return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Fit, then transform X (one pass over X with ``output="encoded"``).
+
+        Parameters
+        ----------
+        X : list of sentences
+            As :meth:`transform` takes them.
+
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        X_features : list or EncodedCorpus
+            What :meth:`transform` returns.
+        """
+        if self.output == "encoded":
+            return self._encode(X, fitting=True)
+        return self.fit(X).transform(X)
 
     def transform(self, X):
         """Apply the unigram templates to every token of every sentence.
@@ -285,11 +466,15 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
 
         Returns
         -------
-        X_features : list of list of dict, or list of tuple
+        X_features : list of list of dict, list of tuple, or EncodedCorpus
             ``X_features[s][t]`` maps each expanded template of token ``t`` of
             sentence ``s`` to 1.0. With ``vectors``, ``X_features[s]`` is a
             tuple ``(dicts, dense)``, ``dense`` an ndarray of shape
-            ``(n_tokens, (2 * vector_window + 1) * vectors.vector_size)``.
+            ``(n_tokens, (2 * vector_window + 1) * vectors.vector_size)``. With
+            ``output="encoded"``, an :class:`~sklearn_crf.EncodedCorpus` of
+            those features under the vocabulary learnt by :meth:`fit`
+            (``vectorizer_``; unknown attributes dropped), or, not fitted,
+            under a vocabulary of its own.
 
         Raises
         ------
@@ -299,14 +484,9 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         TypeError
             A malformed sentence or token.
         """
-        self._validate_params()
-        templates = self._parsed()
-        if isinstance(X, (str, bytes, Mapping)) or not hasattr(X, "__iter__"):
-            raise TypeError(
-                "X must be a list of sentences (each a list of tokens), got "
-                f"{type(X).__name__}."
-            )
-        rows = [_token_columns(sentence, s) for s, sentence in enumerate(X)]
+        if self.output == "encoded":
+            return self._encode(X, fitting=False)
+        templates, rows = self._rows(X)
         features = [_featurize(r, templates, s) for s, r in enumerate(rows)]
         if self.vectors is None:
             return features
@@ -316,8 +496,42 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         )
         return list(zip(features, blocks))
 
+    def _rows(self, X):
+        """(parsed templates, the checked token tuples of each sentence)."""
+        self._validate_params()
+        templates = self._parsed()
+        if isinstance(X, (str, bytes, Mapping)) or not hasattr(X, "__iter__"):
+            raise TypeError(
+                "X must be a list of sentences (each a list of tokens), got "
+                f"{type(X).__name__}."
+            )
+        return templates, [_token_columns(sentence, s) for s, sentence in enumerate(X)]
+
+    def _encode(self, X, fitting):
+        """The encoded path (:func:`_encoded_template_rows`): X as an
+        EncodedCorpus without feature dicts; ``fitting`` sets a new
+        ``vectorizer_`` (none for no sentences: nothing to learn)."""
+        templates, rows = self._rows(X)
+        if fitting and not rows:
+            self.__dict__.pop("vectorizer_", None)
+            fitting = False
+        dense = None
+        if self.vectors is not None:
+            dense = self.vectors.corpus_vectors(
+                [[row[0] for row in r] for r in rows],
+                lookup=self.vector_lookup, window=self.vector_window)
+        chunks, seq_ptr, interned, size = _encoded_template_rows(rows, templates)
+        del rows
+        corpus = encode_interned(
+            chunks, seq_ptr, interned,
+            vectorizer=None if fitting else self.__dict__.get("vectorizer_"),
+            n_features=self.hashing, dense=dense, max_entries=size)
+        if fitting:
+            self.vectorizer_ = corpus.vectorizer
+        return corpus
+
     def __sklearn_is_fitted__(self):
-        """Return True: the transformer is stateless and needs no fitting."""
+        """Return True: ``transform`` works without fitting (see ``output``)."""
         return True
 
     def __sklearn_tags__(self):

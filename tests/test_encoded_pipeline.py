@@ -318,3 +318,78 @@ def test_save_model_of_an_encoded_pipeline(data, tmp_path):
     b = encoded[-1].predict_marginals(encoded[0].transform(X), output="array")
     for got, want in zip(a, b):
         assert got.tobytes() == want.tobytes()
+
+
+# ---------------------------------------------------------------------------
+# TemplateFeaturizer
+
+TEMPLATE_SETS = [
+    TemplateFeaturizer().templates,
+    ["U00:%x[-2,0]", "U01:%x[0,1]/%x[1,1]", "U02:%x[2,1]", "U", "U03:%x[-1,0]/%x[0,1]/%x[1,0]"],
+    # expansions that meet within a token (one dict key, one entry)
+    ["U:%x[0,0]", "U:%x[-1,0]", "U%x[0,1]", "U:%x[1,0]", "U:%x[0,0]"],
+]
+
+
+@pytest.mark.parametrize("templates", TEMPLATE_SETS)
+def test_templates_encoded_corpus_is_the_vectorizers_on_the_dicts(templates, data):
+    sentences, tags = data
+    X = with_pos(sentences, tags) + [[], [("_B-1", ":_B+1")], [("U", "x")] * 3]
+    dicts = TemplateFeaturizer(templates=templates).transform(X)
+    vec = SequenceVectorizer()
+    want = vec.fit_encode(dicts)
+    featurizer = TemplateFeaturizer(templates=templates, output="encoded")
+    assert_same_corpus(featurizer.fit_transform(X), want)
+    assert featurizer.vectorizer_.feature_names_ == vec.feature_names_
+    other = [s[::-1] for s in X[::-1]]
+    assert_same_corpus(featurizer.transform(other),
+                       vec.encode(TemplateFeaturizer(templates=templates).transform(other)))
+    hashed = SequenceVectorizer(n_features=64)
+    assert_same_corpus(
+        TemplateFeaturizer(templates=templates, output="encoded", hashing=64).fit_transform(X),
+        hashed.fit_encode(dicts))
+
+
+def test_templates_random_against_the_dicts():
+    rng = np.random.default_rng(0)
+    words = ["a", "b%", "c[1,0]", "_B-1", "dé", "/", ""]
+    X = [[tuple(str(rng.choice(words)) for _ in range(3)) for _ in range(rng.integers(0, 7))]
+         for _ in range(40)]
+    for trial in range(5):
+        templates = []
+        for k in range(int(rng.integers(1, 12))):
+            macros = "".join(f"/%x[{rng.integers(-8, 9)},{rng.integers(0, 3)}]"
+                             for _ in range(rng.integers(0, 4)))
+            templates.append(f"U{rng.integers(0, 3)}:{macros}")
+        want = SequenceVectorizer().fit_encode(
+            TemplateFeaturizer(templates=templates).transform(X))
+        got = TemplateFeaturizer(templates=templates, output="encoded").fit_transform(X)
+        assert_same_corpus(got, want)
+
+
+def test_templates_in_a_pipeline_and_errors(data):
+    sentences, tags = data
+    X = with_pos(sentences, tags)
+    templates = ["U00:%x[0,0]", "U01:%x[-1,0]/%x[0,1]", "U02:%x[1,0]"]
+    params = dict(c2=0.01, max_iter=10, n_jobs=1)
+    dicts = make_pipeline(TemplateFeaturizer(templates=templates), CRFTagger(**params))
+    encoded = make_pipeline(TemplateFeaturizer(templates=templates, output="encoded"),
+                            CRFTagger(**params))
+    fit_quietly(dicts, X, tags)
+    fit_quietly(encoded, X, tags)
+    assert_same_model(encoded, dicts)
+    assert encoded.predict(X[:20]) == dicts.predict(X[:20])
+    with pytest.raises(ValueError, match=r"reads column 1, but sentence 1, token 0 has 1"):
+        TemplateFeaturizer(templates=["U:%x[0,1]"], output="encoded").fit(
+            [[("a", "b")], ["c"]])
+
+
+def test_templates_with_word_vectors(data):
+    sentences, tags = data
+    X = with_pos(sentences, tags)
+    table = WordVectors({w: np.full(2, len(w), dtype=np.float32) for s in sentences for w in s[::2]})
+    params = dict(templates=["U00:%x[0,1]"], vectors=table, vector_window=1)
+    want = SequenceVectorizer().fit_encode(TemplateFeaturizer(**params).transform(X))
+    got = TemplateFeaturizer(output="encoded", **params).fit_transform(X)
+    assert_same_corpus(got, want)
+    assert got.dense.dtype == np.float32

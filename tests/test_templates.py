@@ -126,7 +126,8 @@ def test_stateless_estimator_api():
     assert featurizer.fit([]) is featurizer
     copy = pickle.loads(pickle.dumps(clone(featurizer)))
     assert copy.get_params() == {"templates": ("U00:%x[0,0]",), "vectors": None,
-                                 "vector_lookup": "exact", "vector_window": 0}
+                                 "vector_lookup": "exact", "vector_window": 0,
+                                 "output": "dicts", "hashing": None}
     assert copy.transform([["a"]]) == [[{"U00:a": 1.0}]]
 
 
