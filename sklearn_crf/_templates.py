@@ -109,11 +109,15 @@ def _parse_templates(lines):
 
 
 def _token_columns(sentence, s):
-    """The columns of a sentence: a list over columns of lists over tokens."""
+    """The tokens of a sentence as tuples (or lists) of str, checked."""
     if isinstance(sentence, (str, bytes)) or isinstance(sentence, Mapping):
         raise TypeError(
             f"sentence {s} must be a list of tokens, got {type(sentence).__name__}."
         )
+    types = set(map(type, sentence))
+    if types == {tuple} and 0 not in set(map(len, sentence)) and set(
+            map(type, chain.from_iterable(sentence))) == {str}:
+        return sentence  # the common case, checked at C speed
     rows = []
     for t, token in enumerate(sentence):
         row = (token,) if isinstance(token, str) else token
@@ -224,6 +228,7 @@ def _encoded_template_rows(rows, templates):
     for template in templates:
         literals, macros = template.literals, template.macros
         combined, n_combined = np.zeros(n_tok, dtype=np.int64), 1
+        shifted = []  # per macro: (its column's values, each token's value id)
         for row, column in macros:
             if column not in columns:
                 columns[column] = _value_ids(flat, column)
@@ -234,6 +239,7 @@ def _encoded_template_rows(rows, templates):
                 j < 0, n_values + MAX_CONTEXT + j,  # _B-k is marker MAX_CONTEXT - k
                 np.where(j >= length, n_values + MAX_CONTEXT + j - length,
                          ids[np.clip(np.arange(n_tok) + row, 0, max(n_tok - 1, 0))]))
+            shifted.append((values, ids))
             combined = combined * len(values) + ids
             n_combined *= len(values)
             if n_combined > 2**40 or len(macros) > 1:
@@ -246,19 +252,13 @@ def _encoded_template_rows(rows, templates):
             values = columns[macros[0][1]][0]
             names.extend([literals[0] + v + literals[1] for v in values])
         else:
-            # one representative token per combination: its expansion is the name
+            # a token of each combination (its first) spells the name
             _, first = np.unique(combined, return_index=True)
-            for i in first.tolist():
-                s = int(np.searchsorted(seq_ptr, i, side="right") - 1)
-                t = i - int(seq_ptr[s])
-                parts = [literals[0]]
-                for k, (row, column) in enumerate(macros):
-                    jj = t + row
-                    n = len(rows[s])
-                    parts.append(_BOS[MAX_CONTEXT + jj] if jj < 0 else
-                                 _EOS[jj - n] if jj >= n else rows[s][jj][column])
-                    parts.append(literals[k + 1])
-                names.append("".join(parts))
+            parts = [repeat(literals[0])]
+            for (values, ids), literal in zip(shifted, literals[1:]):
+                parts.append(map(values.__getitem__, ids[first].tolist()))
+                parts.append(repeat(literal))
+            names.extend(map("".join, zip(*parts)))
         pid_columns.append((combined + base).astype(np.int32))
     if len(set(names)) < len(names) and len(templates) > 1:
         # expansions that meet: one pid per name, one entry per name and token
