@@ -393,6 +393,9 @@ def _featurize_sentence(cols, plan, cache):
 #: tokens per block of the token-by-entry matrix of the encoded path (bounds
 #: its transient memory: 32768 tokens x 15 entries x 8 bytes = 3.9 MB)
 _CHUNK = 1 << 15
+#: fewer tokens than this in a call of a fitted encoded featurizer: through
+#: the dicts and the vectorizer's memo (one sentence at a time)
+_FEW = 64
 #: the word features whose values are bools (valued attributes, 1 or 0)
 _BOOL_KINDS = frozenset({"isupper", "istitle", "isdigit"})
 
@@ -903,7 +906,11 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         if self.output == "encoded":
             return self._encode(X, fitting=False)
         self._validate_params()
-        plan, sentences = self._split(X)
+        return self._dicts(*self._split(X))
+
+    @staticmethod
+    def _dicts(plan, sentences):
+        """The dict output of :meth:`transform` of the split sentences."""
         if plan.vectors is None:
             cache = plan.word_cache()
             return [_featurize_sentence(cols, plan, cache) for cols in sentences]
@@ -946,12 +953,16 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
             # no vocabulary, so transform gives corpora of their own
             self.__dict__.pop("vectorizer_", None)
             fitting = False
+        vectorizer = None if fitting else self.__dict__.get("vectorizer_")
+        if vectorizer is not None and sum(len(cols[0]) for cols in sentences) < _FEW:
+            # a sentence at a time (serving): the vectorizer's memo on the dicts
+            # costs less than the NumPy calls of the bulk path; the same corpus
+            return vectorizer.encode(self._dicts(plan, sentences))
         dense = None
         if plan.vectors is not None:
             dense = plan.vectors.corpus_vectors(
                 [cols[0] for cols in sentences], lookup=plan.vector_lookup,
                 window=plan.vector_window)
-        vectorizer = None if fitting else self.__dict__.get("vectorizer_")
         if plan.vectors_only:
             seq_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
             np.cumsum([len(cols[0]) for cols in sentences], out=seq_ptr[1:])

@@ -170,6 +170,9 @@ def _featurize(rows, templates, s):
 
 #: tokens per block of rows handed to encode_interned
 _CHUNK = 1 << 15
+#: fewer tokens than this in a call of a fitted encoded featurizer: through
+#: the dicts and the vectorizer's memo (one sentence at a time)
+_FEW = 64
 
 
 class _TemplateInterned:
@@ -486,7 +489,10 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         """
         if self.output == "encoded":
             return self._encode(X, fitting=False)
-        templates, rows = self._rows(X)
+        return self._dicts(*self._rows(X))
+
+    def _dicts(self, templates, rows):
+        """The dict output of :meth:`transform` of the checked rows."""
         features = [_featurize(r, templates, s) for s, r in enumerate(rows)]
         if self.vectors is None:
             return features
@@ -515,6 +521,10 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         if fitting and not rows:
             self.__dict__.pop("vectorizer_", None)
             fitting = False
+        vectorizer = None if fitting else self.__dict__.get("vectorizer_")
+        if vectorizer is not None and sum(map(len, rows)) < _FEW:
+            # a sentence at a time: the dicts and the vectorizer's memo cost less
+            return vectorizer.encode(self._dicts(templates, rows))
         dense = None
         if self.vectors is not None:
             dense = self.vectors.corpus_vectors(
@@ -524,7 +534,7 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         del rows
         corpus = encode_interned(
             chunks, seq_ptr, interned,
-            vectorizer=None if fitting else self.__dict__.get("vectorizer_"),
+            vectorizer=vectorizer,
             n_features=self.hashing, dense=dense, max_entries=size)
         if fitting:
             self.vectorizer_ = corpus.vectorizer

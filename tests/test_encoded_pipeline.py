@@ -393,3 +393,27 @@ def test_templates_with_word_vectors(data):
     got = TemplateFeaturizer(output="encoded", **params).fit_transform(X)
     assert_same_corpus(got, want)
     assert got.dense.dtype == np.float32
+
+
+@pytest.mark.parametrize("params", [{}, dict(hashing=2**8), dict(columns=("pos",)),
+                                    "vectors", "vectors_only"])
+def test_a_sentence_at_a_time_gives_the_bulk_corpus(params, data):
+    sentences, tags = data
+    if isinstance(params, str):
+        table = WordVectors({w: np.ones(2) * len(w) for s in sentences for w in s[::2]})
+        params = dict(vectors=table, vectors_only=params == "vectors_only")
+    X = inputs(params, sentences, tags)
+    featurizer = SequenceFeaturizer(output="encoded", **params).fit(X)
+    for x in X[:5] + [X[7][:1], []]:
+        # few tokens: the dicts and the memo; many: the bulk path (a sentence repeated)
+        few, bulk = featurizer.transform([x]), featurizer.transform([x] * 70)
+        assert few.vectorizer is featurizer.vectorizer_
+        assert_same_corpus(few, bulk[[0]])
+
+
+def test_templates_a_sentence_at_a_time_gives_the_bulk_corpus(data):
+    sentences, tags = data
+    X = with_pos(sentences, tags)
+    featurizer = TemplateFeaturizer(templates=TEMPLATE_SETS[2], output="encoded").fit(X)
+    for x in X[:5] + [X[7][:1], []]:
+        assert_same_corpus(featurizer.transform([x]), featurizer.transform([x] * 70)[[0]])
