@@ -1675,7 +1675,8 @@ class _GrowingArrays:
     realloc: the part filled stays where it is)."""
 
     def __init__(self, capacity=0):
-        capacity = max(int(capacity), 1 << 12)
+        # a bound, but not a reservation beyond what a strict overcommit allows
+        capacity = min(max(int(capacity), 1 << 12), 1 << 26)
         self.attr = np.empty(capacity, dtype=np.int32)  # untouched pages: not resident
         self.zero_tok = np.empty(capacity, dtype=np.int64)
         self.zero_attr = np.empty(capacity, dtype=np.int32)

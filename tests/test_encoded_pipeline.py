@@ -417,3 +417,18 @@ def test_templates_a_sentence_at_a_time_gives_the_bulk_corpus(data):
     featurizer = TemplateFeaturizer(templates=TEMPLATE_SETS[2], output="encoded").fit(X)
     for x in X[:5] + [X[7][:1], []]:
         assert_same_corpus(featurizer.transform([x]), featurizer.transform([x] * 70)[[0]])
+
+
+def test_the_entry_arrays_grow_past_a_small_capacity(data, monkeypatch):
+    import sklearn_crf._vectorizer as vectorizer_module
+
+    def small(self, capacity=0):
+        self.attr = np.empty(7, dtype=np.int32)
+        self.zero_tok = np.empty(3, dtype=np.int64)
+        self.zero_attr = np.empty(3, dtype=np.int32)
+        self.n = self.n_zero = 0
+
+    sentences, _ = data
+    _, want, _ = dict_route({}, sentences)
+    monkeypatch.setattr(vectorizer_module._GrowingArrays, "__init__", small)
+    assert_same_corpus(SequenceFeaturizer(output="encoded").fit_transform(sentences), want)
