@@ -398,8 +398,10 @@ def fit_from_tokens(lib, estimator, sentences, tags):
 
     sklearn-crfsuite: the tutorial's Python ``word2features``
     (:func:`tutorial_features`) then ``CRF.fit``; sklearn-crf:
-    ``make_pipeline(SequenceFeaturizer(), CRFTagger()).fit`` on the token
-    lists (the same features). Returns the fitted estimator or pipeline.
+    ``make_pipeline(SequenceFeaturizer(output="encoded"), CRFTagger()).fit``
+    on the token lists (the same features, encoded straight from the tokens
+    without feature dicts; the same model as the dict route, bitwise).
+    Returns the fitted estimator or pipeline.
     """
     if lib == "theirs":
         estimator.fit([tutorial_features(s) for s in sentences], tags)
@@ -409,7 +411,7 @@ def fit_from_tokens(lib, estimator, sentences, tags):
 
     from sklearn_crf import SequenceFeaturizer
 
-    model = make_pipeline(SequenceFeaturizer(), estimator)
+    model = make_pipeline(SequenceFeaturizer(output="encoded"), estimator)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(sentences, tags)

@@ -26,7 +26,7 @@ Python feature dicts only, its own encoding being inside ``CRF.fit``), and
 the child's peak RSS (``VmHWM``), absolute and above the RSS after the
 imports; per token of esp.train::
 
-    flock /tmp/timing.lock python benchmarks/bench_featurizer.py e2e --max-iter 10
+    python benchmarks/bench_featurizer.py e2e --max-iter 10
     python benchmarks/bench_featurizer.py e2e --quick      # smoke run
 """
 

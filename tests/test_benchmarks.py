@@ -62,3 +62,8 @@ def test_scale_benchmark_quick():
     result = run_script("benchmarks/bench_scale.py", "--quick")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "same model (dict / stream / dask): yes" in result.stdout, result.stdout[-3000:]
+
+
+def test_featurizer_e2e_benchmark_quick():
+    result = run_script("benchmarks/bench_featurizer.py", "e2e", "--quick")
+    assert result.returncode == 0, result.stderr[-3000:]
