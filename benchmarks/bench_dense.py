@@ -4,8 +4,9 @@ The same CRF (``c1=0.1, c2=0.1, all_possible_transitions=True``) on the same
 features of CoNLL-2002 Spanish esp.train, given three ways:
 
   dense     sklearn-crf, the features as arrays: per sentence a float32 array
-            (n_tokens, d), or a ``(feature dicts, array)`` tuple with the tutorial
-            features
+            (n_tokens, d); with the tutorial features, the ``EncodedCorpus`` of
+            ``SequenceFeaturizer(output="encoded")`` (no feature dicts) with the
+            vectors as its dense block
   dicts     sklearn-crf, the same values as ``{"v<j>": value}`` dict entries
             (merged into the tutorial dicts for "both")
   crfsuite  sklearn-crfsuite, the same dicts as ``dicts``
@@ -144,9 +145,20 @@ def child(args):
     bounds = np.cumsum([0] + [len(s) for s in sentences])
     blocks = [vectors[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
     tutorial = ([wl.tutorial_features(s) for s in sentences]
-                if args.features == "both" else None)
-    if args.route == "dense":
-        X = blocks if tutorial is None else list(zip(tutorial, blocks))
+                if args.features == "both" and args.route != "dense" else None)
+    if args.route == "dense" and args.features == "both":
+        # the tutorial features straight from the tokens, no feature dicts
+        # (SequenceFeaturizer's defaults are the tutorial's features), and the
+        # vectors as the corpus's dense block
+        from dataclasses import replace
+
+        from sklearn_crf import SequenceFeaturizer
+
+        X = replace(SequenceFeaturizer(output="encoded").fit_transform(sentences),
+                    dense=vectors)
+        del blocks
+    elif args.route == "dense":
+        X = blocks
     else:
         names = [f"v{j}" for j in range(vectors.shape[1])]
         X = []
