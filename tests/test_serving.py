@@ -180,3 +180,13 @@ def test_cached_constraints_follow_the_spec_by_value():
 def test_cached_constraints_raise_what_build_constraints_raises(spec, error, match):
     with pytest.raises(error, match=match):
         _constraints.cached_constraints(spec, ["B-PER", "I-PER", "O"])
+
+
+def test_compat_predict_single_is_the_batch_prediction():
+    """sklearn-crfsuite's one-sequence methods of the CRF drop-in take the same path."""
+    from sklearn_crf import CRF
+
+    X, y = iob2_corpus(5, n_seq=300)
+    crf = CRF(c1=0.0, c2=0.1, max_iterations=30).fit(X, y)
+    assert [crf.predict_single(x) for x in X] == crf.predict(X)
+    assert [crf.predict_marginals_single(x) for x in X[:40]] == crf.predict_marginals(X[:40])
