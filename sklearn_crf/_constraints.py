@@ -12,6 +12,7 @@ under which every label belongs to an entity that seqeval's strict mode reads
 for the scheme, as :mod:`sklearn_crf._schemes` lists.
 """
 
+import functools
 from collections.abc import Set
 from typing import NamedTuple, Optional
 
@@ -23,6 +24,7 @@ __all__ = [
     "SCHEMES",
     "TransitionConstraints",
     "build_constraints",
+    "cached_constraints",
     "check_allowed_labels",
     "check_scheme_labels",
     "token_mask",
@@ -127,6 +129,45 @@ def build_constraints(spec, classes):
         trans[codes[0], codes[1]] = True
     ones = np.ones(L, dtype=bool)
     return TransitionConstraints(trans, ones, ones.copy(), None)
+
+
+def cached_constraints(spec, classes):
+    """:func:`build_constraints` of ``spec`` over ``classes``, remembered.
+
+    The decoders call this on every prediction: a scheme's masks cost O(L²)
+    Python calls to build, more than tagging one sentence. The masks depend
+    on the values of ``spec`` and ``classes`` only, so they are kept (for the
+    last 32 distinct pairs) by value, never by identity: a pair list changed
+    in place gives new masks. The arrays returned are read-only, since every
+    caller shares them.
+    """
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        key = spec
+    else:
+        try:
+            pairs = list(spec)
+            key = tuple(tuple(pair) for pair in pairs)
+            hash(key)
+        except TypeError:  # a malformed spec: build_constraints says what is wrong
+            return build_constraints(spec, classes)
+        if any(isinstance(pair, str) or len(pair) != 2 for pair in pairs):
+            return build_constraints(pairs, classes)
+    try:
+        labels = tuple(classes)
+        hash(labels)
+    except TypeError:
+        return build_constraints(key, classes)
+    return _remembered_constraints(key, labels)
+
+
+@functools.lru_cache(maxsize=32)
+def _remembered_constraints(key, labels):
+    constraints = build_constraints(key, labels)
+    for mask in constraints[:3]:
+        mask.flags.writeable = False
+    return constraints
 
 
 def _is_label_set(entry):

@@ -2,6 +2,7 @@
 
 import logging
 import warnings
+import weakref
 from numbers import Integral, Real
 from typing import NamedTuple
 
@@ -12,6 +13,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _constraints, _engine, _explain, _inspection, _schemes
+from ._engine.decoding import best_path_labels, node_marginals
 from ._engine.dense import dense_scores
 from ._objective import CRFObjective, ParameterLayout, build_layout
 from ._optimize import ValidationMonitor, progress_logging
@@ -1154,8 +1156,8 @@ class CRFTagger(BaseEstimator):
         scores, seq_ptr = self._state_scores(X)
         classes = self.classes_.tolist()
         problem = _engine.apply_constraints(
-            scores, self.transition_matrix_, seq_ptr,
-            _constraints.build_constraints(self.transition_constraints, classes),
+            scores, _transitions(self.layout_, self.coef_), seq_ptr,
+            _constraints.cached_constraints(self.transition_constraints, classes),
             _constraints.token_mask(allowed, classes, seq_ptr),
         )
         if problem.constrained:
@@ -1168,9 +1170,7 @@ class CRFTagger(BaseEstimator):
     def _node_marginals(self, problem):
         """Node marginals (n_tokens, n_labels) of a decoding problem."""
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            return _engine.forward_backward_batch(
-                problem.scores, problem.trans, problem.seq_ptr, False, n_threads
-            ).node
+            return node_marginals(problem, n_threads)
 
     def _decode(self, problem):
         """Label codes (n_tokens,) chosen by ``decoder``."""
@@ -1179,14 +1179,13 @@ class CRFTagger(BaseEstimator):
         elif self.decoder != "viterbi":
             raise ValueError(f"decoder must be 'viterbi' or 'posterior', got {self.decoder!r}")
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
-            return _engine.viterbi_batch(
-                problem.scores, problem.trans, problem.seq_ptr, n_threads
-            ).labels
+            return best_path_labels(problem, n_threads)
 
     def _labels(self, codes, seq_ptr):
         """Label sequences of the codes."""
-        labels = self.classes_.tolist()
-        flat = [labels[c] for c in codes.tolist()]
+        flat = list(map(self.classes_.tolist().__getitem__, codes.tolist()))
+        if len(seq_ptr) == 2:  # one sequence
+            return [flat]
         return [flat[a:b] for a, b in zip(seq_ptr[:-1].tolist(), seq_ptr[1:].tolist())]
 
     def score(self, X, y, sample_weight=None):
@@ -1497,6 +1496,38 @@ class CRFTagger(BaseEstimator):
         state.pop("transition_matrix_", None)  # a stored copy before 0.2: coef_ has it
         _check_fitted_state(state, version)
         super().__setstate__(state)
+
+
+#: id(coef_) -> (weak reference to coef_, weak reference to its layout, the
+#: bytes of its transition weights, the (L, L) transition matrix)
+_TRANSITIONS = {}
+
+
+def _transitions(layout, coef):
+    """The dense (L, L) transition matrix of ``coef`` under ``layout``, kept
+    between calls: the decoders' one model-derived array.
+
+    Kept per ``coef`` object (a fit, :meth:`CRFTagger.from_weights` or an
+    assignment to ``coef_`` gives a new one; the entry goes when the array
+    does) and checked against the transition weights themselves at every
+    call (L² bytes), so an in-place change of ``coef_`` is seen too. Nothing
+    is stored on the estimator. The matrix is shared: the decoders never
+    write it.
+    """
+    weights = coef[layout.n_state:layout.dense_start].tobytes()
+    key = id(coef)
+    entry = _TRANSITIONS.get(key)
+    if (entry is not None and entry[0]() is coef and entry[1]() is layout
+            and entry[2] == weights):
+        return entry[3]
+    trans = layout.transition_matrix(coef)
+    try:
+        refs = (weakref.ref(coef, lambda _, key=key: _TRANSITIONS.pop(key, None)),
+                weakref.ref(layout))
+    except TypeError:  # an array type without weak references: no cache
+        return trans
+    _TRANSITIONS[key] = (*refs, weights, trans)
+    return trans
 
 
 def _note_compilation():

@@ -26,16 +26,39 @@ def available_threads():
     return available
 
 
-@contextlib.contextmanager
+class _OneThread:
+    """The thread count of a small call: 1, with nothing to set up or undo."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        return 1
+
+    def __exit__(self, *exc):
+        return False
+
+
+_ONE_THREAD = _OneThread()
+
+
 def n_threads(n_jobs, n_tokens):
-    """Yields the thread count of a call on ``n_tokens`` tokens.
+    """A context manager that yields the thread count of a call on ``n_tokens``
+    tokens.
 
     The count is ``n_jobs`` (for None, numba's current count,
     :func:`numba.get_num_threads`; ``-1`` all cores, ``-2`` all but one, ...),
     at most :func:`available_threads`, and at most one thread per
-    ``MIN_TOKENS_PER_THREAD`` tokens: small inputs run on one thread. A
-    context manager, so that a call holds one count throughout.
+    ``MIN_TOKENS_PER_THREAD`` tokens: small inputs run on one thread, and
+    for them nothing is asked of numba or Dask (one sentence pays no thread
+    set-up). A context manager, so that a call holds one count throughout.
     """
+    if n_tokens < MIN_TOKENS_PER_THREAD:
+        return _ONE_THREAD
+    return _thread_count(n_jobs, n_tokens)
+
+
+@contextlib.contextmanager
+def _thread_count(n_jobs, n_tokens):
     available = available_threads()
     if n_jobs is None:
         n = numba.get_num_threads()

@@ -1,0 +1,192 @@
+"""One sentence at a time (issue 20, item 5): the small-input path of the
+decoders gives the batch path's bits, and costs no thread set-up and no state
+on the estimator."""
+
+import gc
+import pickle
+
+import numba
+import numpy as np
+import pytest
+
+from sklearn_crf import CRFTagger, _constraints, _tagger
+from sklearn_crf._engine import decoding
+from sklearn_crf._threads import MIN_TOKENS_PER_THREAD, n_threads
+
+from conftest import iob2_corpus
+
+
+@pytest.fixture(scope="module")
+def served():
+    """An IOB2 tagger and enough sentences that all of them together take the
+    batch driver's path (more than SMALL_TOKENS tokens)."""
+    X, y = iob2_corpus(3, n_seq=500)
+    crf = CRFTagger(c2=0.1, max_iter=40, all_possible_transitions=True).fit(X, y)
+    assert sum(map(len, X)) >= decoding.SMALL_TOKENS
+    return crf, X
+
+
+def _alone(method, X, **kwargs):
+    return [out for x in X for out in method([x], **kwargs)]
+
+
+@pytest.mark.parametrize("constraints", [None, "IOB2"])
+@pytest.mark.parametrize("decoder", ["viterbi", "posterior"])
+def test_one_sentence_labels_are_the_batch_labels(served, constraints, decoder):
+    crf, X = served
+    crf = crf.set_params(transition_constraints=constraints, decoder=decoder)
+    try:
+        assert _alone(crf.predict, X) == crf.predict(X)
+    finally:
+        crf.set_params(transition_constraints=None, decoder="viterbi")
+
+
+@pytest.mark.parametrize("constraints", [None, "IOB2"])
+def test_one_sentence_marginals_are_the_batch_marginals_bitwise(served, constraints):
+    crf, X = served
+    crf.set_params(transition_constraints=constraints)
+    try:
+        batch = crf.predict_marginals(X, output="array")
+        alone = _alone(crf.predict_marginals, X, output="array")
+        for a, b in zip(alone, batch):
+            np.testing.assert_array_equal(a, b)
+        assert _alone(crf.predict_marginals, X[:50]) == crf.predict_marginals(X[:50])
+    finally:
+        crf.set_params(transition_constraints=None)
+
+
+def test_one_sentence_nbest_is_the_batch_nbest_exactly(served):
+    crf, X = served
+    assert _alone(crf.predict_nbest, X, n=4) == crf.predict_nbest(X, n=4)
+
+
+def test_one_sentence_with_allowed_labels_is_the_batch_result(served):
+    crf, X = served
+    allowed = [[None] * len(x) for x in X]
+    for x, a in zip(X, allowed):
+        if x:
+            a[0] = {"O", "B-PER"}
+    alone = [crf.predict([x], allowed=[a])[0] for x, a in zip(X, allowed)]
+    assert alone == crf.predict(X, allowed=allowed)
+    alone = [crf.predict_marginals([x], allowed=[a], output="array")[0]
+             for x, a in zip(X, allowed)]
+    for a, b in zip(alone, crf.predict_marginals(X, allowed=allowed, output="array")):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_small_path_and_the_driver_give_the_same_bits(served, monkeypatch):
+    """The same one-sentence calls, with the small path and through the driver."""
+    crf, X = served
+    X = X[:80]
+    small = ([crf.predict([x]) for x in X],
+             [crf.predict_marginals([x], output="array")[0] for x in X])
+    monkeypatch.setattr(decoding, "SMALL_TOKENS", 0)
+    driver = ([crf.predict([x]) for x in X],
+              [crf.predict_marginals([x], output="array")[0] for x in X])
+    assert small[0] == driver[0]
+    for a, b in zip(small[1], driver[1]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_empty_and_one_token_sentences(served):
+    crf, X = served
+    assert crf.predict([[]]) == [[]]
+    assert crf.predict_marginals([[]], output="array")[0].shape == (0, len(crf.classes_))
+    assert crf.predict_nbest([[]], n=2) == [[([], 1.0)]]
+    x = [X[0][0]]
+    assert crf.predict([x]) == crf.predict([x] * 300)[:1]
+
+
+def test_small_calls_ask_numba_nothing(served, monkeypatch):
+    """No thread set-up for one sentence: the thread count is not even asked."""
+    crf, X = served
+
+    def refuse(*args):
+        raise AssertionError("a small call asked for the thread count")
+
+    monkeypatch.setattr(numba, "get_num_threads", refuse)
+    with n_threads(None, MIN_TOKENS_PER_THREAD - 1) as n:
+        assert n == 1
+    crf.predict([X[0]])
+    crf.predict_marginals([X[0]])
+    crf.predict_nbest([X[0]], n=3)
+
+
+def test_serving_changes_nothing_on_the_estimator(served):
+    crf, X = served
+    before = dict(crf.__dict__)
+    crf.predict([X[1]])
+    crf.predict_marginals([X[1]])
+    crf.predict_nbest([X[1]])
+    assert crf.__dict__.keys() == before.keys()
+    assert all(crf.__dict__[k] is v for k, v in before.items())
+    assert "_TRANSITIONS" not in pickle.dumps(crf).decode("latin-1")
+
+
+def test_the_kept_transitions_follow_coef(served):
+    """A new coef_, and an in-place change of coef_, are both seen."""
+    crf, X = served
+    crf = pickle.loads(pickle.dumps(crf))
+    x = [X[2]]
+    layout = crf.layout_
+    o = crf.classes_.tolist().index("O")
+    k = np.flatnonzero((layout.trans_from == o) & (layout.trans_to == o))[0]
+    crf.predict(x)
+    crf.coef_[layout.n_state + k] = 1e3  # in place: O -> O dominates
+    assert crf.predict(x) == [["O"] * len(x[0])]
+    crf.coef_ = crf.coef_.copy()
+    crf.coef_[layout.n_state + k] = -1e3  # a new array: O -> O forbidden in effect
+    labels = crf.predict(x)[0]
+    assert not any(a == b == "O" for a, b in zip(labels[:-1], labels[1:]))
+    np.testing.assert_array_equal(_tagger._transitions(layout, crf.coef_),
+                                  crf.transition_matrix_)
+
+
+def test_the_kept_transitions_go_with_their_coef(served):
+    crf, X = served
+    crf = pickle.loads(pickle.dumps(crf))
+    crf.predict([X[0]])
+    key = id(crf.coef_)
+    assert key in _tagger._TRANSITIONS
+    del crf
+    gc.collect()
+    assert key not in _tagger._TRANSITIONS
+
+
+def test_cached_constraints_follow_the_spec_by_value():
+    classes = ["B-PER", "I-PER", "O"]
+    first = _constraints.cached_constraints("IOB2", classes)
+    assert first is _constraints.cached_constraints("IOB2", list(classes))
+    assert not first.transitions.flags.writeable
+    expected = _constraints.build_constraints("IOB2", classes)
+    for a, b in zip(first[:3], expected[:3]):
+        np.testing.assert_array_equal(a, b)
+    pairs = [("O", "O"), ("O", "B-PER")]
+    masks = _constraints.cached_constraints(pairs, classes)
+    assert masks.transitions.sum() == 2
+    pairs.append(("B-PER", "I-PER"))  # changed in place: new masks
+    assert _constraints.cached_constraints(pairs, classes).transitions.sum() == 3
+    assert _constraints.cached_constraints(None, classes) is None
+
+
+@pytest.mark.parametrize("spec, error, match", [
+    ("IOB9", ValueError, "not a scheme name"),
+    ([("O", "X")], ValueError, "names the label 'X'"),
+    ([("O",)], ValueError, r"not a \(from_label, to_label\) pair"),
+    (["OO"], ValueError, r"not a \(from_label, to_label\) pair"),
+    (3, TypeError, "transition_constraints must be None"),
+    ([({"O"}, "O")], ValueError, "names the label"),
+])
+def test_cached_constraints_raise_what_build_constraints_raises(spec, error, match):
+    with pytest.raises(error, match=match):
+        _constraints.cached_constraints(spec, ["B-PER", "I-PER", "O"])
+
+
+def test_compat_predict_single_is_the_batch_prediction():
+    """sklearn-crfsuite's one-sequence methods of the CRF drop-in take the same path."""
+    from sklearn_crf import CRF
+
+    X, y = iob2_corpus(5, n_seq=300)
+    crf = CRF(c1=0.0, c2=0.1, max_iterations=30).fit(X, y)
+    assert [crf.predict_single(x) for x in X] == crf.predict(X)
+    assert [crf.predict_marginals_single(x) for x in X[:40]] == crf.predict_marginals(X[:40])
