@@ -286,6 +286,8 @@ class CRFObjective:
         self._entries = entry_index(
             corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, self._attr_bounds
         )
+        # the values as the state scores read them: none when all are 1
+        self._tok_val = corpus.tok_val if len(self._entries.val) else np.zeros(0)
         no_label = np.zeros(0, dtype=np.int64)
         self._forbidden_start = self._forbidden_end = no_label
         if constraints is not None:
@@ -329,7 +331,7 @@ class CRFObjective:
             # a block where scaling declines is completed in log space here
             while first < stop:
                 b = gradient_blocks_scaled(
-                    w_attr, tok_ptr, corpus.tok_attr, corpus.tok_val, with_scores,
+                    w_attr, tok_ptr, corpus.tok_attr, self._tok_val, with_scores,
                     self._forbidden_start, self._forbidden_end, trans, corpus.seq_ptr,
                     self.seq_weight, block_ptr, first, stop, self._max_len, wnode,
                     self._seq_log_z, self._block_log_z, self._block_outer,
@@ -353,7 +355,7 @@ class CRFObjective:
                 for b in range(first, stop):  # the dense block in cache throughout
                     a, e = token_bounds[b], token_bounds[b + 1]
                     state_scores_dense_range(w_attr, tok_ptr, corpus.tok_attr,
-                                             corpus.tok_val, a, e, wnode[a:e])
+                                             self._tok_val, a, e, wnode[a:e])
                     add_dense_scores_blocks(dense, w_dense, token_bounds, b, b + 1, wnode)
                     blocks(b, b + 1, False)
                     dense_counts_blocks(dense, wnode, token_bounds, b, b + 1,

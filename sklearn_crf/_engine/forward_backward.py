@@ -102,9 +102,10 @@ def exp_nonpositive(x):
 # exponentiated once (``exp_scores``); the transitions by their maximum
 # (``exp_trans = exp(trans - trans_max)``, see :func:`transition_terms`). The
 # alphas are normalized at each position (``scale[t]`` the constant), the betas
-# divided by the same constants, so both stay O(1). Loops run over the last
-# (contiguous) axis innermost so that LLVM can vectorize them without
-# reassociating sums (hence the transposed matrix for the backward pass).
+# divided by the same constants, so both stay O(1). The (L, L) products of the
+# passes (:func:`vec_mat`) keep four sums at a time in registers, each adding
+# its terms in index order (the transposed matrix for the backward pass), so
+# that no sum is reassociated and results do not depend on vector widths.
 
 
 TransitionTerms = namedtuple(
@@ -157,6 +158,39 @@ def scaled_workspace(max_len, L):
     )
 
 
+@kernel(inline="always")
+def vec_mat(x, m, out):
+    """``out[j] = Σ_i x[i] · m[i, j]`` for an (L, L) ``m``, the terms of each
+    sum added in ``i`` order from 0: four sums at a time in registers (independent
+    chains, one load of ``x[i]`` for four products), the last ``L mod 4``
+    one at a time, so every ``out[j]`` is the same number whatever the
+    grouping."""
+    L = out.shape[0]
+    j0 = 0
+    while j0 + 4 <= L:
+        d0 = 0.0
+        d1 = 0.0
+        d2 = 0.0
+        d3 = 0.0
+        for i in range(L):
+            p = x[i]
+            r = m[i]
+            d0 += p * r[j0]
+            d1 += p * r[j0 + 1]
+            d2 += p * r[j0 + 2]
+            d3 += p * r[j0 + 3]
+        out[j0] = d0
+        out[j0 + 1] = d1
+        out[j0 + 2] = d2
+        out[j0 + 3] = d3
+        j0 += 4
+    for j in range(j0, L):
+        d = 0.0
+        for i in range(L):
+            d += x[i] * m[i, j]
+        out[j] = d
+
+
 @kernel
 def forward_scaled(scores, tt, n, ws):
     """Scaled forward pass over the state scores ``scores[:n]`` (left as they are).
@@ -177,7 +211,7 @@ def forward_scaled(scores, tt, n, ws):
     """
     L = scores.shape[1]
     exp_scores, alpha, scale = ws.exp_scores, ws.alpha, ws.scale
-    exp_trans_t = tt.exp_trans_t
+    exp_trans = tt.exp_trans
     log_z = 0.0
     for t in range(n):
         src = scores[t]
@@ -213,15 +247,11 @@ def forward_scaled(scores, tt, n, ws):
         cur = alpha[t]
         prev = alpha[t - 1]
         row = exp_scores[t]
+        vec_mat(prev, exp_trans, cur)
         c = 0.0
-        for j in range(L):  # independent sums in registers, terms in i order
-            e = exp_trans_t[j]
-            d = 0.0
-            for i in range(L):
-                d += prev[i] * e[i]
-            d *= row[j]
-            cur[j] = d
-            c += d
+        for j in range(L):
+            cur[j] *= row[j]
+            c += cur[j]
         if not (c > 0.0 and np.isfinite(c)):
             return np.nan
         inv = 1.0 / c
@@ -241,7 +271,7 @@ def backward_scaled(tt, n, ws):
     marginals)."""
     L = ws.beta.shape[1]
     beta, exp_scores, scale = ws.beta, ws.exp_scores, ws.scale
-    exp_trans = tt.exp_trans
+    exp_trans_t = tt.exp_trans_t
     tmp = np.empty(L)
     for j in range(L):
         beta[n - 1, j] = 1.0
@@ -249,15 +279,9 @@ def backward_scaled(tt, n, ws):
         inv = 1.0 / scale[t + 1]
         nxt = beta[t + 1]
         row = exp_scores[t + 1]
-        cur = beta[t]
         for j in range(L):
             tmp[j] = row[j] * nxt[j] * inv
-        for i in range(L):  # independent sums in registers, terms in j order
-            e = exp_trans[i]
-            d = 0.0
-            for j in range(L):
-                d += e[j] * tmp[j]
-            cur[i] = d
+        vec_mat(tmp, exp_trans_t, beta[t])  # beta[t, i] = Σ_j exp_trans[i, j] tmp[j]
 
 
 @kernel

@@ -64,17 +64,27 @@ def logsumexp_row(x, n):
 @kernel
 def state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, start, stop, out):
     """Fill ``out[: stop - start]`` with the state scores of tokens
-    ``start..stop-1`` from the dense (n_attributes, L) state weights."""
+    ``start..stop-1`` from the dense (n_attributes, L) state weights.
+
+    An empty ``tok_val`` means every value is 1 (the values are then not
+    read; ``row += 1 * w`` and ``row += w`` are the same number)."""
     L = out.shape[1]
+    ones = tok_val.shape[0] == 0
     for t in range(start, stop):
         row = out[t - start]
         for j in range(L):
             row[j] = 0.0
-        for k in range(tok_ptr[t], tok_ptr[t + 1]):
-            w = w_attr[tok_attr[k]]
-            v = tok_val[k]
-            for j in range(L):
-                row[j] += v * w[j]
+        if ones:
+            for k in range(tok_ptr[t], tok_ptr[t + 1]):
+                w = w_attr[tok_attr[k]]
+                for j in range(L):
+                    row[j] += w[j]
+        else:
+            for k in range(tok_ptr[t], tok_ptr[t + 1]):
+                w = w_attr[tok_attr[k]]
+                v = tok_val[k]
+                for j in range(L):
+                    row[j] += v * w[j]
 
 
 @kernel
