@@ -25,8 +25,9 @@ from ._engine import (
     transition_gradient,
 )
 from ._engine.dense import (
-    add_dense_scores_blocks,
-    dense_counts_blocks,
+    add_dense_scores,
+    dense_counts,
+    dense_rows,
     observed_dense_counts,
     sum_blocks,
 )
@@ -218,11 +219,12 @@ class CRFObjective:
     A corpus with a dense part (``corpus.dense``, (n_tokens, n_dense)) adds
     ``dense @ W_dense`` to the state scores of each block and gets the
     gradient ``denseᵀ (expected − observed)`` of ``W_dense`` from the same
-    node marginals, one BLAS product a block in each phase
-    (:mod:`sklearn_crf._engine.dense`); the blocks' (n_dense, L) sums are
-    added in block order, so the result stays bitwise the same for any
-    ``n_chunks``. A float32 dense part is converted a block at a time (the
-    corpus's array is used as it is, never copied whole); the dense part adds
+    node marginals, one BLAS product a block each
+    (:mod:`sklearn_crf._engine.dense`), in the same pass over the block: its
+    dense rows are read (and a float32 part converted to float64, a block at
+    a time: the corpus's array is used as it is, never copied whole) once for
+    both. The blocks' (n_dense, L) sums are added in block order, so the
+    result stays bitwise the same for any ``n_chunks``; the dense part adds
     one (n_dense, L) sum per block to the memory.
     """
 
@@ -352,14 +354,20 @@ class CRFObjective:
                 blocks(first, stop, True)
         else:
             def pass_blocks(first, stop):
-                for b in range(first, stop):  # the dense block in cache throughout
+                for b in range(first, stop):
+                    # one block at a time: its dense rows read (and converted to
+                    # float64) once for both products, in cache in between
                     a, e = token_bounds[b], token_bounds[b + 1]
                     state_scores_dense_range(w_attr, tok_ptr, corpus.tok_attr,
                                              self._tok_val, a, e, wnode[a:e])
-                    add_dense_scores_blocks(dense, w_dense, token_bounds, b, b + 1, wnode)
+                    if e == a:
+                        blocks(b, b + 1, False)
+                        self._block_dense[b] = 0.0
+                        continue
+                    rows = dense_rows(dense, a, e)
+                    add_dense_scores(rows, w_dense, wnode[a:e])
                     blocks(b, b + 1, False)
-                    dense_counts_blocks(dense, wnode, token_bounds, b, b + 1,
-                                        self._block_dense)
+                    dense_counts(rows, wnode[a:e], self._block_dense[b])
 
         bounds = self._attr_bounds
 
