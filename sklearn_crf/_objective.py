@@ -12,20 +12,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._engine import (
-    attribute_index,
     attribute_ranges,
     block_bounds,
-    forward_backward_blocks,
-    gather_state_counts,
+    entry_index,
+    forward_backward_blocks_log,
+    gradient_blocks_scaled,
     observed_counts,
     pair_frequencies,
     run_ranges,
+    scatter_state_counts,
     state_scores_dense_range,
     transition_gradient,
 )
 from ._engine.dense import (
-    add_dense_scores_blocks,
-    dense_counts_blocks,
+    add_dense_scores,
+    dense_counts,
+    dense_rows,
     observed_dense_counts,
     sum_blocks,
 )
@@ -196,27 +198,33 @@ class CRFObjective:
     allowed (the caller checks them,
     :func:`~sklearn_crf._constraints.check_allowed_labels`).
 
-    The gradient is computed on ``n_chunks`` threads in passes over fixed
-    blocks of sequences (``block_tokens`` tokens, default
-    :data:`~sklearn_crf._engine.driver.BLOCK_TOKENS`): the state scores of
-    each block's tokens, then forward-backward per block, which replaces them
-    by the weighted node marginals
-    (:func:`~sklearn_crf._engine.forward_backward.forward_backward_blocks`),
-    then the expected state counts gathered by attribute
-    (:func:`~sklearn_crf._engine.scores.gather_state_counts`). The result is
-    bitwise the same for any ``n_chunks``, and the memory does not grow with
-    it: one dense (attributes × labels) weight matrix, one (tokens × labels)
-    buffer, an index of the entries by attribute (4 bytes an entry, 12 when
-    some value is not 1), and a few (L, L) sums per block.
+    The gradient is computed on ``n_chunks`` threads over fixed blocks of
+    sequences (``block_tokens`` tokens, default
+    :data:`~sklearn_crf._engine.driver.BLOCK_TOKENS`), one block at a time
+    while its rows are in cache
+    (:func:`~sklearn_crf._engine.forward_backward.gradient_blocks_scaled`):
+    the state scores of its tokens, forward-backward, which replaces them by
+    the weighted node marginals, and, on one thread, the block's expected
+    state counts added to a dense (attributes × labels) matrix
+    (:func:`~sklearn_crf._engine.scores.scatter_state_counts`). On several
+    threads the counts are added after all blocks, one pass per range of
+    attributes (each range's entries in token order, by one thread). Every
+    (attribute, label) count gets its terms in token order either way, so
+    the result is bitwise the same for any ``n_chunks``, and the memory does
+    not grow with it: two dense (attributes × labels) matrices (weights and
+    counts), one (tokens × labels) buffer, the entries by attribute range (8
+    bytes an entry, 16 when some value is not 1), and a few (L, L) sums per
+    block.
 
     A corpus with a dense part (``corpus.dense``, (n_tokens, n_dense)) adds
     ``dense @ W_dense`` to the state scores of each block and gets the
     gradient ``denseᵀ (expected − observed)`` of ``W_dense`` from the same
-    node marginals, one BLAS product a block in each phase
-    (:mod:`sklearn_crf._engine.dense`); the blocks' (n_dense, L) sums are
-    added in block order, so the result stays bitwise the same for any
-    ``n_chunks``. A float32 dense part is converted a block at a time (the
-    corpus's array is used as it is, never copied whole); the dense part adds
+    node marginals, one BLAS product a block each
+    (:mod:`sklearn_crf._engine.dense`), in the same pass over the block: its
+    dense rows are read (and a float32 part converted to float64, a block at
+    a time: the corpus's array is used as it is, never copied whole) once for
+    both. The blocks' (n_dense, L) sums are added in block order, so the
+    result stays bitwise the same for any ``n_chunks``; the dense part adds
     one (n_dense, L) sum per block to the memory.
     """
 
@@ -254,27 +262,39 @@ class CRFObjective:
             self._block_dense = np.zeros((n_blocks, layout.n_dense, L))
         self.dense_index = layout.dense_index()
         # work buffers reused by every evaluation: the dense state weights (zero
-        # where a pair has no parameter), the weighted node marginals, the
-        # blocks' sums
+        # where a pair has no parameter) and expected state counts, the weighted
+        # node marginals, the blocks' sums
         self._w_attr = layout.attribute_matrix(
             np.zeros(layout.n_params), self.dense_index
         )
+        self._g_attr = np.zeros_like(self._w_attr)
         self._max_len = int(np.max(np.diff(seq_ptr), initial=0))
         self._wnode = np.zeros((corpus.n_tokens, L))
         self._seq_log_z = np.zeros(corpus.n_sequences)
         self._block_log_z = np.zeros(n_blocks)
         self._block_outer = np.zeros((n_blocks, 4, L, L))
         self._block_edge = np.zeros((n_blocks, L, L))
-        self._index = attribute_index(
-            corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, corpus.n_attributes
+        # the entries by attribute range, in token order within each: one range
+        # (the corpus's own order) on one thread, where each block's counts are
+        # added as soon as its marginals are known; on several threads, a pass
+        # per range after all blocks
+        if self.n_chunks > 1:
+            index_ptr = np.zeros(corpus.n_attributes + 1, dtype=np.int64)
+            np.cumsum(np.bincount(corpus.tok_attr, minlength=corpus.n_attributes),
+                      out=index_ptr[1:])
+            self._attr_bounds = attribute_ranges(index_ptr, self.n_chunks)
+        else:
+            self._attr_bounds = np.array([0, corpus.n_attributes], dtype=np.int64)
+        self._entries = entry_index(
+            corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, self._attr_bounds
         )
-        self._attr_bounds = attribute_ranges(self._index.ptr, self.n_chunks)
+        # the values as the state scores read them: none when all are 1
+        self._tok_val = corpus.tok_val if len(self._entries.val) else np.zeros(0)
+        no_label = np.zeros(0, dtype=np.int64)
+        self._forbidden_start = self._forbidden_end = no_label
         if constraints is not None:
-            lengths = np.diff(seq_ptr)
-            self._first_tok = seq_ptr[:-1][lengths > 0]
-            self._last_tok = seq_ptr[1:][lengths > 0] - 1
-            self._forbidden_start = np.flatnonzero(~constraints.start)
-            self._forbidden_end = np.flatnonzero(~constraints.end)
+            self._forbidden_start = np.flatnonzero(~constraints.start).astype(np.int64)
+            self._forbidden_end = np.flatnonzero(~constraints.end).astype(np.int64)
 
     @property
     def n_params(self):
@@ -287,59 +307,92 @@ class CRFObjective:
         corpus = self.corpus
         w_attr = layout.attribute_matrix(w, self.dense_index, out=self._w_attr)
         trans = layout.transition_matrix(w)
+        if self.constraints is not None:
+            trans[~self.constraints.transitions] = -np.inf
         block_ptr = self._block_ptr
-        cons = self.constraints
-        if cons is not None:
-            trans[~cons.transitions] = -np.inf
-
+        n_blocks = len(block_ptr) - 1
         wnode = self._wnode
+        g_attr = self._g_attr
         token_bounds = self._token_bounds
+        tok_ptr = corpus.tok_ptr
+        entries = self._entries
         dense = self._dense
         if dense is not None:
             w_dense = layout.dense_matrix(w)
+        # one thread: each block's counts are added right after its
+        # forward-backward (its rows still in cache); several: after all blocks
+        fused = self.n_chunks == 1
 
-        def state_scores(first, stop):
-            a, b = token_bounds[first], token_bounds[stop]
-            state_scores_dense_range(
-                w_attr, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, a, b, wnode[a:b]
-            )
-            if dense is not None:
-                add_dense_scores_blocks(dense, w_dense, token_bounds, first, stop, wnode)
+        def scatter_block(b):
+            a, e = token_bounds[b], token_bounds[b + 1]
+            scatter_state_counts(wnode, entries.tok, entries.attr, entries.val,
+                                 tok_ptr[a], tok_ptr[e], g_attr)
 
-        def forward_backward(first, stop):
-            forward_backward_blocks(
-                wnode, trans, corpus.seq_ptr, self.seq_weight, block_ptr, first, stop,
-                self._max_len, self._seq_log_z, self._block_log_z, self._block_outer,
-                self._block_edge,
-            )
-            if dense is not None:  # the blocks' expected dense counts
-                dense_counts_blocks(
-                    dense, wnode, token_bounds, first, stop, self._block_dense
+        def blocks(first, stop, with_scores):
+            # scores, forward-backward (and counts when fused) of blocks first..stop-1;
+            # a block where scaling declines is completed in log space here
+            while first < stop:
+                b = gradient_blocks_scaled(
+                    w_attr, tok_ptr, corpus.tok_attr, self._tok_val, with_scores,
+                    self._forbidden_start, self._forbidden_end, trans, corpus.seq_ptr,
+                    self.seq_weight, block_ptr, first, stop, self._max_len, wnode,
+                    self._seq_log_z, self._block_log_z, self._block_outer,
+                    self._block_edge, fused, entries.tok, entries.attr, entries.val, g_attr,
                 )
+                if b == stop:
+                    return
+                forward_backward_blocks_log(
+                    wnode, trans, corpus.seq_ptr, self.seq_weight, block_ptr, b, b + 1,
+                    self._max_len, self._seq_log_z, self._block_log_z, self._block_edge,
+                )
+                if fused:
+                    scatter_block(b)
+                first = b + 1
 
-        g_state = np.empty(layout.n_state)
+        if dense is None:
+            def pass_blocks(first, stop):
+                blocks(first, stop, True)
+        else:
+            def pass_blocks(first, stop):
+                for b in range(first, stop):
+                    # one block at a time: its dense rows read (and converted to
+                    # float64) once for both products, in cache in between
+                    a, e = token_bounds[b], token_bounds[b + 1]
+                    state_scores_dense_range(w_attr, tok_ptr, corpus.tok_attr,
+                                             self._tok_val, a, e, wnode[a:e])
+                    if e == a:
+                        blocks(b, b + 1, False)
+                        self._block_dense[b] = 0.0
+                        continue
+                    rows = dense_rows(dense, a, e)
+                    add_dense_scores(rows, w_dense, wnode[a:e])
+                    blocks(b, b + 1, False)
+                    dense_counts(rows, wnode[a:e], self._block_dense[b])
+
         bounds = self._attr_bounds
 
-        def gather(first, stop):
-            gather_state_counts(
-                self._wnode, self._index.ptr, self._index.tok, self._index.val,
-                layout.attr_ptr, layout.attr_label, bounds[first], bounds[stop], g_state,
-            )
+        def scatter_ranges(first, stop):
+            for r in range(first, stop):
+                g_attr[bounds[r]:bounds[r + 1]] = 0.0
+                scatter_state_counts(wnode, entries.tok, entries.attr, entries.val,
+                                     entries.ptr[r], entries.ptr[r + 1], g_attr)
 
-        run_ranges(self.n_chunks, len(block_ptr) - 1, state_scores)
-        if cons is not None:
-            wnode[np.ix_(self._first_tok, self._forbidden_start)] = -np.inf
-            wnode[np.ix_(self._last_tok, self._forbidden_end)] = -np.inf
-        run_ranges(self.n_chunks, len(block_ptr) - 1, forward_backward)
-        run_ranges(self.n_chunks, len(bounds) - 1, gather)
+        if fused:
+            g_attr.fill(0.0)
+            pass_blocks(0, n_blocks)
+        else:
+            run_ranges(self.n_chunks, n_blocks, pass_blocks)
+            run_ranges(self.n_chunks, len(bounds) - 1, scatter_ranges)
         e_trans = transition_gradient(trans, self._block_outer, self._block_edge)
         log_z = 0.0
         for value in self._block_log_z.tolist():  # in block order
             log_z += value
-        parts = [g_state, e_trans[layout.trans_from, layout.trans_to]]
+        grad = np.empty(layout.n_params)
+        np.take(g_attr.ravel(), self.dense_index, out=grad[: layout.n_state])
+        grad[layout.n_state : layout.dense_start] = e_trans[layout.trans_from,
+                                                            layout.trans_to]
         if dense is not None:
-            parts.append(sum_blocks(self._block_dense).ravel())
-        grad = np.concatenate(parts)
+            grad[layout.dense_start :] = sum_blocks(self._block_dense).ravel()
         grad -= self.observed
         return log_z - w @ self.observed, grad
 

@@ -86,6 +86,16 @@ def dense_state_scores(w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label
     return out
 
 
+def state_counts(node, tok_ptr, tok_attr, tok_val, n_attributes):
+    """Σ over entries of val · node[token], per attribute: (n_attributes, L)
+    (twin of scores.scatter_state_counts)."""
+    out = np.zeros((n_attributes, node.shape[1]))
+    for t in range(len(tok_ptr) - 1):
+        for k in range(tok_ptr[t], tok_ptr[t + 1]):
+            out[tok_attr[k]] += tok_val[k] * node[t]
+    return out
+
+
 def all_state_scores(w, layout, corpus):
     """State scores (n_tokens, L) of the sparse attributes plus, when the layout
     has a dense part, ``corpus.dense @ W_dense`` (one token at a time)."""

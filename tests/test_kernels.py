@@ -276,22 +276,51 @@ def test_state_scores_match_dense(corpus):
     np.testing.assert_array_equal(sparse, got)  # the same sums in the same order
 
 
-def test_attribute_index_is_a_stable_sort_by_attribute(corpus):
+@pytest.mark.parametrize("attr_bounds", [None, (0, 3), (0, 1, 4, 9)])
+def test_entry_index_is_a_stable_sort_by_attribute_range(corpus, attr_bounds):
     encoded = corpus[0]
     tok_ptr, tok_attr = encoded.tok_ptr, encoded.tok_attr
-    ref = np.argsort(tok_attr, kind="stable")
+    n_attr = encoded.n_attributes
+    bounds = np.unique(np.clip([0, *(attr_bounds or ()), n_attr], 0, n_attr))
+    range_of = np.searchsorted(bounds, tok_attr, side="right") - 1
+    ref = np.argsort(range_of, kind="stable")
     token_of_entry = np.repeat(np.arange(encoded.n_tokens), np.diff(tok_ptr))
     for values in (encoded.tok_val, np.ones(len(tok_attr))):
-        ptr, tok, val = _engine.attribute_index(tok_ptr, tok_attr, values,
-                                                 encoded.n_attributes)
+        ptr, tok, attr, val = _engine.entry_index(tok_ptr, tok_attr, values, bounds)
         np.testing.assert_array_equal(
-            ptr, np.r_[0, np.cumsum(np.bincount(tok_attr, minlength=encoded.n_attributes))]
+            ptr, np.r_[0, np.cumsum(np.bincount(range_of, minlength=len(bounds) - 1))]
         )
         np.testing.assert_array_equal(tok, token_of_entry[ref])
+        np.testing.assert_array_equal(attr, tok_attr[ref])
         if np.all(values == 1.0):
             assert val.shape == (0,)  # all ones: not stored
         else:
             np.testing.assert_array_equal(val, values[ref])
+
+
+@pytest.mark.parametrize("ones", [False, True])
+def test_scatter_state_counts_matches_brute_force_for_any_ranges(corpus, ones):
+    """The expected state counts by entries: the same bits for any attribute
+    ranges and any split of a range's entries, and the brute-force sums."""
+    encoded = corpus[0]
+    tok_ptr, tok_attr = encoded.tok_ptr, encoded.tok_attr
+    values = np.ones(len(tok_attr)) if ones else encoded.tok_val
+    n_attr, L = encoded.n_attributes, 3
+    node = np.random.default_rng(3).uniform(size=(encoded.n_tokens, L))
+    ref = _naive.state_counts(node, tok_ptr, tok_attr, values, n_attr)
+    results = []
+    for bounds in ([0, n_attr], [0, 2, n_attr], [0, 1, 3, 5, n_attr]):
+        index = _engine.entry_index(tok_ptr, tok_attr, values, np.array(bounds))
+        g = np.zeros((n_attr, L))
+        for r in range(len(bounds) - 1):
+            k0, k1 = index.ptr[r], index.ptr[r + 1]
+            mid = (k0 + k1) // 2  # two calls for one range: the same sums
+            _engine.scatter_state_counts(node, index.tok, index.attr, index.val, k0, mid, g)
+            _engine.scatter_state_counts(node, index.tok, index.attr, index.val, mid, k1, g)
+        results.append(g)
+    np.testing.assert_allclose(results[0], ref, rtol=1e-12, atol=1e-14)
+    for g in results[1:]:
+        np.testing.assert_array_equal(g, results[0])
 
 
 @pytest.fixture

@@ -102,3 +102,42 @@ def test_block_bounds_depend_on_the_offsets_only():
     np.testing.assert_array_equal(block_bounds(seq_ptr, 1000), [0, 6])
     np.testing.assert_array_equal(block_bounds(seq_ptr, 1), [0, 1, 3, 4, 5, 6])
     np.testing.assert_array_equal(block_bounds(np.zeros(1, np.int64), 10), [0, 0])
+
+
+@pytest.mark.parametrize("constrained", [False, True])
+@pytest.mark.parametrize("block_tokens", [3, 4096])
+def test_fused_and_two_pass_gradients_agree_bitwise_where_scaling_declines(
+        constrained, block_tokens):
+    """One thread adds each block's counts right after its forward-backward
+    (the log-space completion of a block included), several threads after all
+    blocks: the same bits, and brute force, with weights large enough that
+    scaling declines on some sequences, and under constraints (log space)."""
+    from sklearn_crf._constraints import TransitionConstraints
+    from sklearn_crf._objective import ConstrainedCRFObjective
+
+    X, y = random_corpus(8, n_seq=30, max_len=6, n_labels=3)
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    rng = np.random.default_rng(8)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    w = rng.normal(size=layout.n_params)
+    w[: layout.n_state : 5] *= 400.0  # a spread beyond MAX_SCALED_SPREAD somewhere
+    L = layout.n_labels
+    results = []
+    for n_chunks in (1, 2, 3):
+        if constrained:
+            masks = TransitionConstraints(np.ones((L, L), bool), np.ones(L, bool),
+                                          np.ones(L, bool), None)
+            obj = ConstrainedCRFObjective(corpus, layout, labels, weights, c2=0.1,
+                                          masks=masks, n_chunks=n_chunks,
+                                          block_tokens=block_tokens)
+        else:
+            obj = CRFObjective(corpus, layout, labels, weights, c2=0.1,
+                               n_chunks=n_chunks, block_tokens=block_tokens)
+        results.append(obj(w))
+    for f, g in results[1:]:
+        assert f == results[0][0]
+        np.testing.assert_array_equal(g, results[0][1])
+    np.testing.assert_allclose(
+        results[0][1], _naive.gradient(w, layout, corpus, labels, weights, 0.1),
+        rtol=1e-7, atol=1e-7,
+    )

@@ -1,8 +1,9 @@
 """The only home of CRF numerics.
 
 * :mod:`.config` — the numba options (the one table);
-* :mod:`.scores` — state scores (dense and sparse weights), the by-attribute
-  index and the per-attribute sums (observed and expected counts), logsumexp;
+* :mod:`.scores` — state scores (dense and sparse weights), the entries by
+  attribute range and the per-attribute sums (observed and expected counts),
+  logsumexp;
 * :mod:`.forward_backward` — forward-backward, scaled and in log space (one
   each), marginals, expected counts, span probabilities, and CRFsuite's
   arithmetic for l2sgd;
@@ -56,6 +57,7 @@ from .forward_backward import (
     forward_backward_log,
     forward_backward_scaled_crfsuite,
     forward_scaled,
+    gradient_blocks_scaled,
     marginals_log,
     marginals_scaled,
     marginals_sequence,
@@ -66,15 +68,15 @@ from .forward_backward import (
     transition_terms,
 )
 from .scores import (
-    AttributeIndex,
+    EntryIndex,
     add_path_features,
     add_path_features_exact,
-    attribute_index,
-    gather_state_counts,
+    entry_index,
     logsumexp_row,
     max_length,
     observed_counts,
     pair_frequencies,
+    scatter_state_counts,
     state_scores_dense,
     state_scores_dense_range,
     state_scores_sparse,

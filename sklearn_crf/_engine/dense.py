@@ -5,7 +5,9 @@ A corpus's dense part is an (n_tokens, n_dense) float32 or float64 matrix
 scores it adds are ``X @ W`` and the counts its gradient needs are ``Xᵀ M``
 for a (n_tokens, n_labels) matrix ``M`` (the gold labels one-hot, or the node
 marginals). Both are computed over fixed blocks of tokens, one ``numpy``
-matrix product (BLAS) a block, so that
+matrix product (BLAS) a block (the gradient reads a block's rows once for
+both: :func:`dense_rows`, :func:`add_dense_scores`, :func:`dense_counts`), so
+that
 
 * a float32 ``X`` is converted to float64 one block at a time (never the whole
   corpus at once), and
@@ -25,6 +27,24 @@ import numpy as np
 CHUNK_ROWS = 8192
 
 
+def dense_rows(dense, a, b):
+    """``dense[a:b]`` as float64: a float32 part converted (a copy of these
+    rows only), a float64 one as it is (a view)."""
+    return np.asarray(dense[a:b], dtype=np.float64)
+
+
+def add_dense_scores(rows, w_dense, out):
+    """``out += rows @ w_dense``: the dense state scores of a block's tokens
+    (``rows`` from :func:`dense_rows`) added to their (n, L) scores."""
+    out += rows @ w_dense
+
+
+def dense_counts(rows, node, out):
+    """``out = rowsᵀ @ node``: a block's (n_dense, L) counts from its
+    ``rows`` (:func:`dense_rows`) and its (n, L) ``node`` matrix."""
+    np.matmul(rows.T, node, out=out)
+
+
 def add_dense_scores_blocks(dense, w_dense, token_bounds, first, stop, out):
     """``out[a:b] += dense[a:b] @ w_dense`` for each block ``[a, b)`` =
     ``token_bounds[k], token_bounds[k + 1]``, ``first <= k < stop``.
@@ -34,22 +54,7 @@ def add_dense_scores_blocks(dense, w_dense, token_bounds, first, stop, out):
     for k in range(first, stop):
         a, b = int(token_bounds[k]), int(token_bounds[k + 1])
         if b > a:
-            out[a:b] += np.asarray(dense[a:b], dtype=np.float64) @ w_dense
-
-
-def dense_counts_blocks(dense, node, token_bounds, first, stop, out):
-    """``out[k] = dense[a:b]ᵀ @ node[a:b]`` for each block ``k`` in
-    ``[first, stop)`` (``[a, b)`` its tokens): the block's (n_dense, L) counts.
-
-    ``out`` is (n_blocks, n_dense, L) float64; summed over ``k`` in block
-    order by :func:`sum_blocks`.
-    """
-    for k in range(first, stop):
-        a, b = int(token_bounds[k]), int(token_bounds[k + 1])
-        if b > a:
-            np.matmul(np.asarray(dense[a:b], dtype=np.float64).T, node[a:b], out=out[k])
-        else:
-            out[k] = 0.0
+            add_dense_scores(dense_rows(dense, a, b), w_dense, out[a:b])
 
 
 def sum_blocks(block_counts):

@@ -28,7 +28,12 @@ from numba import types
 from numba.extending import intrinsic
 
 from .config import exact_kernel, kernel
-from .scores import logsumexp_row, max_length
+from .scores import (
+    logsumexp_row,
+    max_length,
+    scatter_state_counts,
+    state_scores_dense_range,
+)
 
 #: largest spread (max - min) of state plus transition weights at a position for
 #: which the scaled forward-backward is used; beyond it, log space
@@ -97,9 +102,10 @@ def exp_nonpositive(x):
 # exponentiated once (``exp_scores``); the transitions by their maximum
 # (``exp_trans = exp(trans - trans_max)``, see :func:`transition_terms`). The
 # alphas are normalized at each position (``scale[t]`` the constant), the betas
-# divided by the same constants, so both stay O(1). Loops run over the last
-# (contiguous) axis innermost so that LLVM can vectorize them without
-# reassociating sums (hence the transposed matrix for the backward pass).
+# divided by the same constants, so both stay O(1). The (L, L) products of the
+# passes (:func:`vec_mat`) keep four sums at a time in registers, each adding
+# its terms in index order (the transposed matrix for the backward pass), so
+# that no sum is reassociated and results do not depend on vector widths.
 
 
 TransitionTerms = namedtuple(
@@ -150,6 +156,39 @@ def scaled_workspace(max_len, L):
         np.empty((max_len, L)), np.empty((max_len, L)), np.empty((max_len, L)),
         np.empty(max_len),
     )
+
+
+@kernel(inline="always")
+def vec_mat(x, m, out):
+    """``out[j] = Σ_i x[i] · m[i, j]`` for an (L, L) ``m``, the terms of each
+    sum added in ``i`` order from 0: four sums at a time in registers (independent
+    chains, one load of ``x[i]`` for four products), the last ``L mod 4``
+    one at a time, so every ``out[j]`` is the same number whatever the
+    grouping."""
+    L = out.shape[0]
+    j0 = 0
+    while j0 + 4 <= L:
+        d0 = 0.0
+        d1 = 0.0
+        d2 = 0.0
+        d3 = 0.0
+        for i in range(L):
+            p = x[i]
+            r = m[i]
+            d0 += p * r[j0]
+            d1 += p * r[j0 + 1]
+            d2 += p * r[j0 + 2]
+            d3 += p * r[j0 + 3]
+        out[j0] = d0
+        out[j0 + 1] = d1
+        out[j0 + 2] = d2
+        out[j0 + 3] = d3
+        j0 += 4
+    for j in range(j0, L):
+        d = 0.0
+        for i in range(L):
+            d += x[i] * m[i, j]
+        out[j] = d
 
 
 @kernel
@@ -207,14 +246,8 @@ def forward_scaled(scores, tt, n, ws):
     for t in range(1, n):
         cur = alpha[t]
         prev = alpha[t - 1]
-        for j in range(L):
-            cur[j] = 0.0
-        for i in range(L):
-            a = prev[i]
-            e = exp_trans[i]
-            for j in range(L):
-                cur[j] += a * e[j]
         row = exp_scores[t]
+        vec_mat(prev, exp_trans, cur)
         c = 0.0
         for j in range(L):
             cur[j] *= row[j]
@@ -239,20 +272,16 @@ def backward_scaled(tt, n, ws):
     L = ws.beta.shape[1]
     beta, exp_scores, scale = ws.beta, ws.exp_scores, ws.scale
     exp_trans_t = tt.exp_trans_t
+    tmp = np.empty(L)
     for j in range(L):
         beta[n - 1, j] = 1.0
     for t in range(n - 2, -1, -1):
         inv = 1.0 / scale[t + 1]
         nxt = beta[t + 1]
         row = exp_scores[t + 1]
-        cur = beta[t]
-        for i in range(L):
-            cur[i] = 0.0
         for j in range(L):
-            v = row[j] * nxt[j] * inv
-            e = exp_trans_t[j]
-            for i in range(L):
-                cur[i] += e[i] * v
+            tmp[j] = row[j] * nxt[j] * inv
+        vec_mat(tmp, exp_trans_t, beta[t])  # beta[t, i] = Σ_j exp_trans[i, j] tmp[j]
 
 
 @kernel
@@ -565,6 +594,44 @@ def expected_counts_scaled(scores, tt, n, ws, weight, node, outer):
     return log_z
 
 
+@kernel(inline="always")
+def _block_scaled(scores_node, tt, ws, seq_ptr, seq_weight, block_ptr, b, seq_log_z,
+                  block_log_z, block_outer, block_edge):
+    """One block of :func:`forward_backward_blocks_scaled`; returns the number
+    of its sequences where scaling declined."""
+    L = tt.trans.shape[0]
+    outer = block_outer[b]
+    edge = block_edge[b]
+    for i in range(L):
+        for j in range(L):
+            edge[i, j] = 0.0
+            for r in range(4):
+                outer[r, i, j] = 0.0
+    declined = 0
+    acc = 0.0
+    for s in range(block_ptr[b], block_ptr[b + 1]):
+        a = seq_ptr[s]
+        e = seq_ptr[s + 1]
+        n = e - a
+        weight = seq_weight[s]
+        seq_log_z[s] = 0.0
+        if n == 0:
+            continue
+        node = scores_node[a:e]
+        if weight == 0.0:
+            for t in range(n):
+                for j in range(L):
+                    node[t, j] = 0.0
+            continue
+        log_z = expected_counts_scaled(node, tt, n, ws, weight, node, outer)
+        seq_log_z[s] = log_z
+        if np.isnan(log_z):
+            declined += 1
+        acc += weight * log_z
+    block_log_z[b] = acc
+    return declined
+
+
 @kernel
 def forward_backward_blocks_scaled(
     scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
@@ -579,35 +646,63 @@ def forward_backward_blocks_scaled(
     ws = scaled_workspace(max_len, L)
     declined = 0
     for b in range(first, stop):
-        outer = block_outer[b]
-        edge = block_edge[b]
-        for i in range(L):
-            for j in range(L):
-                edge[i, j] = 0.0
-                for r in range(4):
-                    outer[r, i, j] = 0.0
-        acc = 0.0
-        for s in range(block_ptr[b], block_ptr[b + 1]):
-            a = seq_ptr[s]
-            e = seq_ptr[s + 1]
-            n = e - a
-            weight = seq_weight[s]
-            seq_log_z[s] = 0.0
-            if n == 0:
-                continue
-            node = scores_node[a:e]
-            if weight == 0.0:
-                for t in range(n):
-                    for j in range(L):
-                        node[t, j] = 0.0
-                continue
-            log_z = expected_counts_scaled(node, tt, n, ws, weight, node, outer)
-            seq_log_z[s] = log_z
-            if np.isnan(log_z):
-                declined += 1
-            acc += weight * log_z
-        block_log_z[b] = acc
+        declined += _block_scaled(scores_node, tt, ws, seq_ptr, seq_weight, block_ptr, b,
+                                  seq_log_z, block_log_z, block_outer, block_edge)
     return declined
+
+
+@kernel
+def gradient_blocks_scaled(
+    w_attr, tok_ptr, tok_attr, tok_val, with_scores, forbidden_start, forbidden_end,
+    trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len, wnode, seq_log_z,
+    block_log_z, block_outer, block_edge, scatter, ent_tok, ent_attr, ent_val, g_attr,
+):
+    """The gradient's pass over blocks ``first..stop-1``, one block at a time
+    while its rows of ``wnode`` (n_tokens, L) are in cache: the state scores
+    of its tokens (:func:`~sklearn_crf._engine.scores.state_scores_dense_range`
+    from the dense (n_attributes, L) weights ``w_attr``, unless
+    ``with_scores`` is False: ``wnode`` holds them already), the labels
+    ``forbidden_start`` / ``forbidden_end`` set to -inf on the first / last
+    token of each sequence (constraints; empty arrays when none), the scaled
+    forward-backward of :func:`forward_backward_blocks_scaled` (weighted node
+    marginals in place of the scores), and, when ``scatter``, the block's
+    expected state counts added to ``g_attr`` (n_attributes, L) by
+    :func:`~sklearn_crf._engine.scores.scatter_state_counts` over the entries
+    ``tok_ptr[a]:tok_ptr[e]`` of an entry index in the corpus's own order
+    (``ent_tok``, ``ent_attr``, ``ent_val``; ``[a, e)`` the block's tokens).
+
+    Returns ``stop``, or the first block where scaling declined for a
+    sequence, before its counts are added: the caller completes that block
+    in log space (:func:`forward_backward_blocks_log`), adds its counts and
+    calls again from the next block.
+    """
+    L = trans.shape[0]
+    tt = transition_terms(trans)
+    ws = scaled_workspace(max_len, L)
+    n_forbidden = forbidden_start.shape[0] + forbidden_end.shape[0]
+    for b in range(first, stop):
+        s0 = block_ptr[b]
+        s1 = block_ptr[b + 1]
+        a = seq_ptr[s0]
+        e = seq_ptr[s1]
+        if with_scores:
+            state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, a, e, wnode[a:e])
+        if n_forbidden:
+            for s in range(s0, s1):
+                if seq_ptr[s + 1] > seq_ptr[s]:
+                    row = wnode[seq_ptr[s]]
+                    for j in forbidden_start:
+                        row[j] = -np.inf
+                    row = wnode[seq_ptr[s + 1] - 1]
+                    for j in forbidden_end:
+                        row[j] = -np.inf
+        if _block_scaled(wnode, tt, ws, seq_ptr, seq_weight, block_ptr, b, seq_log_z,
+                         block_log_z, block_outer, block_edge):
+            return b
+        if scatter:
+            scatter_state_counts(wnode, ent_tok, ent_attr, ent_val, tok_ptr[a], tok_ptr[e],
+                                 g_attr)
+    return stop
 
 
 @kernel

@@ -25,12 +25,14 @@ import numpy as np
 
 from .config import exact_twin, kernel
 
-AttributeIndex = namedtuple("AttributeIndex", ["ptr", "tok", "val"])
-AttributeIndex.__doc__ = """The entries of a corpus by attribute (CSC), so that
-per-parameter sums need no scatter from several threads: ``ptr``
-(n_attributes + 1,) int64, the entries of attribute ``a`` being
-``ptr[a]:ptr[a + 1]`` in token order; ``tok`` (n_entries,) int32 their tokens;
-``val`` (n_entries,) float64 their values, empty when every value is 1."""
+EntryIndex = namedtuple("EntryIndex", ["ptr", "tok", "attr", "val"])
+EntryIndex.__doc__ = """The entries of a corpus grouped by ranges of attributes,
+in token order within each range (:func:`entry_index`), so that each range's
+expected counts are added by one thread with no scatter from several: ``ptr``
+(n_ranges + 1,) int64, the entries of range ``r`` being ``ptr[r]:ptr[r + 1]``;
+``tok`` (n_entries,) int32 their tokens; ``attr`` (n_entries,) int32 their
+attributes; ``val`` (n_entries,) float64 their values, empty when every value
+is 1. With one range, the corpus's own entry order."""
 
 
 @kernel(inline="always")
@@ -62,17 +64,27 @@ def logsumexp_row(x, n):
 @kernel
 def state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, start, stop, out):
     """Fill ``out[: stop - start]`` with the state scores of tokens
-    ``start..stop-1`` from the dense (n_attributes, L) state weights."""
+    ``start..stop-1`` from the dense (n_attributes, L) state weights.
+
+    An empty ``tok_val`` means every value is 1 (the values are then not
+    read; ``row += 1 * w`` and ``row += w`` are the same number)."""
     L = out.shape[1]
+    ones = tok_val.shape[0] == 0
     for t in range(start, stop):
         row = out[t - start]
         for j in range(L):
             row[j] = 0.0
-        for k in range(tok_ptr[t], tok_ptr[t + 1]):
-            w = w_attr[tok_attr[k]]
-            v = tok_val[k]
-            for j in range(L):
-                row[j] += v * w[j]
+        if ones:
+            for k in range(tok_ptr[t], tok_ptr[t + 1]):
+                w = w_attr[tok_attr[k]]
+                for j in range(L):
+                    row[j] += w[j]
+        else:
+            for k in range(tok_ptr[t], tok_ptr[t + 1]):
+                w = w_attr[tok_attr[k]]
+                v = tok_val[k]
+                for j in range(L):
+                    row[j] += v * w[j]
 
 
 @kernel
@@ -132,79 +144,68 @@ def state_scores_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, n_l
 
 
 @kernel
-def attribute_index(tok_ptr, tok_attr, tok_val, n_attributes):
-    """The :class:`AttributeIndex` of a corpus (a counting sort, stable)."""
+def entry_index(tok_ptr, tok_attr, tok_val, attr_bounds):
+    """The :class:`EntryIndex` of a corpus for the attribute ranges
+    ``attr_bounds`` (range ``r`` holds attributes ``attr_bounds[r]`` to
+    ``attr_bounds[r + 1] - 1``): a stable counting sort of the entries by
+    range."""
     n_entries = tok_attr.shape[0]
-    ptr = np.zeros(n_attributes + 1, dtype=np.int64)
+    n_ranges = attr_bounds.shape[0] - 1
+    range_of = np.empty(attr_bounds[-1], dtype=np.int32)
+    for r in range(n_ranges):
+        for a in range(attr_bounds[r], attr_bounds[r + 1]):
+            range_of[a] = r
+    ptr = np.zeros(n_ranges + 1, dtype=np.int64)
     all_ones = True
     for k in range(n_entries):
-        ptr[tok_attr[k] + 1] += 1
+        ptr[range_of[tok_attr[k]] + 1] += 1
         if tok_val[k] != 1.0:
             all_ones = False
-    for a in range(n_attributes):
-        ptr[a + 1] += ptr[a]
+    for r in range(n_ranges):
+        ptr[r + 1] += ptr[r]
     fill = ptr[:-1].copy()
     tok = np.empty(n_entries, dtype=np.int32)
+    attr = np.empty(n_entries, dtype=np.int32)
     val = np.empty(0 if all_ones else n_entries)
     for t in range(tok_ptr.shape[0] - 1):
         for k in range(tok_ptr[t], tok_ptr[t + 1]):
             a = tok_attr[k]
-            i = fill[a]
+            r = range_of[a]
+            i = fill[r]
             tok[i] = t
+            attr[i] = a
             if not all_ones:
                 val[i] = tok_val[k]
-            fill[a] = i + 1
-    return AttributeIndex(ptr, tok, val)
+            fill[r] = i + 1
+    return EntryIndex(ptr, tok, attr, val)
 
 
 @kernel
-def gather_state_counts(
-    wnode, index_ptr, index_tok, index_val, attr_ptr, attr_label, first, stop, g_state,
-):
-    """The expected count of each state parameter of attributes
-    ``first..stop-1``: ``g_state[p] = Σ_k val_k · wnode[tok_k, label_p]`` over
-    the attribute's entries ``k`` in token order (``index_ptr``/``index_tok``
-    from :func:`attribute_index`; ``index_val`` their values, or empty when
-    every value is 1). Each attribute is written by one call, so the result
-    does not depend on how attributes are shared among threads."""
-    L = wnode.shape[1]
-    acc = np.empty(L)
-    ones = index_val.shape[0] == 0
-    for a in range(first, stop):
-        p0 = attr_ptr[a]
-        p1 = attr_ptr[a + 1]
-        if p1 == p0:
-            continue
-        k0 = index_ptr[a]
-        k1 = index_ptr[a + 1]
-        if 2 * (p1 - p0) >= L:  # most labels: whole rows, vectorized
+def scatter_state_counts(node, ent_tok, ent_attr, ent_val, k0, k1, g_attr):
+    """``g_attr[attr_k] += val_k · node[tok_k]`` for the entries ``k0..k1-1``
+    of an :class:`EntryIndex`, in their order (``ent_val`` empty: every value
+    is 1): the expected counts of the state features, as a dense
+    (n_attributes, L) matrix, from the weighted node marginals ``node``
+    (n_tokens, L).
+
+    Every (attribute, label) sum gets its terms in token order whatever the
+    ranges and blocks the entries are taken in, so the result does not depend
+    on them, nor on the thread count.
+    """
+    L = node.shape[1]
+    if ent_val.shape[0] == 0:
+        for k in range(k0, k1):
+            row = node[ent_tok[k]]
+            g = g_attr[ent_attr[k]]
             for j in range(L):
-                acc[j] = 0.0
-            for k in range(k0, k1):
-                row = wnode[index_tok[k]]
-                if ones:
-                    for j in range(L):
-                        acc[j] += row[j]
-                else:
-                    v = index_val[k]
-                    for j in range(L):
-                        acc[j] += v * row[j]
-            for p in range(p0, p1):
-                g_state[p] = acc[attr_label[p]]
-        else:  # a few labels: only theirs
-            for p in range(p0, p1):
-                acc[p - p0] = 0.0
-            for k in range(k0, k1):
-                row = wnode[index_tok[k]]
-                if ones:
-                    for p in range(p0, p1):
-                        acc[p - p0] += row[attr_label[p]]
-                else:
-                    v = index_val[k]
-                    for p in range(p0, p1):
-                        acc[p - p0] += v * row[attr_label[p]]
-            for p in range(p0, p1):
-                g_state[p] = acc[p - p0]
+                g[j] += row[j]
+    else:
+        for k in range(k0, k1):
+            row = node[ent_tok[k]]
+            g = g_attr[ent_attr[k]]
+            v = ent_val[k]
+            for j in range(L):
+                g[j] += v * row[j]
 
 
 @kernel
