@@ -703,7 +703,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         vocab = self._vocabulary(fitting)
         try:
             arrays = None
-            if len(X) == 1 and dense is None and not fitting:
+            if len(X) == 1 and not fitting:
                 arrays = _encode_sentence(X, vocab)  # serving: one sentence
             if arrays is None:
                 arrays = _encode_entries(X, vocab)

@@ -684,7 +684,8 @@ def _assert_same_corpus(a, b):
         x, y = getattr(a, name), getattr(b, name)
         assert x.dtype == y.dtype and np.array_equal(x, y), name
     assert a.n_attributes == b.n_attributes and a.vectorizer is b.vectorizer
-    assert a.dense is None and b.dense is None
+    assert (a.dense is None and b.dense is None) or (
+        a.dense.dtype == b.dense.dtype and np.array_equal(a.dense, b.dense))
 
 
 def _random_sentences(rng, n, n_words):
@@ -762,3 +763,18 @@ def test_one_sentence_encode_after_pickling_and_partial_fit():
     for v in (vec, pickle.loads(pickle.dumps(vec))):
         x = [{"w": "b", "t": False}, {"w": "c", "t": 1}]
         _assert_same_corpus(v.encode([x]), _general_encode(v, [x]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_sentence_encode_with_dense_features(dtype):
+    rng = np.random.default_rng(1)
+    X = [([{"w": "a", "t": False}, {"w": "b"}], rng.normal(size=(2, 3)).astype(dtype)),
+         ([{"w": "c", "t": True}], rng.normal(size=(1, 3)).astype(dtype))]
+    vec = SequenceVectorizer().fit(X)
+    x = ([{"w": "b", "t": False}, {"w": "z"}, {"t": True}],
+         rng.normal(size=(3, 3)).astype(dtype))
+    assert _takes_the_one_sentence_path(vec, x[0])
+    for sentence in (x, x[1], (tuple(x[0]), x[1])):
+        _assert_same_corpus(vec.encode([sentence]), _general_encode(vec, [sentence]))
+    with pytest.raises(ValueError, match="X has no dense features"):
+        vec.encode([x[0]])
