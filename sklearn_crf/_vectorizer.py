@@ -2,7 +2,7 @@
 
 import math
 from array import array
-from itertools import accumulate, chain, compress, islice, repeat
+from itertools import accumulate, chain, islice, repeat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -1277,7 +1277,7 @@ def _encode_sentence(X, vocab):
     """
     tokens = X[0]
     # a hashing vocabulary's memo is the call's own (empty): the general loop
-    if vocab.grow or not vocab.pairs or not all(type(token) is dict for token in tokens):
+    if vocab.grow or not vocab.pairs or set(map(type, tokens)) - {dict}:
         return None
     counts = np.fromiter(map(len, tokens), np.int64, len(tokens))
     tok_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
@@ -1294,10 +1294,15 @@ def _encode_sentence(X, vocab):
     miss = np.flatnonzero(missed)
     if not len(miss):
         return tok_ptr, ids, *no_slow, seq_ptr
-    items = compress(chain.from_iterable(map(dict.items, tokens)), missed)
-    miss_tok = (tok_ptr.searchsorted(miss, side="right") - 1).tolist()
+    miss_tok = tok_ptr.searchsorted(miss, side="right") - 1
+    miss_item = (miss - tok_ptr[miss_tok]).tolist()  # index within its token
     out, slow = [], []
-    for (key, value), t in zip(items, miss_tok):
+    last = None
+    for t, i in zip(miss_tok.tolist(), miss_item):
+        if t != last:
+            last = t
+            items = list(tokens[t].items())
+        key, value = items[i]
         before = len(out)
         _encode_item(X, vocab, key, value, 0, t, out, slow)
         if slow or len(out) > before + 1:
