@@ -1,5 +1,9 @@
 """One sentence at a time: ``predict([x])`` against sklearn-crfsuite's ``predict_single``.
 
+Also ``predict_marginals([x])`` against ``predict_marginals_single(x)``, and
+``predict_nbest([x], n=3)`` (sklearn-crfsuite has none); each measure prints
+the p50 and the p99 over sentences.
+
 Both libraries are fitted on CoNLL-2002 esp.train with the tutorial features
 (``c1=0.1, c2=0.1, all_possible_transitions=True``, ``--max-iter`` iterations),
 then every esp.testb sentence is tagged alone, the two libraries alternating
@@ -15,10 +19,12 @@ larger latency on the big model.
 
     python benchmarks/bench_latency.py                  # both models, 3 passes
     python benchmarks/bench_latency.py --n-test 300 --max-iter 30   # quicker
+    python benchmarks/bench_latency.py --scale 0 --measures predict   # predict only
 """
 
 import argparse
 import gc
+import math
 import os
 import random
 import statistics
@@ -50,18 +56,36 @@ def fit_both(X, y, max_iter):
     return models
 
 
-def latencies(models, X_test, repeats):
-    """Per sentence, the median over ``repeats`` passes of each library's latency (s)."""
-    ours, theirs = models["ours"], models["theirs"]
-    calls = {"ours": lambda x: ours.predict([x]), "theirs": theirs.predict_single}
+#: what each measure calls on one sentence ``x``, per library (n-best: ours only,
+#: sklearn-crfsuite has none)
+CALLS = {
+    "predict": {"ours": lambda est, x: est.predict([x]),
+                "theirs": lambda est, x: est.predict_single(x)},
+    "marginals": {"ours": lambda est, x: est.predict_marginals([x]),
+                  "theirs": lambda est, x: est.predict_marginals_single(x)},
+    "nbest": {"ours": lambda est, x: est.predict_nbest([x], n=3)},
+}
+CALL_NAMES = {
+    "predict": ("predict([x])", "predict_single"),
+    "marginals": ("predict_marginals([x])", "predict_marginals_single"),
+    "nbest": ("predict_nbest([x], n=3)", None),
+}
+
+
+def latencies(models, X_test, repeats, measure="predict"):
+    """Per sentence, the median over ``repeats`` passes of each library's latency (s)
+    for ``measure`` (a key of :data:`CALLS`)."""
+    calls = {lib: (lambda x, f=f, est=models[lib]: f(est, x))
+             for lib, f in CALLS[measure].items()}
+    libs = [lib for lib in wl.LIBS if lib in calls]
     for x in X_test[:50]:  # warm-up: opens CRFsuite's tagger, loads our kernels
-        calls["ours"](x)
-        calls["theirs"](x)
-    times = {lib: [[] for _ in X_test] for lib in wl.LIBS}
+        for lib in libs:
+            calls[lib](x)
+    times = {lib: [[] for _ in X_test] for lib in libs}
     clock = time.perf_counter
     for r in range(repeats):
         for i, x in enumerate(X_test):
-            for lib in wl.alternate(wl.LIBS, r + i):
+            for lib in wl.alternate(libs, r + i):
                 call = calls[lib]
                 t0 = clock()
                 call(x)
@@ -69,16 +93,31 @@ def latencies(models, X_test, repeats):
     return {lib: [statistics.median(ts) for ts in per] for lib, per in times.items()}
 
 
-def report(name, lat, n_attributes):
-    ours = statistics.median(lat["ours"])
-    theirs = statistics.median(lat["theirs"])
+def percentile(values, q):
+    """The ``q``-th percentile (nearest rank) of ``values``."""
+    values = sorted(values)
+    return values[min(len(values), max(1, math.ceil(q / 100 * len(values)))) - 1]
+
+
+def report(name, lat, n_attributes, measure="predict"):
+    ours_name, theirs_name = CALL_NAMES[measure]
+    ours, ours99 = percentile(lat["ours"], 50), percentile(lat["ours"], 99)
+    row = {"model": name, "measure": measure, "n_attributes": n_attributes,
+           "ours_us": ours * 1e6, "ours_p99_us": ours99 * 1e6}
+    if "theirs" not in lat:
+        print(f"  {name}: median {ours_name} {ours * 1e6:.0f} µs, p99 {ours99 * 1e6:.0f} µs "
+              "(sklearn-crfsuite has none)", flush=True)
+        return row
+    theirs, theirs99 = percentile(lat["theirs"], 50), percentile(lat["theirs"], 99)
     per_sentence = statistics.median(o / t for o, t in zip(lat["ours"], lat["theirs"]))
-    print(f"  {name}: {n_attributes} attributes; median predict([x]) {ours * 1e6:.0f} µs, "
-          f"predict_single {theirs * 1e6:.0f} µs; ratio of medians {ours / theirs:.2f}, "
+    print(f"  {name}: {n_attributes} attributes; median {ours_name} {ours * 1e6:.0f} µs, "
+          f"{theirs_name} {theirs * 1e6:.0f} µs; ratio of medians {ours / theirs:.2f}, "
           f"median per-sentence ratio {per_sentence:.2f}", flush=True)
-    return {"model": name, "n_attributes": n_attributes, "ours_us": ours * 1e6,
-            "theirs_us": theirs * 1e6, "ratio": ours / theirs,
-            "per_sentence_ratio": per_sentence}
+    print(f"    p99: {ours_name} {ours99 * 1e6:.0f} µs, {theirs_name} "
+          f"{theirs99 * 1e6:.0f} µs; ratio of p99s {ours99 / theirs99:.2f}", flush=True)
+    row.update(theirs_us=theirs * 1e6, theirs_p99_us=theirs99 * 1e6, ratio=ours / theirs,
+               ratio_p99=ours99 / theirs99, per_sentence_ratio=per_sentence)
+    return row
 
 
 def main(argv=None):
@@ -87,6 +126,8 @@ def main(argv=None):
     parser.add_argument("--max-iter", type=int, default=100)
     parser.add_argument("--n-train", type=int, default=None)
     parser.add_argument("--n-test", type=int, default=None)
+    parser.add_argument("--measures", default="predict,marginals,nbest",
+                        help="comma-separated: predict, marginals, nbest")
     parser.add_argument("--scale", type=int, default=10,
                         help="attribute multiplier of the big model (0: skip it)")
     args = parser.parse_args(argv)
@@ -115,15 +156,24 @@ def main(argv=None):
     del data
     gc.collect()
     print("== latencies (the same test sentences for every model)")
-    for name, models in fitted.items():
-        lat = latencies(models, X_test, args.repeats)
-        results.append(report(name, lat, models["ours"].vectorizer_.n_attributes_))
-    print("\n| model | attributes | sklearn-crfsuite predict_single (µs) | "
-          "sklearn-crf predict([x]) (µs) | ours/theirs |")
-    print("|---|---:|---:|---:|---:|")
+    for measure in args.measures.split(","):
+        for name, models in fitted.items():
+            lat = latencies(models, X_test, args.repeats, measure)
+            results.append(report(name, lat, models["ours"].vectorizer_.n_attributes_,
+                                  measure))
+    print("\n| model | call (ours / theirs) | attributes | sklearn-crfsuite p50 / p99 (µs) "
+          "| sklearn-crf p50 / p99 (µs) | ours/theirs p50 / p99 |")
+    print("|---|---|---:|---:|---:|---:|")
     for r in results:
-        print(f"| {r['model']} | {r['n_attributes']:,} | {r['theirs_us']:.0f} | "
-              f"{r['ours_us']:.0f} | {r['ratio']:.2f} |")
+        ours_name, theirs_name = CALL_NAMES[r["measure"]]
+        if "theirs_us" in r:
+            theirs = f"{r['theirs_us']:.0f} / {r['theirs_p99_us']:.0f}"
+            ratio = f"{r['ratio']:.2f} / {r['ratio_p99']:.2f}"
+        else:
+            theirs = ratio = "–"
+        print(f"| {r['model']} | {ours_name} / {theirs_name or '–'} | "
+              f"{r['n_attributes']:,} | {theirs} | "
+              f"{r['ours_us']:.0f} / {r['ours_p99_us']:.0f} | {ratio} |")
     return results
 
 

@@ -702,9 +702,14 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             dense = self._check_n_dense(X, dense)
         vocab = self._vocabulary(fitting)
         try:
-            tok_ptr, entries, slow_pos, slow_val, seq_ptr = _encode_entries(X, vocab)
+            arrays = None
+            if len(X) == 1 and not fitting:
+                arrays = _encode_sentence(X, vocab)  # serving: one sentence
+            if arrays is None:
+                arrays = _encode_entries(X, vocab)
         except (OverflowError, UnicodeDecodeError):
             _raise_bad_value(X)
+        tok_ptr, entries, slow_pos, slow_val, seq_ptr = arrays
         if len(vocab.ids) > _MAX_ATTRIBUTES:
             raise ValueError("more than 2**31 - 1 distinct attributes")
         if fitting:
@@ -1256,6 +1261,61 @@ def _encode_entries(X, vocab):
                    else np.zeros(0, np.int64))
     return (tok_ptr, entries, np.array(slow_pos, dtype=np.int64),
             np.array(slow_val, dtype=np.float64), seq_ptr)
+
+
+def _encode_sentence(X, vocab):
+    """:func:`_encode_entries` of an X of one sentence of dict tokens, with a
+    vocabulary that does not grow: the same arrays with a few NumPy calls
+    (one sentence at a time, serving), or None when the general loop must do
+    it (another token form, an unhashable value, a miss that gives several
+    entries or a value other than 0 and 1).
+
+    Every ``(key, value)`` item is looked up in the memo at once; a miss runs
+    :func:`_encode_item` (the rules, and their errors, in the order of the
+    sentence), and a miss that gives no entry (an unknown attribute) is
+    dropped.
+    """
+    tokens = X[0]
+    # a hashing vocabulary's memo is the call's own (empty): the general loop
+    if vocab.grow or not vocab.pairs or set(map(type, tokens)) - {dict}:
+        return None
+    counts = np.fromiter(map(len, tokens), np.int64, len(tokens))
+    tok_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
+    np.cumsum(counts, out=tok_ptr[1:])
+    try:
+        ids = np.fromiter(
+            map(vocab.pairs.get, chain.from_iterable(map(dict.items, tokens)), repeat(_MISS)),
+            np.int64, int(tok_ptr[-1]))
+    except TypeError:  # an unhashable value: a list, a dict
+        return None
+    seq_ptr = np.array([0, len(tokens)], dtype=np.int64)
+    no_slow = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    missed = ids == _MISS
+    miss = np.flatnonzero(missed)
+    if not len(miss):
+        return tok_ptr, ids, *no_slow, seq_ptr
+    miss_tok = tok_ptr.searchsorted(miss, side="right") - 1
+    miss_item = (miss - tok_ptr[miss_tok]).tolist()  # index within its token
+    out, slow = [], []
+    last = None
+    for t, i in zip(miss_tok.tolist(), miss_item):
+        if t != last:
+            last = t
+            items = list(tokens[t].items())
+        key, value = items[i]
+        before = len(out)
+        _encode_item(X, vocab, key, value, 0, t, out, slow)
+        if slow or len(out) > before + 1:
+            return None
+        if len(out) == before:
+            out.append(_MISS)  # an unknown attribute: dropped below
+    ids[miss] = out
+    keep = ids != _MISS
+    if not keep.all():
+        kept = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept[1:])
+        tok_ptr, ids = kept[tok_ptr], ids[keep]
+    return tok_ptr, ids, *no_slow, seq_ptr
 
 
 def _as_int64(part):

@@ -662,3 +662,119 @@ def test_vocabulary_state_round_trip_and_checks():
         vectorizer_from_state(hashed._replace(hash_slots=[1]), where="here")
     with pytest.raises(ValueError, match="n_features is 0"):
         vectorizer_from_state(hashed._replace(n_features=0), where="here")
+
+
+def _general_encode(vec, X):
+    """``vec.encode(X)`` by the general loop, never the one-sentence path."""
+    from sklearn_crf import _vectorizer
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_vectorizer, "_encode_sentence", lambda X, vocab: None)
+        return vec.encode(X)
+
+
+def _takes_the_one_sentence_path(vec, x):
+    from sklearn_crf import _vectorizer
+
+    return _vectorizer._encode_sentence([x], vec._vocabulary(False)) is not None
+
+
+def _assert_same_corpus(a, b):
+    for name in ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    assert a.n_attributes == b.n_attributes and a.vectorizer is b.vectorizer
+    assert (a.dense is None and b.dense is None) or (
+        a.dense.dtype == b.dense.dtype and np.array_equal(a.dense, b.dense))
+
+
+def _random_sentences(rng, n, n_words):
+    words = [f"w{i}" for i in range(n_words)]
+    out = []
+    for _ in range(n):
+        sentence = []
+        for _ in range(rng.integers(0, 30)):
+            tok = {"bias": 1.0, "w": words[rng.integers(n_words)],
+                   "suf": words[rng.integers(n_words)][-2:],
+                   "title": bool(rng.integers(2)), "np_flag": np.bool_(rng.integers(2)),
+                   "one": int(rng.integers(2)), "zero": 0.0}
+            if rng.integers(3) == 0:
+                tok[f"rare{rng.integers(50)}"] = "x"  # often unknown
+            if rng.integers(5) == 0:
+                tok["w"] = "w" + words[rng.integers(n_words)]  # an unknown value
+            sentence.append(tok)
+        out.append(sentence)
+    return out
+
+
+@pytest.mark.parametrize("n_features", [None, 64])
+def test_one_sentence_encode_is_the_general_encode(n_features):
+    rng = np.random.default_rng(0)
+    vec = SequenceVectorizer(n_features=n_features).fit(_random_sentences(rng, 200, 300))
+    n_fast = 0
+    for x in _random_sentences(rng, 200, 400):
+        _assert_same_corpus(vec.encode([x]), _general_encode(vec, [x]))
+        n_fast += _takes_the_one_sentence_path(vec, x)
+    assert n_fast == (0 if n_features else 200)  # hashing: the general loop
+
+
+@pytest.mark.parametrize("x", [
+    [],  # no tokens
+    [{}],  # a token without features
+    [{"w": "a"}, {"w": "nope", "other": "x"}],  # every miss dropped
+    [{"w": "a", "n": 2.5}],  # a value other than 1 and 0 (the general loop)
+    [{"w": "a", "n": 0}, {"n": np.float64(1.0)}],  # number keys seen with 1 and 0
+    [{"w": "a", "new": True, "newer": False}],  # unknown valued attributes
+    [{"w": "a", "lst": ["p", "q"]}],  # an unhashable value (the general loop)
+    [{"w": "a", "nested": {"k": "v"}}],  # ditto
+    [{"w": "a", "lst": ("p", "q")}],  # a hashable container: several entries
+    [{"w": b"a", b"n": 1}],  # bytes
+    [["w:a", "n"], {"w": "a"}],  # a list token (the general loop)
+    [{"w": "a", "w2": "a"}, {"n": 0, "w": "a"}],
+])
+def test_one_sentence_encode_forms(x):
+    vec = SequenceVectorizer().fit([[{"w": "a", "n": 0, "lst": "p", "nested:k": "v"},
+                                     {"n": 1.0, "w": "b", "n2": 3.0, "lst:q": 1}]])
+    _assert_same_corpus(vec.encode([x]), _general_encode(vec, [x]))
+
+
+@pytest.mark.parametrize("x, error, match", [
+    ([{"w": "a"}, {"w": "b", "n": float("nan")}], ValueError, r"X\[0\]\[1\]\['n'\] is nan"),
+    ([{"w": "a", "n": float("inf")}], ValueError, r"X\[0\]\[0\]\['n'\] is inf"),
+    ([{"w": "a"}, {"n": 10**400}], ValueError, r"X\[0\]\[1\]\['n'\] is an int too large"),
+    ([{"w": "a"}, {"w": b"\xff"}], ValueError, r"X\[0\]\[1\]\['w'\] holds bytes"),
+    ([{"w": "a"}, {"w": None}], TypeError, r"X\[0\]\[1\]\['w'\] is a NoneType"),
+    ([{"w": "a", 3: "x"}], TypeError, r"X\[0\]\[0\] has the feature key 3"),
+    ([{"w": "a"}, "tok"], TypeError, r"X\[0\]\[1\] is a str"),
+])
+def test_one_sentence_encode_errors(x, error, match):
+    vec = SequenceVectorizer().fit([[{"w": "a", "n": 0}, {"n": 1}]])
+    with pytest.raises(error, match=match):
+        vec.encode([x])
+    with pytest.raises(error, match=match):
+        _general_encode(vec, [x])
+
+
+def test_one_sentence_encode_after_pickling_and_partial_fit():
+    X = [[{"w": "a", "t": True}], [{"w": "b", "t": False}]]
+    vec = SequenceVectorizer()
+    vec.partial_fit_encode(X[:1])
+    vec.partial_fit_encode(X[1:])
+    for v in (vec, pickle.loads(pickle.dumps(vec))):
+        x = [{"w": "b", "t": False}, {"w": "c", "t": 1}]
+        _assert_same_corpus(v.encode([x]), _general_encode(v, [x]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_sentence_encode_with_dense_features(dtype):
+    rng = np.random.default_rng(1)
+    X = [([{"w": "a", "t": False}, {"w": "b"}], rng.normal(size=(2, 3)).astype(dtype)),
+         ([{"w": "c", "t": True}], rng.normal(size=(1, 3)).astype(dtype))]
+    vec = SequenceVectorizer().fit(X)
+    x = ([{"w": "b", "t": False}, {"w": "z"}, {"t": True}],
+         rng.normal(size=(3, 3)).astype(dtype))
+    assert _takes_the_one_sentence_path(vec, x[0])
+    for sentence in (x, x[1], (tuple(x[0]), x[1])):
+        _assert_same_corpus(vec.encode([sentence]), _general_encode(vec, [sentence]))
+    with pytest.raises(ValueError, match="X has no dense features"):
+        vec.encode([x[0]])
