@@ -123,9 +123,13 @@ ScaledWorkspace.__doc__ = """Buffers of the scaled passes for sequences of up to
 ``scale`` (max_len,); see :func:`scaled_workspace`."""
 
 
-@kernel
+@kernel(inline="always")
 def transition_terms(trans):
-    """The :class:`TransitionTerms` of the (L, L) transition weights."""
+    """The :class:`TransitionTerms` of the (L, L) transition weights.
+
+    Inlined in numba's IR: a few loops that every caller runs once per call,
+    so that a first use does not compile them as one more specialization of
+    their own (issue 20, first use)."""
     L = trans.shape[0]
     trans_max = -np.inf
     trans_min = np.inf
