@@ -152,7 +152,8 @@ def cached_constraints(spec, classes):
             hash(key)
         except TypeError:  # a malformed spec: build_constraints says what is wrong
             return build_constraints(spec, classes)
-        if any(isinstance(pair, str) or len(pair) != 2 for pair in pairs):
+        if any(isinstance(pair, str) or not hasattr(pair, "__len__") or len(pair) != 2
+               for pair in pairs):
             return build_constraints(pairs, classes)
     try:
         labels = tuple(classes)

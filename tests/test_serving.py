@@ -176,6 +176,7 @@ def test_cached_constraints_follow_the_spec_by_value():
     (["OO"], ValueError, r"not a \(from_label, to_label\) pair"),
     (3, TypeError, "transition_constraints must be None"),
     ([({"O"}, "O")], ValueError, "names the label"),
+    ([iter(("O", "O"))], ValueError, r"not a \(from_label, to_label\) pair"),
 ])
 def test_cached_constraints_raise_what_build_constraints_raises(spec, error, match):
     with pytest.raises(error, match=match):
