@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
 
-from ._vectorizer import ABSENT, encode_interned
+from ._vectorizer import ABSENT, FEW_TOKENS, encode_interned, first_seen_ids
 from ._word_vectors import LOOKUPS, WordVectors
 
 __all__ = ["SequenceFeaturizer"]
@@ -393,9 +393,6 @@ def _featurize_sentence(cols, plan, cache):
 #: tokens per block of the token-by-entry matrix of the encoded path (bounds
 #: its transient memory: 32768 tokens x 15 entries x 8 bytes = 3.9 MB)
 _CHUNK = 1 << 15
-#: fewer tokens than this in a call of a fitted encoded featurizer: through
-#: the dicts and the vectorizer's memo (one sentence at a time)
-_FEW = 64
 #: the word features whose values are bools (valued attributes, 1 or 0)
 _BOOL_KINDS = frozenset({"isupper", "istitle", "isdigit"})
 
@@ -452,14 +449,6 @@ class _Interned:
         return names, pairs, np.array(zero, dtype=bool)
 
 
-def _distinct(values):
-    """(distinct values in order of first appearance, index of each value)."""
-    uniques = list(dict.fromkeys(values))
-    index = dict(zip(uniques, range(len(uniques))))
-    return uniques, np.fromiter(map(index.__getitem__, values), dtype=np.int64,
-                                count=len(values))
-
-
 def _encoded_rows(plan, sentences):
     """The token rows of pids of :func:`_featurize_sentence`'s dicts, without
     the dicts: ``(chunks of the token-by-entry matrix, seq_ptr, interned, its
@@ -479,7 +468,7 @@ def _encoded_rows(plan, sentences):
     n_tok = int(seq_ptr[-1])
     interned = _Interned()
     words = list(chain.from_iterable(cols[0] for cols in sentences))
-    distinct, word_idx = _distinct(words)
+    distinct, word_idx = first_seen_ids(words)
     n_distinct = len(distinct)
     # per word feature: (kind, value index per distinct word, distinct values or None)
     features = []
@@ -490,11 +479,11 @@ def _encoded_rows(plan, sentences):
             features.append((np.fromiter(values, dtype=bool, count=n_distinct)
                              .astype(np.int64), None))
         else:
-            uniques, index = _distinct(values)
+            uniques, index = first_seen_ids(values)
             features.append((index, uniques))
     columns = []  # per extra column: (value index per token, distinct values)
     for _, j in plan.columns:
-        uniques, index = _distinct(list(chain.from_iterable(
+        uniques, index = first_seen_ids(list(chain.from_iterable(
             cols[j] for cols in sentences if cols[0])))  # an empty one is [[]]
         columns.append((index, uniques))
 
@@ -954,7 +943,7 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
             self.__dict__.pop("vectorizer_", None)
             fitting = False
         vectorizer = None if fitting else self.__dict__.get("vectorizer_")
-        if vectorizer is not None and sum(len(cols[0]) for cols in sentences) < _FEW:
+        if vectorizer is not None and sum(len(cols[0]) for cols in sentences) < FEW_TOKENS:
             # a sentence at a time (serving): the vectorizer's memo on the dicts
             # costs less than the NumPy calls of the bulk path; the same corpus
             return vectorizer.encode(self._dicts(plan, sentences))

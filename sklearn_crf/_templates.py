@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._vectorizer import ABSENT, encode_interned
+from ._vectorizer import ABSENT, FEW_TOKENS, encode_interned, first_seen_ids
 from ._word_vectors import LOOKUPS, WordVectors
 
 __all__ = ["TemplateFeaturizer"]
@@ -170,9 +170,6 @@ def _featurize(rows, templates, s):
 
 #: tokens per block of rows handed to encode_interned
 _CHUNK = 1 << 15
-#: fewer tokens than this in a call of a fitted encoded featurizer: through
-#: the dicts and the vectorizer's memo (one sentence at a time)
-_FEW = 64
 
 
 class _TemplateInterned:
@@ -194,10 +191,7 @@ class _TemplateInterned:
 
 def _value_ids(rows_flat, column):
     """(distinct values of a column, then the 16 markers; id of each token's value)."""
-    values = [row[column] for row in rows_flat]
-    uniques = list(dict.fromkeys(values))
-    index = dict(zip(uniques, range(len(uniques))))
-    ids = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+    uniques, ids = first_seen_ids([row[column] for row in rows_flat])
     return uniques + list(_BOS + _EOS), ids
 
 
@@ -522,7 +516,7 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
             self.__dict__.pop("vectorizer_", None)
             fitting = False
         vectorizer = None if fitting else self.__dict__.get("vectorizer_")
-        if vectorizer is not None and sum(map(len, rows)) < _FEW:
+        if vectorizer is not None and sum(map(len, rows)) < FEW_TOKENS:
             # a sentence at a time: the dicts and the vectorizer's memo cost less
             return vectorizer.encode(self._dicts(templates, rows))
         dense = None

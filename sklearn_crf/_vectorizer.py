@@ -1577,6 +1577,20 @@ ABSENT = np.iinfo(np.int32).max
 _MAP_SLICE = 1 << 20
 
 
+#: fewer tokens than this in a call of a fitted encoded featurizer: through
+#: the dicts and the vectorizer's memo (one sentence at a time), which costs
+#: less than the NumPy calls of the bulk path and gives the same corpus
+FEW_TOKENS = 64
+
+
+def first_seen_ids(values):
+    """(distinct values in order of first appearance, index of each value)."""
+    uniques = list(dict.fromkeys(values))
+    index = dict(zip(uniques, range(len(uniques))))
+    return uniques, np.fromiter(map(index.__getitem__, values), dtype=np.int64,
+                                count=len(values))
+
+
 def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
                     n_features=None, dense=None, max_entries=0):
     """An :class:`EncodedCorpus` from entries given as interned ids: the encoded
