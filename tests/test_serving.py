@@ -1,6 +1,6 @@
-"""One sentence at a time (issue 20, item 5): the small-input path of the
-decoders gives the batch path's bits, and costs no thread set-up and no state
-on the estimator."""
+"""One sentence at a time (issue 20, item 5): a sentence alone gives the bits
+it has in a batch (one block and one thread instead of many), and costs no
+thread set-up and no state on the estimator."""
 
 import gc
 import pickle
@@ -10,19 +10,33 @@ import numpy as np
 import pytest
 
 from sklearn_crf import CRFTagger, _constraints, _tagger
-from sklearn_crf._engine import decoding
+from sklearn_crf._engine import driver
+from sklearn_crf import _threads
 from sklearn_crf._threads import MIN_TOKENS_PER_THREAD, n_threads
 
 from conftest import iob2_corpus
 
 
 @pytest.fixture(scope="module")
-def served():
-    """An IOB2 tagger and enough sentences that all of them together take the
-    batch driver's path (more than SMALL_TOKENS tokens)."""
+def model():
+    """An IOB2 tagger on two threads and 500 sentences."""
     X, y = iob2_corpus(3, n_seq=500)
-    crf = CRFTagger(c2=0.1, max_iter=40, all_possible_transitions=True).fit(X, y)
-    assert sum(map(len, X)) >= decoding.SMALL_TOKENS
+    crf = CRFTagger(c2=0.1, max_iter=40, all_possible_transitions=True,
+                    n_jobs=2).fit(X, y)
+    return crf, X
+
+
+@pytest.fixture
+def served(model, monkeypatch):
+    """The tagger, with blocks of 64 tokens and a thread per 100 tokens, so
+    that the 500 sentences in one call make many blocks on two threads, and
+    one sentence alone one block on the calling thread."""
+    monkeypatch.setattr(driver, "BLOCK_TOKENS", 64)
+    monkeypatch.setattr(_threads, "MIN_TOKENS_PER_THREAD", 100)
+    crf, X = model
+    assert len(driver.block_bounds(crf._problem(X, None).seq_ptr)) > 10
+    with _threads.n_threads(crf.n_jobs, sum(map(len, X))) as n:
+        assert n == 2
     return crf, X
 
 
@@ -74,22 +88,8 @@ def test_one_sentence_with_allowed_labels_is_the_batch_result(served):
         np.testing.assert_array_equal(a, b)
 
 
-def test_the_small_path_and_the_driver_give_the_same_bits(served, monkeypatch):
-    """The same one-sentence calls, with the small path and through the driver."""
-    crf, X = served
-    X = X[:80]
-    small = ([crf.predict([x]) for x in X],
-             [crf.predict_marginals([x], output="array")[0] for x in X])
-    monkeypatch.setattr(decoding, "SMALL_TOKENS", 0)
-    driver = ([crf.predict([x]) for x in X],
-              [crf.predict_marginals([x], output="array")[0] for x in X])
-    assert small[0] == driver[0]
-    for a, b in zip(small[1], driver[1]):
-        np.testing.assert_array_equal(a, b)
-
-
-def test_empty_and_one_token_sentences(served):
-    crf, X = served
+def test_empty_and_one_token_sentences(model):
+    crf, X = model
     assert crf.predict([[]]) == [[]]
     assert crf.predict_marginals([[]], output="array")[0].shape == (0, len(crf.classes_))
     assert crf.predict_nbest([[]], n=2) == [[([], 1.0)]]
@@ -97,9 +97,9 @@ def test_empty_and_one_token_sentences(served):
     assert crf.predict([x]) == crf.predict([x] * 300)[:1]
 
 
-def test_small_calls_ask_numba_nothing(served, monkeypatch):
+def test_small_calls_ask_numba_nothing(model, monkeypatch):
     """No thread set-up for one sentence: the thread count is not even asked."""
-    crf, X = served
+    crf, X = model
 
     def refuse(*args):
         raise AssertionError("a small call asked for the thread count")
@@ -112,8 +112,8 @@ def test_small_calls_ask_numba_nothing(served, monkeypatch):
     crf.predict_nbest([X[0]], n=3)
 
 
-def test_serving_changes_nothing_on_the_estimator(served):
-    crf, X = served
+def test_serving_changes_nothing_on_the_estimator(model):
+    crf, X = model
     before = dict(crf.__dict__)
     crf.predict([X[1]])
     crf.predict_marginals([X[1]])
@@ -123,9 +123,9 @@ def test_serving_changes_nothing_on_the_estimator(served):
     assert "_TRANSITIONS" not in pickle.dumps(crf).decode("latin-1")
 
 
-def test_the_kept_transitions_follow_coef(served):
+def test_the_kept_transitions_follow_coef(model):
     """A new coef_, and an in-place change of coef_, are both seen."""
-    crf, X = served
+    crf, X = model
     crf = pickle.loads(pickle.dumps(crf))
     x = [X[2]]
     layout = crf.layout_
@@ -142,8 +142,8 @@ def test_the_kept_transitions_follow_coef(served):
                                   crf.transition_matrix_)
 
 
-def test_the_kept_transitions_go_with_their_coef(served):
-    crf, X = served
+def test_the_kept_transitions_go_with_their_coef(model):
+    crf, X = model
     crf = pickle.loads(pickle.dumps(crf))
     crf.predict([X[0]])
     key = id(crf.coef_)

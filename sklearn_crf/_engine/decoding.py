@@ -10,11 +10,10 @@ forward-backward are exact with -inf scores (``-inf + x = -inf`` and
 others are renormalized over the allowed paths: the constrained decoders are
 the unconstrained kernels, run on other scores.
 
-Small inputs (fewer than :data:`SMALL_TOKENS` tokens: one sentence, a few)
-skip the batch driver: :func:`best_path_labels` and :func:`node_marginals`
-call the driver's kernels themselves, on the calling thread, so that one
-sentence costs the sentence and a few small arrays, nothing more. The kernels
-and their inputs are the driver's, so the results are the same bits.
+One sentence (serving) goes through the same driver functions as a batch:
+the driver makes one block of a small input and the caller passes one
+thread (:func:`~sklearn_crf._threads.n_threads`), so that one sentence costs
+the sentence and a few small arrays, nothing more.
 """
 
 from typing import NamedTuple, Optional
@@ -22,21 +21,13 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .driver import (
-    BLOCK_TOKENS,
     forward_backward_batch,
     log_forward_backward_batch,
     nbest_batch,
     span_log_probabilities_batch,
     viterbi_batch,
 )
-from .forward_backward import forward_backward_blocks
-from .viterbi import first_dead_tokens, list_viterbi_sequences
-
-#: below this many tokens a decoder runs its kernel directly on the calling
-#: thread (the batch driver's blocks would be one block, its threads one
-#: thread); at most :data:`~sklearn_crf._engine.driver.BLOCK_TOKENS`
-SMALL_TOKENS = min(1024, BLOCK_TOKENS)
-
+from .viterbi import first_dead_tokens
 
 class DecodingProblem(NamedTuple):
     """Scores to decode, with every constraint already applied as -inf.
@@ -151,41 +142,15 @@ def check_feasible(problem, what="the constraints"):
 
 def best_path_labels(problem, n_threads):
     """Label codes (n_tokens,) int32 of the best path of every sequence of a
-    :class:`DecodingProblem` (Viterbi: the list Viterbi at K = 1), those of
-    :func:`~sklearn_crf._engine.driver.viterbi_batch`. A small problem runs
-    the kernel here, on the calling thread."""
-    scores, trans, seq_ptr = problem.scores, problem.trans, problem.seq_ptr
-    if scores.shape[0] >= SMALL_TOKENS:
-        return viterbi_batch(scores, trans, seq_ptr, n_threads).labels
-    n_seq = seq_ptr.shape[0] - 1
-    paths = np.zeros(scores.shape[0], dtype=np.int32)
-    path_scores = np.empty((n_seq, 1))
-    path_scores.fill(-np.inf)
-    list_viterbi_sequences(scores, trans, seq_ptr, 1, 0, n_seq, paths, path_scores,
-                           np.zeros(n_seq, dtype=np.int64))
-    return paths
+    :class:`DecodingProblem` (Viterbi: the list Viterbi at K = 1)."""
+    return viterbi_batch(problem.scores, problem.trans, problem.seq_ptr, n_threads).labels
 
 
 def node_marginals(problem, n_threads):
     """Node marginals (n_tokens, n_labels) of every sequence of a
-    :class:`DecodingProblem`, those of
-    :func:`~sklearn_crf._engine.driver.forward_backward_batch` (without
-    edges). A small problem, one block of sequences, runs the kernel here, on
-    the calling thread."""
-    scores, trans, seq_ptr = problem.scores, problem.trans, problem.seq_ptr
-    n_tokens, L = scores.shape
-    if n_tokens >= SMALL_TOKENS:
-        return forward_backward_batch(scores, trans, seq_ptr, False, n_threads).node
-    n_seq = seq_ptr.shape[0] - 1
-    node = scores.copy()
-    max_len = n_tokens if n_seq == 1 else int(np.max(np.diff(seq_ptr), initial=0))
-    # fewer than BLOCK_TOKENS tokens: block_bounds gives the one block [0, n_seq]
-    forward_backward_blocks(
-        node, trans, seq_ptr, np.ones(n_seq), np.array([0, n_seq], dtype=np.int64),
-        0, 1, max_len, np.zeros(n_seq), np.zeros(1), np.zeros((1, 4, L, L)),
-        np.zeros((1, L, L)),
-    )
-    return node
+    :class:`DecodingProblem` (the forward-backward without edges)."""
+    return forward_backward_batch(problem.scores, problem.trans, problem.seq_ptr, False,
+                                  n_threads).node
 
 
 def nbest(problem, K, n_threads):

@@ -111,6 +111,8 @@ def block_bounds(seq_ptr, block_tokens=None):
     n_seq = len(seq_ptr) - 1
     if n_seq == 0:
         return np.zeros(2, dtype=np.int64)
+    if seq_ptr[n_seq - 1] < block_tokens:  # one block (one sentence, a few)
+        return np.array([0, n_seq], dtype=np.int64)
     ids = seq_ptr[:-1] // block_tokens
     change = np.flatnonzero(ids[1:] != ids[:-1]) + 1
     return np.concatenate([[0], change, [n_seq]]).astype(np.int64)
@@ -193,7 +195,7 @@ def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_threads):
     node = scores.copy()
     block_ptr = block_bounds(seq_ptr)
     n_blocks = len(block_ptr) - 1
-    max_len = int(np.max(np.diff(seq_ptr), initial=0))
+    max_len = n_tokens if n_seq == 1 else int(np.max(np.diff(seq_ptr), initial=0))
     block_sums = np.zeros(n_blocks)
     block_outer = np.zeros((n_blocks, 4, L, L))
     block_edge = np.zeros((n_blocks, L, L))
