@@ -9,10 +9,10 @@ from operator import itemgetter
 
 import numpy as np
 
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
 
-from ._vectorizer import ABSENT, FEW_TOKENS, encode_interned, first_seen_ids
+from ._featurizer_base import _check_sentence_list, _Featurizer
+from ._vectorizer import ABSENT, first_seen_ids
 from ._word_vectors import LOOKUPS, WordVectors
 
 __all__ = ["SequenceFeaturizer"]
@@ -549,7 +549,7 @@ def _encoded_rows(plan, sentences):
     return chunks(), seq_ptr, interned, n_tok * width
 
 
-class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+class SequenceFeaturizer(_Featurizer):
     """Turn tokenised sentences into per-token feature dicts.
 
     Stateless transformer producing the input format of CRF sequence taggers
@@ -814,52 +814,6 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         self.output = output
         self.hashing = hashing
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Validate the parameters; with ``output="encoded"``, learn the vocabulary.
-
-        Parameters
-        ----------
-        X : list of sentences
-            The sentences (as :meth:`transform` takes them); ignored unless
-            ``output="encoded"``.
-
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : SequenceFeaturizer
-            The transformer itself.
-        """
-        if self.output == "encoded":
-            self._encode(X, fitting=True)
-        else:
-            _Plan(self)  # checks the content of the tuple-valued parameters
-            self.__dict__.pop("vectorizer_", None)
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, y=None):
-        """Fit, then transform X (one pass over X with ``output="encoded"``).
-
-        Parameters
-        ----------
-        X : list of sentences
-            As :meth:`transform` takes them.
-
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        X_features : list or EncodedCorpus
-            What :meth:`transform` returns.
-        """
-        if self.output == "encoded":
-            return self._encode(X, fitting=True)
-        return self.fit(X).transform(X)
-
     def transform(self, X):
         """Compute the features of every token of every sentence.
 
@@ -892,20 +846,33 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
             If ``X``, a sentence or a token is malformed; the message tells
             which sentence and token.
         """
-        if self.output == "encoded":
-            return self._encode(X, fitting=False)
+        return self._transform(X)
+
+    def _check_parameters(self):
+        _Plan(self)  # checks the content of the tuple-valued parameters
+
+    def _checked(self, X):
+        """(plan, the columns of each sentence)."""
         self._validate_params()
-        return self._dicts(*self._split(X))
+        plan = _Plan(self)
+        _check_sentence_list(X)
+        n_columns = plan.n_columns
+        return plan, [_split_sentence(sentence, s, n_columns)
+                      for s, sentence in enumerate(X)]
 
     @staticmethod
-    def _dicts(plan, sentences):
-        """The dict output of :meth:`transform` of the split sentences."""
+    def _words(checked):
+        return [cols[0] for cols in checked[1]]
+
+    @staticmethod
+    def _dicts(checked):
+        """The dict output of :meth:`transform` of the checked sentences."""
+        plan, sentences = checked
         if plan.vectors is None:
             cache = plan.word_cache()
             return [_featurize_sentence(cols, plan, cache) for cols in sentences]
-        sentences = list(sentences)
         blocks = plan.vectors.sentence_vectors(
-            [cols[0] for cols in sentences],
+            SequenceFeaturizer._words(checked),
             lookup=plan.vector_lookup,
             window=plan.vector_window,
         )
@@ -917,103 +884,11 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
             for cols, block in zip(sentences, blocks)
         ]
 
-    def _split(self, X):
-        """(plan, the columns of each sentence: a lazy iterable)."""
-        plan = _Plan(self)
-        if isinstance(X, (str, bytes, Mapping)) or not hasattr(X, "__iter__"):
-            raise TypeError(
-                "X must be a list of sentences (each a list of tokens), got "
-                f"{_describe(X)}."
-            )
-        n_columns = plan.n_columns
-        return plan, (_split_sentence(sentence, s, n_columns)
-                      for s, sentence in enumerate(X))
-
-    def _encode(self, X, fitting):
-        """The encoded path: X as an EncodedCorpus, never building feature dicts
-        (:func:`_encoded_rows`, :func:`~sklearn_crf._vectorizer.encode_interned`);
-        ``fitting`` sets ``vectorizer_`` (a new vectorizer, never changed in place,
-        so a tagger fitted on an earlier vocabulary keeps it)."""
-        self._validate_params()
-        plan, sentences = self._split(X)
-        sentences = list(sentences)
-        if fitting and not sentences:
-            # nothing to learn (e.g. load_model's check of the parameters):
-            # no vocabulary, so transform gives corpora of their own
-            self.__dict__.pop("vectorizer_", None)
-            fitting = False
-        vectorizer = None if fitting else self.__dict__.get("vectorizer_")
-        if vectorizer is not None and sum(len(cols[0]) for cols in sentences) < FEW_TOKENS:
-            # a sentence at a time (serving): the vectorizer's memo on the dicts
-            # costs less than the NumPy calls of the bulk path; the same corpus
-            return vectorizer.encode(self._dicts(plan, sentences))
-        dense = None
-        if plan.vectors is not None:
-            dense = plan.vectors.corpus_vectors(
-                [cols[0] for cols in sentences], lookup=plan.vector_lookup,
-                window=plan.vector_window)
-        if plan.vectors_only:
-            seq_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
-            np.cumsum([len(cols[0]) for cols in sentences], out=seq_ptr[1:])
-            rows = [np.empty((int(seq_ptr[-1]), 0), dtype=np.int32)]
-            interned, max_entries = _Interned(), 0
-        else:
-            rows, seq_ptr, interned, max_entries = _encoded_rows(plan, sentences)
-        del sentences
-        corpus = encode_interned(rows, seq_ptr, interned,
-                                 vectorizer=vectorizer, n_features=self.hashing,
-                                 dense=dense, max_entries=max_entries)
-        if fitting:
-            self.vectorizer_ = corpus.vectorizer
-        return corpus
-
-    def _validate_params(self):
-        vectors = self.vectors
-        if vectors is not None and not isinstance(vectors, WordVectors):
-            if isinstance(vectors, Mapping) or hasattr(vectors, "key_to_index"):
-                raise _invalid(
-                    "vectors",
-                    "must be a WordVectors or None. Got "
-                    f"{type(vectors).__name__} instead: wrap it, "
-                    "vectors=WordVectors(table) (validated once, and shared rather "
-                    "than copied by clone in a search).",
-                )
-        super()._validate_params()
-
-    def set_output(self, *, transform=None):
-        """Set the output container; only the default container is supported.
-
-        The output is a list of lists of dicts, which cannot be represented
-        as a pandas or polars DataFrame; this method exists so that
-        ``Pipeline.set_output(transform="default")`` works.
-
-        Parameters
-        ----------
-        transform : {"default"} or None, default=None
-            ``"default"`` and ``None`` leave the output unchanged.
-
-        Returns
-        -------
-        self : SequenceFeaturizer
-            The transformer itself.
-        """
-        if transform is None or transform == "default":
-            return self
-        raise ValueError(
-            f"SequenceFeaturizer does not support set_output(transform={transform!r}):"
-            " its output is a list of lists of feature dicts, not a 2-D array."
-        )
-
-    def __sklearn_is_fitted__(self):
-        """Return True: ``transform`` works without fitting (see ``output``)."""
-        return True
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.requires_fit = False
-        tags.input_tags.two_d_array = False
-        tags.input_tags.string = True
-        tags.target_tags.required = False
-        if tags.transformer_tags is not None:
-            tags.transformer_tags.preserves_dtype = []
-        return tags
+    @staticmethod
+    def _encoded_rows(checked):
+        plan, sentences = checked
+        if not plan.vectors_only:
+            return _encoded_rows(plan, sentences)
+        seq_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
+        np.cumsum([len(cols[0]) for cols in sentences], out=seq_ptr[1:])
+        return [np.empty((int(seq_ptr[-1]), 0), dtype=np.int32)], seq_ptr, _Interned(), 0

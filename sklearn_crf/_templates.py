@@ -10,10 +10,10 @@ from numbers import Integral
 
 import numpy as np
 
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._vectorizer import ABSENT, FEW_TOKENS, encode_interned, first_seen_ids
+from ._featurizer_base import _check_sentence_list, _Featurizer
+from ._vectorizer import ABSENT, first_seen_ids
 from ._word_vectors import LOOKUPS, WordVectors
 
 __all__ = ["TemplateFeaturizer"]
@@ -280,7 +280,7 @@ def _encoded_template_rows(rows, templates):
     return chunks(), seq_ptr, _TemplateInterned(names), n_tok * len(pid_columns)
 
 
-class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+class TemplateFeaturizer(_Featurizer):
     """Per-token feature dicts from CRF++-style unigram templates.
 
     Each unigram template line such as ``U01:%x[0,1]/%x[1,1]`` gives every
@@ -405,52 +405,6 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
     def _parsed(self):
         return _parse_templates(tuple(_template_lines(self.templates)))
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Check the templates; with ``output="encoded"``, learn the vocabulary.
-
-        Parameters
-        ----------
-        X : list of sentences
-            As :meth:`transform` takes them; ignored unless
-            ``output="encoded"``.
-
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : TemplateFeaturizer
-            The transformer itself.
-        """
-        if self.output == "encoded":
-            self._encode(X, fitting=True)
-        else:
-            self._parsed()
-            self.__dict__.pop("vectorizer_", None)
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, y=None):
-        """Fit, then transform X (one pass over X with ``output="encoded"``).
-
-        Parameters
-        ----------
-        X : list of sentences
-            As :meth:`transform` takes them.
-
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        X_features : list or EncodedCorpus
-            What :meth:`transform` returns.
-        """
-        if self.output == "encoded":
-            return self._encode(X, fitting=True)
-        return self.fit(X).transform(X)
-
     def transform(self, X):
         """Apply the unigram templates to every token of every sentence.
 
@@ -481,69 +435,33 @@ class TemplateFeaturizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         TypeError
             A malformed sentence or token.
         """
-        if self.output == "encoded":
-            return self._encode(X, fitting=False)
-        return self._dicts(*self._rows(X))
+        return self._transform(X)
 
-    def _dicts(self, templates, rows):
+    def _check_parameters(self):
+        self._parsed()
+
+    def _checked(self, X):
+        """(parsed templates, the checked token tuples of each sentence)."""
+        self._validate_params()
+        templates = self._parsed()
+        _check_sentence_list(X)
+        return templates, [_token_columns(sentence, s) for s, sentence in enumerate(X)]
+
+    @staticmethod
+    def _words(checked):
+        return [[row[0] for row in r] for r in checked[1]]
+
+    def _dicts(self, checked):
         """The dict output of :meth:`transform` of the checked rows."""
+        templates, rows = checked
         features = [_featurize(r, templates, s) for s, r in enumerate(rows)]
         if self.vectors is None:
             return features
         blocks = self.vectors.sentence_vectors(
-            [[row[0] for row in r] for r in rows],
-            lookup=self.vector_lookup, window=self.vector_window,
-        )
+            self._words(checked), lookup=self.vector_lookup, window=self.vector_window)
         return list(zip(features, blocks))
 
-    def _rows(self, X):
-        """(parsed templates, the checked token tuples of each sentence)."""
-        self._validate_params()
-        templates = self._parsed()
-        if isinstance(X, (str, bytes, Mapping)) or not hasattr(X, "__iter__"):
-            raise TypeError(
-                "X must be a list of sentences (each a list of tokens), got "
-                f"{type(X).__name__}."
-            )
-        return templates, [_token_columns(sentence, s) for s, sentence in enumerate(X)]
-
-    def _encode(self, X, fitting):
-        """The encoded path (:func:`_encoded_template_rows`): X as an
-        EncodedCorpus without feature dicts; ``fitting`` sets a new
-        ``vectorizer_`` (none for no sentences: nothing to learn)."""
-        templates, rows = self._rows(X)
-        if fitting and not rows:
-            self.__dict__.pop("vectorizer_", None)
-            fitting = False
-        vectorizer = None if fitting else self.__dict__.get("vectorizer_")
-        if vectorizer is not None and sum(map(len, rows)) < FEW_TOKENS:
-            # a sentence at a time: the dicts and the vectorizer's memo cost less
-            return vectorizer.encode(self._dicts(templates, rows))
-        dense = None
-        if self.vectors is not None:
-            dense = self.vectors.corpus_vectors(
-                [[row[0] for row in r] for r in rows],
-                lookup=self.vector_lookup, window=self.vector_window)
-        chunks, seq_ptr, interned, size = _encoded_template_rows(rows, templates)
-        del rows
-        corpus = encode_interned(
-            chunks, seq_ptr, interned,
-            vectorizer=vectorizer,
-            n_features=self.hashing, dense=dense, max_entries=size)
-        if fitting:
-            self.vectorizer_ = corpus.vectorizer
-        return corpus
-
-    def __sklearn_is_fitted__(self):
-        """Return True: ``transform`` works without fitting (see ``output``)."""
-        return True
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.requires_fit = False
-        tags.input_tags.two_d_array = False
-        tags.input_tags.string = True
-        tags.target_tags.required = False
-        if tags.transformer_tags is not None:
-            tags.transformer_tags.preserves_dtype = []
-        return tags
+    @staticmethod
+    def _encoded_rows(checked):
+        templates, rows = checked
+        return _encoded_template_rows(rows, templates)
