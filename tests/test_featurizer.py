@@ -29,7 +29,7 @@ from sklearn.utils.estimator_checks import (
 from sklearn.utils.validation import check_is_fitted
 
 import sklearn_crf._featurizer as featurizer_module
-from sklearn_crf import SequenceFeaturizer
+from sklearn_crf import SequenceFeaturizer, TemplateFeaturizer
 from sklearn_crf._word_vectors import WordVectors
 
 # CoNLL-2002 (Spanish) style sentences: (word, POS tag, BIO label) triples.
@@ -616,14 +616,15 @@ def test_stateless_transformer_api():
     assert tags.transformer_tags is not None
 
 
-def test_set_output():
-    featurizer = SequenceFeaturizer()
+@pytest.mark.parametrize("cls", [SequenceFeaturizer, TemplateFeaturizer])
+def test_set_output(cls):
+    featurizer = cls()
     assert featurizer.set_output(transform="default") is featurizer
     assert featurizer.set_output() is featurizer
-    with pytest.raises(ValueError, match="does not support set_output"):
+    with pytest.raises(ValueError, match=f"{cls.__name__} does not support set_output"):
         featurizer.set_output(transform="pandas")
     # pipelines can configure the default output
-    make_pipeline(SequenceFeaturizer()).set_output(transform="default")
+    make_pipeline(cls()).set_output(transform="default")
     # the global config does not change the output
     X = [words(s) for s in SENTS]
     with config_context(transform_output="pandas"):

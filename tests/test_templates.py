@@ -152,5 +152,6 @@ def test_vectors_add_a_dense_block_next_to_the_template_features():
     # rows: [previous, token, next] vectors, zeros outside the sentence or unknown
     assert dense.tolist() == [[0, 0, 1, 2, 0, 0], [1, 2, 0, 0, 3, 4], [0, 0, 3, 4, 0, 0]]
     assert clone(featurizer).vectors is table
-    with pytest.raises(InvalidParameterError, match="The 'vectors' parameter"):
+    with pytest.raises(InvalidParameterError,
+                       match="The 'vectors' parameter of TemplateFeaturizer .* wrap it"):
         TemplateFeaturizer(vectors={"he": [1.0]}).transform([sentence])
