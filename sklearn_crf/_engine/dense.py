@@ -16,12 +16,27 @@ that
   (BLAS runs on one thread inside the solver; see
   :func:`~sklearn_crf._optimize.minimize_crf`).
 
-These are NumPy functions, not numba kernels: the products are BLAS's.
-NumPy releases the GIL inside them, so :func:`~sklearn_crf._engine.driver.run_ranges`
-runs them on threads.
+The products are NumPy's (BLAS); NumPy releases the GIL inside them, so
+:func:`~sklearn_crf._engine.driver.run_ranges` runs them on threads.
+
+Word vectors repeat: every token of a word has the word's vector, so esp.train's
+264,715 tokens have 12,575 distinct rows of 100-d Word2Vec vectors. When a
+corpus's rows are mostly repeats (:func:`distinct_rows`), the gradient works on
+its distinct rows ``U`` (a float64 copy of them, small) and the token → row map
+``row_id``: the scores are ``(U @ W)[row_id]`` (one product of the distinct
+rows, then a gather: :func:`add_distinct_scores`) and the counts
+``Uᵀ S`` with ``S[u] = Σ_{t: row_id[t] = u} M[t]`` (a scatter in token order:
+:func:`add_distinct_counts`), the same numbers as ``X @ W`` and ``Xᵀ M`` up to
+rounding, at the cost of products over the distinct rows only. The numba
+kernels here (row hashing, gather, scatter) are leaf kernels of
+:mod:`~sklearn_crf._engine.config`'s options.
 """
 
+from typing import NamedTuple
+
 import numpy as np
+
+from .config import kernel
 
 #: rows of X per product when the caller has no blocks of its own (inference)
 CHUNK_ROWS = 8192
@@ -89,3 +104,141 @@ def dense_scores(dense, w_dense):
     bounds = np.append(np.arange(0, n_tokens, CHUNK_ROWS), n_tokens)
     add_dense_scores_blocks(dense, w_dense, bounds, 0, len(bounds) - 1, out)
     return out
+
+
+# --------------------------------------------------------------------------- distinct rows
+
+#: the gradient works on the distinct rows when there are at most this
+#: fraction of the tokens (their float64 copy is then at most half the bytes
+#: of a float32 corpus)
+DISTINCT_FRACTION = 0.25
+
+
+@kernel
+def distinct_rows_hashed(bits, max_distinct):
+    """The distinct rows of the (n, m) uint32 matrix ``bits`` (a float array's
+    bit patterns, :meth:`numpy.ndarray.view`), by an open-addressing hash
+    table (linear probing) of the rows: a row's hash is ``Σ_j bits[t, j] K_j``
+    modulo 2⁶⁴ (``K_j`` odd constants from splitmix64), mixed; rows of equal
+    hash slots are compared word by word.
+
+    Returns ``row_id`` (n,) int32, the index of each row's distinct row
+    (numbered in order of first occurrence), and ``first`` (n_distinct,)
+    int64, the first row of each distinct row; or two empty arrays as soon as
+    there are more than ``max_distinct`` distinct rows.
+    """
+    n, m = bits.shape
+    keys = np.empty(m, dtype=np.uint64)
+    x = np.uint64(0x9E3779B97F4A7C15)
+    for j in range(m):  # splitmix64
+        x += np.uint64(0x9E3779B97F4A7C15)
+        z = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        keys[j] = (z ^ (z >> np.uint64(31))) | np.uint64(1)
+    cap = min(max_distinct, n)
+    size = 2
+    while size < 2 * cap + 2:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.full(size, -1, dtype=np.int64)
+    row_id = np.empty(n, dtype=np.int32)
+    first = np.empty(cap, dtype=np.int64)
+    count = 0
+    for t in range(n):
+        row = bits[t]
+        h = np.uint64(0)
+        for j in range(m):
+            h += np.uint64(row[j]) * keys[j]
+        h ^= h >> np.uint64(33)
+        h *= np.uint64(0xFF51AFD7ED558CCD)
+        h ^= h >> np.uint64(33)
+        slot = h & mask
+        while True:
+            u = table[slot]
+            if u < 0:
+                if count == max_distinct:
+                    return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int64)
+                table[slot] = count
+                first[count] = t
+                row_id[t] = count
+                count += 1
+                break
+            other = bits[first[u]]
+            diff = np.uint32(0)
+            for j in range(m):
+                diff |= row[j] ^ other[j]
+            if diff == 0:
+                row_id[t] = u
+                break
+            slot = (slot + np.uint64(1)) & mask
+    return row_id, first[:count]
+
+
+@kernel
+def add_distinct_scores(distinct_scores, row_id, start, stop, out):
+    """``out[t] += distinct_scores[row_id[t]]`` for ``start <= t < stop``:
+    the dense state scores of tokens from those of their distinct rows."""
+    L = out.shape[1]
+    for t in range(start, stop):
+        src = distinct_scores[row_id[t]]
+        row = out[t]
+        for k in range(L):
+            row[k] += src[k]
+
+
+@kernel
+def add_distinct_counts(node, row_id, start, stop, out):
+    """``out[row_id[t]] += node[t]`` for ``t = start, ..., stop - 1`` in this
+    order: the (n_distinct, L) sums of a (n_tokens, L) matrix over the tokens
+    of each distinct row."""
+    L = node.shape[1]
+    for t in range(start, stop):
+        src = node[t]
+        row = out[row_id[t]]
+        for k in range(L):
+            row[k] += src[k]
+
+
+class DistinctRows(NamedTuple):
+    """A dense corpus's distinct rows (:func:`distinct_rows`).
+
+    Attributes
+    ----------
+    row_id : ndarray of int32, shape (n_tokens,)
+        The distinct row of each token.
+    rows : ndarray of float64, shape (n_distinct, n_dense)
+        The distinct rows, in order of first occurrence.
+    """
+
+    row_id: np.ndarray
+    rows: np.ndarray
+
+
+def distinct_rows(dense, max_fraction=DISTINCT_FRACTION):
+    """The :class:`DistinctRows` of ``dense`` (n_tokens, n_dense) when it has
+    at most ``max_fraction * n_tokens`` of them (rows are equal when their
+    bits are), else None. Costs one pass over ``dense`` (stopped as soon as
+    there are too many), and a float64 copy of the distinct rows."""
+    n_tokens = dense.shape[0]
+    max_distinct = int(max_fraction * n_tokens)
+    if max_distinct < 1 or dense.shape[1] == 0:
+        return None
+    bits = np.ascontiguousarray(dense).view(np.uint32)
+    row_id, first = distinct_rows_hashed(bits, max_distinct)
+    if row_id.shape[0] != n_tokens:
+        return None
+    return DistinctRows(row_id, np.asarray(dense[first], dtype=np.float64))
+
+
+def observed_distinct_counts(distinct, labels, token_weight, n_labels):
+    """:func:`observed_dense_counts` over the distinct rows: ``Uᵀ S``, ``S[u]``
+    the weighted one-hot labels summed over the tokens of distinct row ``u``
+    (in token order)."""
+    n = distinct.row_id.shape[0]
+    sums = np.zeros((distinct.rows.shape[0], n_labels))
+    for a in range(0, n, CHUNK_ROWS):  # a chunk of one-hot rows at a time
+        b = min(a + CHUNK_ROWS, n)
+        onehot = np.zeros((b - a, n_labels))
+        onehot[np.arange(b - a), labels[a:b]] = token_weight[a:b]
+        add_distinct_counts(onehot, distinct.row_id[a:b], 0, b - a, sums)
+    return distinct.rows.T @ sums
