@@ -616,6 +616,43 @@ def test_repeated_rows_float32_is_bitwise_the_float64_objective_and_near_the_row
     np.testing.assert_allclose(g, g32, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("constrained", [False, True])
+def test_repeated_rows_where_scaling_declines_and_under_constraints(constrained):
+    """Dense weights large enough that scaling declines on some sequences (the
+    log-space completion of a block), with and without constraints: the same
+    bits on 1, 2 and 3 threads, and brute force."""
+    from sklearn_crf._constraints import TransitionConstraints
+    from sklearn_crf._objective import ConstrainedCRFObjective
+
+    X, y = repeated_data(29, n_seq=30, with_dicts=True)
+    corpus, layout, labels = problem(X, y)
+    rng = np.random.default_rng(29)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    w = rng.normal(size=layout.n_params)
+    w[layout.dense_start::4] *= 300.0
+    L = layout.n_labels
+    results = []
+    for n_chunks in (1, 2, 3):
+        kwargs = dict(c2=0.1, n_chunks=n_chunks, block_tokens=5)
+        if constrained:
+            masks = TransitionConstraints(np.ones((L, L), bool), np.ones(L, bool),
+                                          np.ones(L, bool), None)
+            obj = ConstrainedCRFObjective(corpus, layout, labels, weights, masks=masks,
+                                          **kwargs)
+        else:
+            obj = CRFObjective(corpus, layout, labels, weights, **kwargs)
+        assert obj._distinct is not None
+        results.append(obj(w))
+    for f, g in results[1:]:
+        assert f == results[0][0]
+        np.testing.assert_array_equal(g, results[0][1])
+    f, g = results[0]
+    assert f == pytest.approx(
+        _naive.objective(w, layout, corpus, labels, weights, 0.0, 0.1), rel=1e-10)
+    np.testing.assert_allclose(
+        g, _naive.gradient(w, layout, corpus, labels, weights, 0.1), rtol=1e-9, atol=1e-8)
+
+
 def test_fit_on_repeated_rows_gives_the_weights_of_the_equivalent_dicts():
     X, y = repeated_data(26, n_seq=40)
     X = [a + 0.05 for a in X]  # positive: every (dimension, label) pair kept by the dicts
