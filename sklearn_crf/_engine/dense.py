@@ -224,6 +224,7 @@ def distinct_rows(dense, max_fraction=DISTINCT_FRACTION):
     if max_distinct < 1 or dense.shape[1] == 0:
         return None
     bits = np.ascontiguousarray(dense).view(np.uint32)
+    bits.flags.writeable = False  # one specialization, whether dense is read-only or not
     row_id, first = distinct_rows_hashed(bits, max_distinct)
     if row_id.shape[0] != n_tokens:
         return None
