@@ -550,7 +550,9 @@ def test_distinct_rows_is_none_when_rows_rarely_repeat():
     found = distinct_rows(rows)
     assert found.rows.dtype == np.float64
     np.testing.assert_array_equal(found.rows[found.row_id], rows)
-    assert distinct_rows(rows, max_fraction=0.05) is None  # 10 distinct > 5
+    assert distinct_rows(rows, max_bytes=0.1) is None  # 10 distinct > 100 * 0.1 / 2
+    assert distinct_rows(rows, max_bytes=0.2) is not None  # 10 <= 100 * 0.2 / 2
+    assert distinct_rows(rows.astype(np.float64), max_bytes=0.1) is not None  # 10 <= 10
     assert distinct_rows(rng.normal(size=(100, 3))) is None
     assert distinct_rows(np.zeros((0, 3))) is None
 

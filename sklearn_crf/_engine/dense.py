@@ -108,10 +108,11 @@ def dense_scores(dense, w_dense):
 
 # --------------------------------------------------------------------------- distinct rows
 
-#: the gradient works on the distinct rows when there are at most this
-#: fraction of the tokens (their float64 copy is then at most half the bytes
-#: of a float32 corpus)
-DISTINCT_FRACTION = 0.25
+#: the gradient works on the distinct rows when their float64 copy takes at
+#: most this share of the corpus's bytes: at most 1/8 of the tokens' rows for
+#: a float32 corpus, 1/4 for a float64 one (the products then cost at most
+#: that share of those over every row)
+DISTINCT_BYTES = 0.25
 
 
 @kernel
@@ -214,13 +215,13 @@ class DistinctRows(NamedTuple):
     rows: np.ndarray
 
 
-def distinct_rows(dense, max_fraction=DISTINCT_FRACTION):
-    """The :class:`DistinctRows` of ``dense`` (n_tokens, n_dense) when it has
-    at most ``max_fraction * n_tokens`` of them (rows are equal when their
-    bits are), else None. Costs one pass over ``dense`` (stopped as soon as
-    there are too many), and a float64 copy of the distinct rows."""
+def distinct_rows(dense, max_bytes=DISTINCT_BYTES):
+    """The :class:`DistinctRows` of ``dense`` (n_tokens, n_dense) when their
+    float64 copy takes at most ``max_bytes`` times the bytes of ``dense``
+    (rows are equal when their bits are), else None. Costs one pass over
+    ``dense`` (stopped as soon as there are too many distinct rows)."""
     n_tokens = dense.shape[0]
-    max_distinct = int(max_fraction * n_tokens)
+    max_distinct = int(max_bytes * n_tokens * dense.itemsize / 8)
     if max_distinct < 1 or dense.shape[1] == 0:
         return None
     bits = np.ascontiguousarray(dense).view(np.uint32)
