@@ -28,6 +28,7 @@ from ._engine.dense import (
     add_dense_scores,
     add_distinct_counts,
     add_distinct_scores,
+    block_buffers,
     dense_counts,
     dense_rows,
     distinct_rows,
@@ -278,6 +279,10 @@ class CRFObjective:
                     self._dense, labels64, token_weight, self._token_bounds, L,
                 ).ravel()
                 self._block_dense = np.zeros((n_blocks, layout.n_dense, L))
+                # a pool of work buffers, one per thread at most
+                max_rows = int(np.max(np.diff(self._token_bounds), initial=0))
+                self._buffer_pool = [block_buffers(self._dense, max_rows, L)
+                                     for _ in range(max(1, self.n_chunks))]
             else:
                 self.observed[layout.dense_start:] = observed_distinct_counts(
                     self._distinct, labels64, token_weight, L,
@@ -397,21 +402,27 @@ class CRFObjective:
                     if fused:
                         add_distinct_counts(wnode, distinct.row_id, a, e, counts)
         else:
+            pool = self._buffer_pool
+
             def pass_blocks(first, stop):
-                for b in range(first, stop):
-                    # one block at a time: its dense rows read (and converted to
-                    # float64) once for both products, in cache in between
-                    a, e = token_bounds[b], token_bounds[b + 1]
-                    state_scores_dense_range(w_attr, tok_ptr, corpus.tok_attr,
-                                             self._tok_val, a, e, wnode[a:e])
-                    if e == a:
+                buffers = pool.pop()  # list.pop/append are atomic: a thread's own
+                try:
+                    for b in range(first, stop):
+                        # one block at a time: its dense rows read (and converted
+                        # to float64) once for both products, in cache in between
+                        a, e = token_bounds[b], token_bounds[b + 1]
+                        state_scores_dense_range(w_attr, tok_ptr, corpus.tok_attr,
+                                                 self._tok_val, a, e, wnode[a:e])
+                        if e == a:
+                            blocks(b, b + 1, False)
+                            self._block_dense[b] = 0.0
+                            continue
+                        rows = dense_rows(dense, a, e, buffers)
+                        add_dense_scores(rows, w_dense, wnode[a:e], buffers)
                         blocks(b, b + 1, False)
-                        self._block_dense[b] = 0.0
-                        continue
-                    rows = dense_rows(dense, a, e)
-                    add_dense_scores(rows, w_dense, wnode[a:e])
-                    blocks(b, b + 1, False)
-                    dense_counts(rows, wnode[a:e], self._block_dense[b])
+                        dense_counts(rows, wnode[a:e], self._block_dense[b])
+                finally:
+                    pool.append(buffers)
 
         bounds = self._attr_bounds
 

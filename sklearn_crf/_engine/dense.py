@@ -42,16 +42,48 @@ from .config import kernel
 CHUNK_ROWS = 8192
 
 
-def dense_rows(dense, a, b):
+class BlockBuffers(NamedTuple):
+    """Work buffers of one thread for blocks of at most ``n_rows`` rows
+    (:func:`block_buffers`): ``rows`` (n_rows, n_dense) float64 for the
+    converted rows of a float32 corpus (None for a float64 one), ``scores``
+    (n_rows, L) for a product. Reused block after block: a new array a block
+    would cost fresh memory (page faults) every time its size is over the
+    allocator's threshold for returning memory to the system."""
+
+    rows: np.ndarray
+    scores: np.ndarray
+
+
+def block_buffers(dense, n_rows, n_labels):
+    """:class:`BlockBuffers` for blocks of ``dense`` of at most ``n_rows`` rows."""
+    rows = (None if dense.dtype == np.float64
+            else np.empty((n_rows, dense.shape[1])))
+    return BlockBuffers(rows, np.empty((n_rows, n_labels)))
+
+
+def dense_rows(dense, a, b, buffers=None):
     """``dense[a:b]`` as float64: a float32 part converted (a copy of these
-    rows only), a float64 one as it is (a view)."""
-    return np.asarray(dense[a:b], dtype=np.float64)
+    rows only, into ``buffers.rows`` when given), a float64 one as it is (a
+    view)."""
+    if dense.dtype == np.float64:
+        return dense[a:b]
+    if buffers is None:
+        return np.asarray(dense[a:b], dtype=np.float64)
+    rows = buffers.rows[: b - a]
+    np.copyto(rows, dense[a:b])
+    return rows
 
 
-def add_dense_scores(rows, w_dense, out):
+def add_dense_scores(rows, w_dense, out, buffers=None):
     """``out += rows @ w_dense``: the dense state scores of a block's tokens
-    (``rows`` from :func:`dense_rows`) added to their (n, L) scores."""
-    out += rows @ w_dense
+    (``rows`` from :func:`dense_rows`) added to their (n, L) scores (the
+    product in ``buffers.scores`` when given)."""
+    if buffers is None:
+        out += rows @ w_dense
+    else:
+        product = buffers.scores[: rows.shape[0]]
+        np.matmul(rows, w_dense, out=product)
+        out += product
 
 
 def dense_counts(rows, node, out):
@@ -66,10 +98,15 @@ def add_dense_scores_blocks(dense, w_dense, token_bounds, first, stop, out):
 
     ``out`` is (n_tokens, L) float64, ``w_dense`` (n_dense, L) float64.
     """
+    if stop <= first:
+        return
+    sizes = np.diff(token_bounds[first:stop + 1])
+    buffers = block_buffers(dense, int(sizes.max()), w_dense.shape[1])
     for k in range(first, stop):
         a, b = int(token_bounds[k]), int(token_bounds[k + 1])
         if b > a:
-            add_dense_scores(dense_rows(dense, a, b), w_dense, out[a:b])
+            add_dense_scores(dense_rows(dense, a, b, buffers), w_dense, out[a:b],
+                             buffers)
 
 
 def sum_blocks(block_counts):
@@ -86,12 +123,16 @@ def observed_dense_counts(dense, labels, token_weight, token_bounds, n_labels):
     summed in block order (``v_t`` the weight of token ``t``'s sequence)."""
     n_blocks = len(token_bounds) - 1
     blocks = np.zeros((n_blocks, dense.shape[1], n_labels))
+    if n_blocks == 0:
+        return sum_blocks(blocks)
+    buffers = block_buffers(dense, int(np.diff(token_bounds).max()), n_labels)
     for k in range(n_blocks):
         a, b = int(token_bounds[k]), int(token_bounds[k + 1])
         if b > a:
-            onehot = np.zeros((b - a, n_labels))
+            onehot = buffers.scores[: b - a]
+            onehot.fill(0.0)
             onehot[np.arange(b - a), labels[a:b]] = token_weight[a:b]
-            np.matmul(np.asarray(dense[a:b], dtype=np.float64).T, onehot, out=blocks[k])
+            np.matmul(dense_rows(dense, a, b, buffers).T, onehot, out=blocks[k])
     return sum_blocks(blocks)
 
 
