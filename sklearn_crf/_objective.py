@@ -26,9 +26,14 @@ from ._engine import (
 )
 from ._engine.dense import (
     add_dense_scores,
+    add_distinct_counts,
+    add_distinct_scores,
+    block_buffers,
     dense_counts,
     dense_rows,
+    distinct_rows,
     observed_dense_counts,
+    observed_distinct_counts,
     sum_blocks,
 )
 
@@ -226,6 +231,17 @@ class CRFObjective:
     both. The blocks' (n_dense, L) sums are added in block order, so the
     result stays bitwise the same for any ``n_chunks``; the dense part adds
     one (n_dense, L) sum per block to the memory.
+
+    When the dense rows mostly repeat (word vectors: every token of a word has
+    the word's vector), the products are over the distinct rows instead
+    (:func:`~sklearn_crf._engine.dense.distinct_rows`, found once here): the
+    scores of the distinct rows, one product before the blocks, are added to
+    each token's state scores in its block, and the counts are ``Uᵀ S``, ``S``
+    the weighted node marginals summed by distinct row in token order (block
+    after block on one thread, in one pass after all blocks on several), so
+    bitwise the same for any ``n_chunks`` too. It adds the distinct rows (in
+    float64), a (tokens,) int32 map and two (distinct rows, L) matrices to the
+    memory, and no per-block sums.
     """
 
     def __init__(self, corpus, layout, labels, seq_weight, *, c2, n_chunks,
@@ -248,6 +264,7 @@ class CRFObjective:
         self._token_bounds = seq_ptr[self._block_ptr]
         n_blocks = len(self._block_ptr) - 1
         self._dense = corpus.dense if layout.n_dense else None
+        self._distinct = None
         if self._dense is not None:
             if self._dense.shape != (corpus.n_tokens, layout.n_dense):
                 raise ValueError(
@@ -255,11 +272,24 @@ class CRFObjective:
                     f"layout expects ({corpus.n_tokens}, {layout.n_dense})"
                 )
             token_weight = np.repeat(self.seq_weight, np.diff(seq_ptr))
-            self.observed[layout.dense_start:] = observed_dense_counts(
-                self._dense, np.ascontiguousarray(labels, dtype=np.int64), token_weight,
-                self._token_bounds, L,
-            ).ravel()
-            self._block_dense = np.zeros((n_blocks, layout.n_dense, L))
+            labels64 = np.ascontiguousarray(labels, dtype=np.int64)
+            self._distinct = distinct_rows(self._dense)
+            if self._distinct is None:
+                self.observed[layout.dense_start:] = observed_dense_counts(
+                    self._dense, labels64, token_weight, self._token_bounds, L,
+                ).ravel()
+                self._block_dense = np.zeros((n_blocks, layout.n_dense, L))
+                # a pool of work buffers, one per thread at most
+                max_rows = int(np.max(np.diff(self._token_bounds), initial=0))
+                self._buffer_pool = [block_buffers(self._dense, max_rows, L)
+                                     for _ in range(max(1, self.n_chunks))]
+            else:
+                self.observed[layout.dense_start:] = observed_distinct_counts(
+                    self._distinct, labels64, token_weight, L,
+                ).ravel()
+                n_distinct = self._distinct.rows.shape[0]
+                self._distinct_scores = np.zeros((n_distinct, L))
+                self._distinct_counts = np.zeros((n_distinct, L))
         self.dense_index = layout.dense_index()
         # work buffers reused by every evaluation: the dense state weights (zero
         # where a pair has no parameter) and expected state counts, the weighted
@@ -349,25 +379,50 @@ class CRFObjective:
                     scatter_block(b)
                 first = b + 1
 
+        distinct = self._distinct if dense is not None else None
         if dense is None:
             def pass_blocks(first, stop):
                 blocks(first, stop, True)
-        else:
+        elif distinct is not None:
+            # the scores of the distinct rows, one product; each token's added
+            # to its state scores; the counts summed by distinct row in token
+            # order (in each block when fused, else after all blocks)
+            np.matmul(distinct.rows, w_dense, out=self._distinct_scores)
+            counts = self._distinct_counts
+            counts.fill(0.0)
+
             def pass_blocks(first, stop):
                 for b in range(first, stop):
-                    # one block at a time: its dense rows read (and converted to
-                    # float64) once for both products, in cache in between
                     a, e = token_bounds[b], token_bounds[b + 1]
                     state_scores_dense_range(w_attr, tok_ptr, corpus.tok_attr,
                                              self._tok_val, a, e, wnode[a:e])
-                    if e == a:
-                        blocks(b, b + 1, False)
-                        self._block_dense[b] = 0.0
-                        continue
-                    rows = dense_rows(dense, a, e)
-                    add_dense_scores(rows, w_dense, wnode[a:e])
+                    add_distinct_scores(self._distinct_scores, distinct.row_id, a, e,
+                                        wnode)
                     blocks(b, b + 1, False)
-                    dense_counts(rows, wnode[a:e], self._block_dense[b])
+                    if fused:
+                        add_distinct_counts(wnode, distinct.row_id, a, e, counts)
+        else:
+            pool = self._buffer_pool
+
+            def pass_blocks(first, stop):
+                buffers = pool.pop()  # list.pop/append are atomic: a thread's own
+                try:
+                    for b in range(first, stop):
+                        # one block at a time: its dense rows read (and converted
+                        # to float64) once for both products, in cache in between
+                        a, e = token_bounds[b], token_bounds[b + 1]
+                        state_scores_dense_range(w_attr, tok_ptr, corpus.tok_attr,
+                                                 self._tok_val, a, e, wnode[a:e])
+                        if e == a:
+                            blocks(b, b + 1, False)
+                            self._block_dense[b] = 0.0
+                            continue
+                        rows = dense_rows(dense, a, e, buffers)
+                        add_dense_scores(rows, w_dense, wnode[a:e], buffers)
+                        blocks(b, b + 1, False)
+                        dense_counts(rows, wnode[a:e], self._block_dense[b])
+                finally:
+                    pool.append(buffers)
 
         bounds = self._attr_bounds
 
@@ -391,7 +446,11 @@ class CRFObjective:
         np.take(g_attr.ravel(), self.dense_index, out=grad[: layout.n_state])
         grad[layout.n_state : layout.dense_start] = e_trans[layout.trans_from,
                                                             layout.trans_to]
-        if dense is not None:
+        if distinct is not None:
+            if not fused:
+                add_distinct_counts(wnode, distinct.row_id, 0, corpus.n_tokens, counts)
+            grad[layout.dense_start :] = (distinct.rows.T @ counts).ravel()
+        elif dense is not None:
             grad[layout.dense_start :] = sum_blocks(self._block_dense).ravel()
         grad -= self.observed
         return log_z - w @ self.observed, grad

@@ -1167,11 +1167,13 @@ def _split_dense(X, fitting):
             )
         arrays.append(array)
         where.append(s)
-    dtype = (np.float32 if all(a.dtype == np.float32 for a in arrays) else np.float64)
-    dense = np.concatenate(arrays, axis=0, dtype=dtype)
-    finite = np.isfinite(dense)
-    if not finite.all():
-        row, col = map(int, np.argwhere(~finite)[0])
+    dense = _adjacent_rows(arrays)
+    if dense is None:
+        dtype = (np.float32 if all(a.dtype == np.float32 for a in arrays) else np.float64)
+        dense = np.concatenate(arrays, axis=0, dtype=dtype)
+    row = _first_non_finite_row(dense)
+    if row >= 0:
+        col = int(np.flatnonzero(~np.isfinite(dense[row]))[0])
         seq_ptr = np.cumsum([0] + [len(t) for t in tokens])
         s = int(np.searchsorted(seq_ptr, row, side="right") - 1)
         raise ValueError(
@@ -1179,6 +1181,50 @@ def _split_dense(X, fitting):
             f"{col}; dense features must be finite"
         )
     return tokens, dense
+
+
+def _adjacent_rows(arrays):
+    """The rows of ``arrays`` as one read-only (n_tokens, n_dense) view, without a
+    copy, when they already lie one after the other in memory (e.g. the slices
+    of one matrix, ``[V[a:b] for a, b in ...]``): each C-contiguous, float32 or
+    float64, of one dtype, the non-empty ones adjacent. None otherwise."""
+    nonempty = [a for a in arrays if a.shape[0]]
+    if not nonempty:
+        return None
+    head = nonempty[0]
+    dtype = head.dtype
+    if dtype not in (np.float32, np.float64):
+        return None
+    n_rows = 0
+    address = head.__array_interface__["data"][0]
+    for a in nonempty:
+        if (a.dtype != dtype or not a.flags.c_contiguous
+                or a.__array_interface__["data"][0] != address):
+            return None
+        address += a.nbytes
+        n_rows += a.shape[0]
+    # every byte of the view belongs to one of the arrays: safe to stride over
+    # (a one-row or one-column array is C-contiguous whatever its other stride)
+    return np.lib.stride_tricks.as_strided(
+        head, shape=(n_rows, head.shape[1]),
+        strides=(head.shape[1] * dtype.itemsize, dtype.itemsize), writeable=False)
+
+
+#: rows per chunk of the finiteness check (no temporary the size of the corpus)
+_FINITE_ROWS = 4096
+
+
+def _first_non_finite_row(dense):
+    """The first row of ``dense`` with a NaN or an infinity, or -1; checked a
+    chunk of rows at a time into one small buffer."""
+    n = dense.shape[0]
+    buf = np.empty((min(n, _FINITE_ROWS), dense.shape[1]), dtype=bool)
+    for a in range(0, n, _FINITE_ROWS):
+        b = min(a + _FINITE_ROWS, n)
+        finite = np.isfinite(dense[a:b], out=buf[: b - a])
+        if not finite.all():
+            return a + int(np.flatnonzero(~finite.all(axis=1))[0])
+    return -1
 
 
 #: no attribute id (ids are int32; a zero entry of attribute ``a`` is ``~a``)

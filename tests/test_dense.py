@@ -446,3 +446,290 @@ def test_from_weights_of_tagger_weights_is_the_same_dense_tagger(mixed_model):
     np.testing.assert_array_equal(back.log_partition(X), crf.log_partition(X))
     with pytest.raises(ValueError, match=r"dense_coef must have shape \(n_dense, 3\)"):
         CRFTagger.from_weights(weights._replace(dense_coef=np.zeros((3, 2))))
+
+
+# --- distinct rows (word vectors repeat) -----------------------------------------------
+
+
+def repeated_data(seed, n_seq=30, max_len=6, n_dense=4, n_words=5, dtype=np.float64,
+                  with_dicts=False):
+    """Sequences whose dense rows are the vectors of a few "words" (so most rows
+    repeat, as word vectors do); the labels depend on the words a little."""
+    rng = np.random.default_rng(seed)
+    table = np.abs(rng.normal(size=(n_words, n_dense))).astype(dtype)
+    table[0] = 0.0
+    X, y = [], []
+    for _ in range(n_seq):
+        n = int(rng.integers(1, max_len + 1))
+        words = rng.integers(n_words, size=n)
+        arr = table[words]
+        labels = [LABELS[int(k) % 3] if rng.random() < 0.7 else LABELS[int(rng.integers(3))]
+                  for k in words]
+        if with_dicts:
+            X.append(([{"w": f"w{k}", "x": float(rng.normal())} for k in words], arr))
+        else:
+            X.append(arr)
+        y.append(labels)
+    return X, y
+
+
+def _readonly(array):
+    array = array.view()
+    array.flags.writeable = False  # as distinct_rows passes it (one specialization)
+    return array
+
+
+def _naive_distinct_rows(bits):
+    """Row ids numbered in order of first occurrence, and the first rows, by a dict
+    of the rows' bytes."""
+    seen, row_id, first = {}, [], []
+    for t, row in enumerate(bits):
+        key = row.tobytes()
+        if key not in seen:
+            seen[key] = len(first)
+            first.append(t)
+        row_id.append(seen[key])
+    return np.array(row_id, dtype=np.int32), np.array(first, dtype=np.int64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_distinct_rows_hashed_matches_a_dict_of_the_rows(dtype):
+    from sklearn_crf._engine.dense import distinct_rows_hashed
+
+    rng = np.random.default_rng(20)
+    table = rng.normal(size=(40, 7)).astype(dtype)
+    table[1] = -0.0  # a different row from +0.0 (other bits)
+    table[2] = 0.0
+    rows = table[rng.integers(40, size=500)]
+    bits = _readonly(rows.view(np.uint32))
+    want_id, want_first = _naive_distinct_rows(bits)
+    for max_distinct in (len(want_first), len(want_first) + 1, 10_000):
+        row_id, first = distinct_rows_hashed(bits, max_distinct)
+        np.testing.assert_array_equal(row_id, want_id)
+        np.testing.assert_array_equal(first, want_first)
+        np.testing.assert_array_equal(rows[first][row_id], rows)
+    row_id, first = distinct_rows_hashed(bits, len(want_first) - 1)  # too many
+    assert row_id.shape == first.shape == (0,)
+    # rows that differ in one word only, and no repeats at all
+    rows = np.zeros((300, 5), dtype=np.uint32)
+    rows[np.arange(300), np.arange(300) % 5] = np.arange(300) // 5
+    for bits in (rows, np.ascontiguousarray(rows[:, :1]), np.zeros((3, 0), np.uint32)):
+        bits = _readonly(bits)
+        row_id, first = distinct_rows_hashed(bits, 10_000)
+        want_id, want_first = _naive_distinct_rows(bits)
+        np.testing.assert_array_equal(row_id, want_id)
+        np.testing.assert_array_equal(first, want_first)
+
+
+def test_distinct_scores_and_counts_match_numpy():
+    from sklearn_crf._engine.dense import add_distinct_counts, add_distinct_scores
+
+    rng = np.random.default_rng(21)
+    row_id = rng.integers(6, size=50).astype(np.int32)
+    distinct_scores = rng.normal(size=(6, 4))
+    out = rng.normal(size=(50, 4))
+    want = out.copy()
+    want[10:30] += distinct_scores[row_id[10:30]]
+    add_distinct_scores(distinct_scores, row_id, 10, 30, out)
+    np.testing.assert_array_equal(out, want)
+    node = rng.normal(size=(50, 4))
+    sums = rng.normal(size=(6, 4))
+    want = sums.copy()
+    for t in range(5, 45):  # token order
+        want[row_id[t]] += node[t]
+    add_distinct_counts(node, row_id, 5, 45, sums)
+    np.testing.assert_array_equal(sums, want)
+
+
+def test_distinct_rows_is_none_when_rows_rarely_repeat():
+    from sklearn_crf._engine.dense import distinct_rows
+
+    rng = np.random.default_rng(22)
+    table = rng.normal(size=(10, 3)).astype(np.float32)
+    rows = table[rng.integers(10, size=100)]
+    found = distinct_rows(rows)
+    assert found.rows.dtype == np.float64
+    np.testing.assert_array_equal(found.rows[found.row_id], rows)
+    assert distinct_rows(rows, max_bytes=0.1) is None  # 10 distinct > 100 * 0.1 / 2
+    assert distinct_rows(rows, max_bytes=0.2) is not None  # 10 <= 100 * 0.2 / 2
+    assert distinct_rows(rows.astype(np.float64), max_bytes=0.1) is not None  # 10 <= 10
+    assert distinct_rows(rng.normal(size=(100, 3))) is None
+    assert distinct_rows(np.zeros((0, 3))) is None
+
+
+@pytest.mark.parametrize("with_dicts", [False, True], ids=["dense", "mixed"])
+def test_objective_on_repeated_rows_matches_brute_force(with_dicts):
+    X, y = repeated_data(23, with_dicts=with_dicts)
+    corpus, layout, labels = problem(X, y)
+    rng = np.random.default_rng(23)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    weights[3] = 0.0
+    w = rng.normal(size=layout.n_params)
+    for block_tokens in (1, 5, 4096):
+        for n_chunks in (1, 2):
+            obj = CRFObjective(corpus, layout, labels, weights, c2=0.3, n_chunks=n_chunks,
+                               block_tokens=block_tokens)
+            assert obj._distinct is not None  # the distinct-row route
+            f, g = obj(w)
+            assert f == pytest.approx(
+                _naive.objective(w, layout, corpus, labels, weights, 0.0, 0.3), rel=1e-10
+            )
+            np.testing.assert_allclose(
+                g, _naive.gradient(w, layout, corpus, labels, weights, 0.3), rtol=1e-9,
+                atol=1e-10,
+            )
+
+
+@pytest.mark.parametrize("block_tokens", [2, 7, 4096])
+def test_objective_on_repeated_rows_is_bitwise_identical_for_any_thread_count(block_tokens):
+    X, y = repeated_data(24, n_seq=60, max_len=8, with_dicts=True)
+    corpus, layout, labels = problem(X, y)
+    rng = np.random.default_rng(24)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    w = rng.normal(size=layout.n_params)
+    results = []
+    for n_chunks in (1, 2, 3):
+        obj = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=n_chunks,
+                           block_tokens=block_tokens)
+        assert obj._distinct is not None
+        results.append(obj(w))
+    for f, g in results[1:]:
+        assert f == results[0][0]
+        np.testing.assert_array_equal(g, results[0][1])
+
+
+def test_repeated_rows_float32_is_bitwise_the_float64_objective_and_near_the_row_route(
+        monkeypatch):
+    """float32 rows and their float64 copy have the same distinct rows, so the same
+    bits; the products over every row (no distinct rows) give the same objective
+    up to rounding."""
+    from sklearn_crf import _objective
+
+    X32, y = repeated_data(25, n_seq=40, dtype=np.float32)
+    c32, layout, labels = problem(X32, y)
+    c64, _, _ = problem([a.astype(np.float64) for a in X32], y)
+    assert c32.dense.dtype == np.float32
+    w = np.random.default_rng(25).normal(size=layout.n_params)
+    obj32 = CRFObjective(c32, layout, labels, np.ones(len(y)), c2=0.1, n_chunks=2)
+    obj64 = CRFObjective(c64, layout, labels, np.ones(len(y)), c2=0.1, n_chunks=1)
+    assert obj32._dense is c32.dense and obj32._distinct is not None
+    f32, g32 = obj32(w)
+    f64, g64 = obj64(w)
+    assert f32 == f64
+    np.testing.assert_array_equal(g32, g64)
+    monkeypatch.setattr(_objective, "distinct_rows", lambda dense: None)
+    rows = CRFObjective(c32, layout, labels, np.ones(len(y)), c2=0.1, n_chunks=1)
+    assert rows._distinct is None
+    f, g = rows(w)
+    assert f == pytest.approx(f32, rel=1e-12)
+    np.testing.assert_allclose(g, g32, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("constrained", [False, True])
+def test_repeated_rows_where_scaling_declines_and_under_constraints(constrained):
+    """Dense weights large enough that scaling declines on some sequences (the
+    log-space completion of a block), with and without constraints: the same
+    bits on 1, 2 and 3 threads, and brute force."""
+    from sklearn_crf._constraints import TransitionConstraints
+    from sklearn_crf._objective import ConstrainedCRFObjective
+
+    X, y = repeated_data(29, n_seq=30, with_dicts=True)
+    corpus, layout, labels = problem(X, y)
+    rng = np.random.default_rng(29)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    w = rng.normal(size=layout.n_params)
+    w[layout.dense_start::4] *= 300.0
+    L = layout.n_labels
+    results = []
+    for n_chunks in (1, 2, 3):
+        kwargs = dict(c2=0.1, n_chunks=n_chunks, block_tokens=5)
+        if constrained:
+            masks = TransitionConstraints(np.ones((L, L), bool), np.ones(L, bool),
+                                          np.ones(L, bool), None)
+            obj = ConstrainedCRFObjective(corpus, layout, labels, weights, masks=masks,
+                                          **kwargs)
+        else:
+            obj = CRFObjective(corpus, layout, labels, weights, **kwargs)
+        assert obj._distinct is not None
+        results.append(obj(w))
+    for f, g in results[1:]:
+        assert f == results[0][0]
+        np.testing.assert_array_equal(g, results[0][1])
+    f, g = results[0]
+    assert f == pytest.approx(
+        _naive.objective(w, layout, corpus, labels, weights, 0.0, 0.1), rel=1e-10)
+    np.testing.assert_allclose(
+        g, _naive.gradient(w, layout, corpus, labels, weights, 0.1), rtol=1e-9, atol=1e-8)
+
+
+def test_fit_on_repeated_rows_gives_the_weights_of_the_equivalent_dicts():
+    X, y = repeated_data(26, n_seq=40)
+    X = [a + 0.05 for a in X]  # positive: every (dimension, label) pair kept by the dicts
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        dense = converged(c2=0.1, c1=0.0).fit(X, y)
+        dicts = converged(c2=0.1, c1=0.0).fit(as_dicts(X), y)
+        two = CRFTagger(max_iter=30, c1=0.1, c2=0.1, n_jobs=2).fit(X, y)
+        one = CRFTagger(max_iter=30, c1=0.1, c2=0.1, n_jobs=1).fit(X, y)
+    classes = dicts.classes_.tolist()
+    theirs = [dicts.state_features_[(f"v{j}", label)] for j in range(4) for label in classes]
+    ours = dense.dense_coef_.ravel()
+    assert np.max(np.abs(ours - theirs)) <= 1e-6 * np.max(np.abs(theirs))
+    assert dense.loss_ == pytest.approx(dicts.loss_, rel=1e-10)
+    np.testing.assert_array_equal(one.coef_, two.coef_)
+
+
+# --- the dense block of X (no copy of adjacent arrays) -----------------------------------
+
+
+def test_slices_of_one_matrix_become_the_dense_block_without_a_copy():
+    from sklearn_crf._vectorizer import _split_dense
+
+    V = np.random.default_rng(27).normal(size=(20, 3)).astype(np.float32)
+    bounds = [0, 4, 4, 9, 20]  # an empty sequence too
+    X = [V[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    tokens, dense = _split_dense(X, True)
+    assert [len(t) for t in tokens] == [4, 0, 5, 11]
+    assert dense.dtype == np.float32 and dense.shape == (20, 3)
+    assert np.shares_memory(dense, V) and not dense.flags.writeable
+    np.testing.assert_array_equal(dense, V)
+    corpus = SequenceVectorizer().fit_encode(X)
+    assert np.shares_memory(corpus.dense, V)
+    # (tokens, array) tuples over adjacent slices too
+    tokens, dense = _split_dense([([{"a": 1}] * 4, V[:4]), ([{}] * 16, V[4:])], True)
+    assert np.shares_memory(dense, V)
+    # a one-row array is C-contiguous whatever its row stride: the view's own strides
+    W = V[::2]
+    assert W[0:1].flags.c_contiguous and W[0:1].strides[0] == 2 * V.strides[0]
+    _, dense = _split_dense([W[0:1], V[1:6]], True)
+    assert np.shares_memory(dense, V)
+    np.testing.assert_array_equal(dense, V[0:6])
+
+
+@pytest.mark.parametrize("case", ["gap", "reversed", "dtypes", "strided", "ints"])
+def test_arrays_that_are_not_adjacent_are_copied(case):
+    from sklearn_crf._vectorizer import _split_dense
+
+    V = np.random.default_rng(28).normal(size=(10, 4))
+    X = {"gap": [V[0:3], V[4:10]],
+         "reversed": [V[5:10], V[0:5]],
+         "dtypes": [V[0:5], V[5:10].astype(np.float32)],
+         "strided": [V[0:5, ::2], V[5:10, ::2]],
+         "ints": [np.arange(8).reshape(2, 4), np.arange(8, 16).reshape(2, 4)]}[case]
+    _, dense = _split_dense(X, True)
+    assert not np.shares_memory(dense, V)
+    np.testing.assert_array_equal(dense, np.concatenate(X).astype(dense.dtype))
+    assert dense.dtype == (np.float64)
+
+
+@pytest.mark.parametrize("adjacent", [True, False])
+def test_a_non_finite_value_is_found_in_any_chunk(adjacent):
+    from sklearn_crf._vectorizer import _FINITE_ROWS, _split_dense
+
+    n = 2 * _FINITE_ROWS + 10
+    V = np.ones((n, 3), dtype=np.float32)
+    V[_FINITE_ROWS + 5, 2] = np.nan
+    bounds = [0, _FINITE_ROWS, _FINITE_ROWS + 3, n]
+    X = [V[a:b] if adjacent else V[a:b].copy() for a, b in zip(bounds[:-1], bounds[1:])]
+    with pytest.raises(ValueError, match=r"X\[2\] has nan at token 2, dense column 2"):
+        _split_dense(X, True)
