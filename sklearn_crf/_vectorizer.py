@@ -379,7 +379,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
     array with the same number of columns ``n_dense``, learnt by :meth:`fit`
     as ``n_dense_features_`` (a sequence given as a plain list of tokens is
     allowed only when ``n_dense`` is 0, or when it is empty). The arrays are
-    concatenated into the :class:`EncodedCorpus`' ``dense`` block: float32
+    concatenated into the :class:`EncodedCorpus`' ``dense`` block (arrays that
+    already lie one after another in memory, such as the slices of one
+    matrix, are used as they are: a read-only view, no copy): float32
     when every array is float32 (no float64 copy), float64 otherwise; bool
     and integer arrays are cast to float64 (exact up to 2**53). Values must be
     finite. Complex, object and other dtypes, arrays that are not 2-D, and a
