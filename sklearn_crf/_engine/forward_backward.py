@@ -103,9 +103,10 @@ def exp_nonpositive(x):
 # (``exp_trans = exp(trans - trans_max)``, see :func:`transition_terms`). The
 # alphas are normalized at each position (``scale[t]`` the constant), the betas
 # divided by the same constants, so both stay O(1). The (L, L) products of the
-# passes (:func:`vec_mat`) keep eight sums at a time in registers, each adding
-# its terms in index order (the transposed matrix for the backward pass), so
-# that no sum is reassociated and results do not depend on vector widths.
+# passes (:func:`vec_mat`) add the terms of each sum in index order (the
+# transposed matrix for the backward pass), one FMA per term, in registers or
+# side by side in vector lanes: no sum is reassociated, so results do not
+# depend on the schedule or on vector widths.
 #
 # The kernels index their 2-d buffers by (row, column) rather than taking row
 # views (``alpha[t]``) inside their loops: a view is an array object whose
@@ -172,19 +173,36 @@ def scaled_workspace(max_len, L):
     )
 
 
+#: from this many labels on, :func:`vec_mat` runs its sums in vector lanes
+VEC_MAT_LANES_FROM = 12
+
+
 @kernel(inline="always")
 def vec_mat(x, s, m, out, t):
     """``out[t, j] = Σ_i x[s, i] · m[i, j]`` for an (L, L) ``m``, the terms of
-    each sum added in ``i`` order from 0: eight sums at a time in registers
-    (independent chains, one load of ``x[s, i]`` for eight products), then
-    four, then the last ``L mod 4`` one at a time, so every ``out[t, j]`` is
-    the same number whatever the grouping. Rows of 2-d arrays (see the note
-    above: no views).
+    each sum added in ``i`` order from 0, one rounding (FMA) per term, so each
+    ``out[t, j]`` is the same number whatever ``L``, the schedule below and
+    the vector width. Rows of 2-d arrays (see the note above: no views);
+    ``x`` may be ``out`` (another row).
 
-    Eight chains rather than four: numba leaves these loops scalar, so the
-    time goes to the instructions around the products (a load of ``x[s, i]``
-    and the loop's own), shared by eight products instead of four: 25% less
-    time per product at 9 and at 40 labels (issue 20)."""
+    Two schedules of the same sums, by ``L`` alone: below
+    :data:`VEC_MAT_LANES_FROM` labels, eight (then four, then one) sums in
+    registers (:func:`_vec_mat_registers`); from it on, all sums side by side
+    in vector lanes (:func:`_vec_mat_lanes`). Measured per position (issue 20,
+    this machine): 9 labels 18 ns in registers, 22 in lanes; 12 labels 34
+    and 20; 40 labels 244 and 118."""
+    if out.shape[1] < VEC_MAT_LANES_FROM:
+        _vec_mat_registers(x, s, m, out, t)
+    else:
+        _vec_mat_lanes(x, s, m, out, t)
+
+
+@kernel(inline="always")
+def _vec_mat_registers(x, s, m, out, t):
+    """:func:`vec_mat` with eight sums at a time in registers (independent
+    chains, one load of ``x[s, i]`` for eight products), then four, then the
+    last ``L mod 4`` one at a time. Numba leaves these loops scalar: fast
+    while ``L`` is small, one instruction per product beyond."""
     L = out.shape[1]
     j0 = 0
     while j0 + 8 <= L:
@@ -236,6 +254,37 @@ def vec_mat(x, s, m, out, t):
         for i in range(L):
             d += x[s, i] * m[i, j]
         out[t, j] = d
+
+
+@kernel(inline="always")
+def _vec_mat_lanes(x, s, m, out, t):
+    """:func:`vec_mat` with the sums side by side over ``j``, four terms
+    (``i`` to ``i + 3``) per pass over the row ``out[t]``: the loop over ``j``
+    has no dependence between its iterations, so LLVM vectorizes it (eight
+    sums per instruction with AVX-512), and each partial sum is loaded and
+    stored once per four terms."""
+    L = out.shape[1]
+    for j in range(L):
+        out[t, j] = 0.0
+    i = 0
+    while i + 4 <= L:
+        p0 = x[s, i]
+        p1 = x[s, i + 1]
+        p2 = x[s, i + 2]
+        p3 = x[s, i + 3]
+        for j in range(L):
+            d = out[t, j]
+            d += p0 * m[i, j]
+            d += p1 * m[i + 1, j]
+            d += p2 * m[i + 2, j]
+            d += p3 * m[i + 3, j]
+            out[t, j] = d
+        i += 4
+    while i < L:
+        p = x[s, i]
+        for j in range(L):
+            out[t, j] += p * m[i, j]
+        i += 1
 
 
 @kernel
