@@ -30,6 +30,23 @@ def vec_mat(x, m, fused=True):
     return out
 
 
+def edge_outer_sum(alpha, beta, exp_scores, scale, n, weight, outer, fused=True):
+    """Twin of the kernel ``edge_outer_sum_scaled``, one position at a time in
+    order: ``outer[t % 4, i, j] += (alpha[t-1, i] · (1 / c_t · weight)) ·
+    (exp_scores[t, j] · beta[t, j])``, each addition one rounding (``fused``)
+    or two."""
+    L = outer.shape[1]
+    for t in range(1, n):
+        inv = (1.0 / scale[t]) * weight
+        right = exp_scores[t] * beta[t]
+        for i in range(L):
+            a = alpha[t - 1, i] * inv
+            for j in range(L):
+                d = outer[t % 4, i, j]
+                outer[t % 4, i, j] = fma(a, right[j], d) if fused else d + a * right[j]
+    return outer
+
+
 def path_scores(scores, trans):
     """All label paths of one sequence and their scores."""
     n, L = scores.shape

@@ -219,6 +219,24 @@ def test_vec_mat_adds_its_terms_in_index_order_in_either_schedule(L):
     assert np.array_equal(out[0], fused) or np.array_equal(out[0], unfused)
 
 
+@pytest.mark.parametrize("L", [3, 9, 13])
+def test_edge_outer_sum_adds_positions_in_order(L):
+    """edge_outer_sum_scaled gives the bits of its twin, which adds one
+    position at a time in order, each term with one rounding (two where the
+    CPU has no FMA): a rescheduling of its loops must keep them."""
+    rng = np.random.default_rng(L)
+    for n in (1, 2, 5, 13, 14, 17, 18, 30):
+        scores, trans = _naive.random_crf(rng, n, L, scale=2.0)
+        _, tt, ws = _scaled_passes(scores, trans)
+        start = rng.random((4, L, L))
+        outer = start.copy()
+        _engine.edge_outer_sum_scaled(n, ws, 0.7, outer)
+        args = (ws.alpha, ws.beta, ws.exp_scores, ws.scale, n, 0.7)
+        fused = _naive.edge_outer_sum(*args, start.copy())
+        unfused = _naive.edge_outer_sum(*args, start.copy(), fused=False)
+        assert np.array_equal(outer, fused) or np.array_equal(outer, unfused)
+
+
 def test_exp_nonpositive_is_within_an_ulp():
     rng = np.random.default_rng(0)
     x = np.concatenate([
