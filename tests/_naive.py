@@ -4,9 +4,47 @@ Also the small helpers the kernel tests share: random CRFs and batching.
 """
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 from scipy.special import logsumexp
+
+
+def fma(a, b, c):
+    """``a * b + c`` rounded once, as a fused multiply-add does (finite values):
+    the exact rational result rounded to the nearest float."""
+    return float(Fraction(a) * Fraction(b) + Fraction(c))
+
+
+def vec_mat(x, m, fused=True):
+    """Twin of the kernel ``vec_mat``: ``out[j] = Σ_i x[i] m[i, j]``, the terms
+    added one at a time in ``i`` order from 0.0, each with one rounding
+    (``fused``, an FMA) or two (a product, then a sum)."""
+    L = m.shape[1]
+    out = np.zeros(L)
+    for j in range(L):
+        d = 0.0
+        for i in range(len(x)):
+            d = fma(x[i], m[i, j], d) if fused else d + x[i] * m[i, j]
+        out[j] = d
+    return out
+
+
+def edge_outer_sum(alpha, beta, exp_scores, scale, n, weight, outer, fused=True):
+    """Twin of the kernel ``edge_outer_sum_scaled``, one position at a time in
+    order: ``outer[t % 4, i, j] += (alpha[t-1, i] · (1 / c_t · weight)) ·
+    (exp_scores[t, j] · beta[t, j])``, each addition one rounding (``fused``)
+    or two."""
+    L = outer.shape[1]
+    for t in range(1, n):
+        inv = (1.0 / scale[t]) * weight
+        right = exp_scores[t] * beta[t]
+        for i in range(L):
+            a = alpha[t - 1, i] * inv
+            for j in range(L):
+                d = outer[t % 4, i, j]
+                outer[t % 4, i, j] = fma(a, right[j], d) if fused else d + a * right[j]
+    return outer
 
 
 def path_scores(scores, trans):

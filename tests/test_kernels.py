@@ -196,6 +196,47 @@ def test_forward_backward_blocks_is_expected_counts_sequence_per_sequence():
     assert block_edge[0].any() and block_edge[1].any()  # the log-space fallback ran
 
 
+@pytest.mark.parametrize("L", [1, 3, 4, 5, 8, 9, 11, 12, 13, 17, 40])
+def test_vec_mat_adds_its_terms_in_index_order_in_either_schedule(L):
+    """Both schedules of vec_mat (registers below VEC_MAT_LANES_FROM labels,
+    vector lanes from it on) give every sum bitwise as its twin does: the
+    terms in index order, one rounding each (FMA; two where the CPU has no
+    FMA), so the schedule never changes a bit."""
+    from sklearn_crf._engine import forward_backward as fb
+
+    rng = np.random.default_rng(L)
+    x = rng.random((2, L))
+    m = np.exp(rng.normal(size=(L, L)))
+    fused = _naive.vec_mat(x[1], m)
+    unfused = _naive.vec_mat(x[1], m, fused=False)
+    for kernel in (fb.vec_mat, fb._vec_mat_registers, fb._vec_mat_lanes):
+        out = np.full((3, L), np.nan)
+        kernel(x, 1, m, out, 2)
+        assert np.isnan(out[:2]).all()
+        assert np.array_equal(out[2], fused) or np.array_equal(out[2], unfused)
+    out = x.copy()  # the output row may be a row of the input
+    fb.vec_mat(out, 1, m, out, 0)
+    assert np.array_equal(out[0], fused) or np.array_equal(out[0], unfused)
+
+
+@pytest.mark.parametrize("L", [3, 9, 13])
+def test_edge_outer_sum_adds_positions_in_order(L):
+    """edge_outer_sum_scaled gives the bits of its twin, which adds one
+    position at a time in order, each term with one rounding (two where the
+    CPU has no FMA): a rescheduling of its loops must keep them."""
+    rng = np.random.default_rng(L)
+    for n in (1, 2, 5, 13, 14, 17, 18, 30):
+        scores, trans = _naive.random_crf(rng, n, L, scale=2.0)
+        _, tt, ws = _scaled_passes(scores, trans)
+        start = rng.random((4, L, L))
+        outer = start.copy()
+        _engine.edge_outer_sum_scaled(n, ws, 0.7, outer)
+        args = (ws.alpha, ws.beta, ws.exp_scores, ws.scale, n, 0.7)
+        fused = _naive.edge_outer_sum(*args, start.copy())
+        unfused = _naive.edge_outer_sum(*args, start.copy(), fused=False)
+        assert np.array_equal(outer, fused) or np.array_equal(outer, unfused)
+
+
 def test_exp_nonpositive_is_within_an_ulp():
     rng = np.random.default_rng(0)
     x = np.concatenate([

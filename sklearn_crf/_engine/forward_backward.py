@@ -103,9 +103,17 @@ def exp_nonpositive(x):
 # (``exp_trans = exp(trans - trans_max)``, see :func:`transition_terms`). The
 # alphas are normalized at each position (``scale[t]`` the constant), the betas
 # divided by the same constants, so both stay O(1). The (L, L) products of the
-# passes (:func:`vec_mat`) keep four sums at a time in registers, each adding
-# its terms in index order (the transposed matrix for the backward pass), so
-# that no sum is reassociated and results do not depend on vector widths.
+# passes (:func:`vec_mat`) add the terms of each sum in index order (the
+# transposed matrix for the backward pass), one FMA per term, in registers or
+# side by side in vector lanes: no sum is reassociated, so results do not
+# depend on the schedule or on vector widths.
+#
+# The kernels index their 2-d buffers by (row, column) rather than taking row
+# views (``alpha[t]``) inside their loops: a view is an array object whose
+# reference count numba raises and lowers, two atomic operations per view, and
+# in a loop with an early exit (the checks of :func:`forward_scaled`) numba
+# keeps them: about 100 cycles per position, more than the arithmetic itself
+# (issue 20).
 
 
 TransitionTerms = namedtuple(
@@ -117,10 +125,13 @@ TransitionTerms.__doc__ = """What the scaled passes need of the (L, L) transitio
 (C-contiguous), ``trans_max`` the largest weight and ``spread`` the largest
 minus the smallest (inf when one is -inf or any is not finite)."""
 
-ScaledWorkspace = namedtuple("ScaledWorkspace", ["exp_scores", "alpha", "beta", "scale"])
+ScaledWorkspace = namedtuple(
+    "ScaledWorkspace", ["exp_scores", "alpha", "beta", "scale", "tmp"]
+)
 ScaledWorkspace.__doc__ = """Buffers of the scaled passes for sequences of up to
-``max_len`` tokens: ``exp_scores``, ``alpha``, ``beta`` (max_len, L) and
-``scale`` (max_len,); see :func:`scaled_workspace`."""
+``max_len`` tokens: ``exp_scores``, ``alpha``, ``beta`` (max_len, L),
+``scale`` (max_len,) and a scratch row ``tmp`` (1, L); see
+:func:`scaled_workspace`."""
 
 
 @kernel(inline="always")
@@ -158,41 +169,122 @@ def scaled_workspace(max_len, L):
     """A :class:`ScaledWorkspace` for sequences of up to ``max_len`` tokens."""
     return ScaledWorkspace(
         np.empty((max_len, L)), np.empty((max_len, L)), np.empty((max_len, L)),
-        np.empty(max_len),
+        np.empty(max_len), np.empty((1, L)),
     )
 
 
+#: from this many labels on, :func:`vec_mat` runs its sums in vector lanes
+VEC_MAT_LANES_FROM = 12
+
+
 @kernel(inline="always")
-def vec_mat(x, m, out):
-    """``out[j] = Σ_i x[i] · m[i, j]`` for an (L, L) ``m``, the terms of each
-    sum added in ``i`` order from 0: four sums at a time in registers (independent
-    chains, one load of ``x[i]`` for four products), the last ``L mod 4``
-    one at a time, so every ``out[j]`` is the same number whatever the
-    grouping."""
-    L = out.shape[0]
+def vec_mat(x, s, m, out, t):
+    """``out[t, j] = Σ_i x[s, i] · m[i, j]`` for an (L, L) ``m``, the terms of
+    each sum added in ``i`` order from 0, one rounding (FMA) per term, so each
+    ``out[t, j]`` is the same number whatever ``L``, the schedule below and
+    the vector width. Rows of 2-d arrays (see the note above: no views);
+    ``x`` may be ``out`` (another row).
+
+    Two schedules of the same sums, by ``L`` alone: below
+    :data:`VEC_MAT_LANES_FROM` labels, eight (then four, then one) sums in
+    registers (:func:`_vec_mat_registers`); from it on, all sums side by side
+    in vector lanes (:func:`_vec_mat_lanes`). Measured per position (issue 20,
+    this machine): 9 labels 18 ns in registers, 22 in lanes; 12 labels 34
+    and 20; 40 labels 244 and 118."""
+    if out.shape[1] < VEC_MAT_LANES_FROM:
+        _vec_mat_registers(x, s, m, out, t)
+    else:
+        _vec_mat_lanes(x, s, m, out, t)
+
+
+@kernel(inline="always")
+def _vec_mat_registers(x, s, m, out, t):
+    """:func:`vec_mat` with eight sums at a time in registers (independent
+    chains, one load of ``x[s, i]`` for eight products), then four, then the
+    last ``L mod 4`` one at a time. Numba leaves these loops scalar: fast
+    while ``L`` is small, one instruction per product beyond."""
+    L = out.shape[1]
     j0 = 0
-    while j0 + 4 <= L:
+    while j0 + 8 <= L:
+        d0 = 0.0
+        d1 = 0.0
+        d2 = 0.0
+        d3 = 0.0
+        d4 = 0.0
+        d5 = 0.0
+        d6 = 0.0
+        d7 = 0.0
+        for i in range(L):
+            p = x[s, i]
+            d0 += p * m[i, j0]
+            d1 += p * m[i, j0 + 1]
+            d2 += p * m[i, j0 + 2]
+            d3 += p * m[i, j0 + 3]
+            d4 += p * m[i, j0 + 4]
+            d5 += p * m[i, j0 + 5]
+            d6 += p * m[i, j0 + 6]
+            d7 += p * m[i, j0 + 7]
+        out[t, j0] = d0
+        out[t, j0 + 1] = d1
+        out[t, j0 + 2] = d2
+        out[t, j0 + 3] = d3
+        out[t, j0 + 4] = d4
+        out[t, j0 + 5] = d5
+        out[t, j0 + 6] = d6
+        out[t, j0 + 7] = d7
+        j0 += 8
+    if j0 + 4 <= L:
         d0 = 0.0
         d1 = 0.0
         d2 = 0.0
         d3 = 0.0
         for i in range(L):
-            p = x[i]
-            r = m[i]
-            d0 += p * r[j0]
-            d1 += p * r[j0 + 1]
-            d2 += p * r[j0 + 2]
-            d3 += p * r[j0 + 3]
-        out[j0] = d0
-        out[j0 + 1] = d1
-        out[j0 + 2] = d2
-        out[j0 + 3] = d3
+            p = x[s, i]
+            d0 += p * m[i, j0]
+            d1 += p * m[i, j0 + 1]
+            d2 += p * m[i, j0 + 2]
+            d3 += p * m[i, j0 + 3]
+        out[t, j0] = d0
+        out[t, j0 + 1] = d1
+        out[t, j0 + 2] = d2
+        out[t, j0 + 3] = d3
         j0 += 4
     for j in range(j0, L):
         d = 0.0
         for i in range(L):
-            d += x[i] * m[i, j]
-        out[j] = d
+            d += x[s, i] * m[i, j]
+        out[t, j] = d
+
+
+@kernel(inline="always")
+def _vec_mat_lanes(x, s, m, out, t):
+    """:func:`vec_mat` with the sums side by side over ``j``, four terms
+    (``i`` to ``i + 3``) per pass over the row ``out[t]``: the loop over ``j``
+    has no dependence between its iterations, so LLVM vectorizes it (eight
+    sums per instruction with AVX-512), and each partial sum is loaded and
+    stored once per four terms."""
+    L = out.shape[1]
+    for j in range(L):
+        out[t, j] = 0.0
+    i = 0
+    while i + 4 <= L:
+        p0 = x[s, i]
+        p1 = x[s, i + 1]
+        p2 = x[s, i + 2]
+        p3 = x[s, i + 3]
+        for j in range(L):
+            d = out[t, j]
+            d += p0 * m[i, j]
+            d += p1 * m[i + 1, j]
+            d += p2 * m[i + 2, j]
+            d += p3 * m[i + 3, j]
+            out[t, j] = d
+        i += 4
+    while i < L:
+        p = x[s, i]
+        for j in range(L):
+            out[t, j] += p * m[i, j]
+        i += 1
 
 
 @kernel
@@ -218,20 +310,19 @@ def forward_scaled(scores, tt, n, ws):
     exp_trans = tt.exp_trans
     log_z = 0.0
     for t in range(n):
-        src = scores[t]
-        row = exp_scores[t]
-        m = src[0]
-        lo = src[0]
+        m = scores[t, 0]
+        lo = m
         for j in range(1, L):
-            if src[j] > m:
-                m = src[j]
-            if src[j] < lo:
-                lo = src[j]
+            v = scores[t, j]
+            if v > m:
+                m = v
+            if v < lo:
+                lo = v
         if not (m - lo + tt.spread <= MAX_SCALED_SPREAD):
             return np.nan  # also when m or lo is not finite
         log_z += m
         for j in range(L):
-            row[j] = exp_nonpositive(src[j] - m)
+            exp_scores[t, j] = exp_nonpositive(scores[t, j] - m)
     if n > 1:
         if not np.isfinite(tt.trans_max):
             return np.nan
@@ -248,19 +339,17 @@ def forward_scaled(scores, tt, n, ws):
     log_z += np.log(c)
     scale[0] = c
     for t in range(1, n):
-        cur = alpha[t]
-        prev = alpha[t - 1]
-        row = exp_scores[t]
-        vec_mat(prev, exp_trans, cur)
+        vec_mat(alpha, t - 1, exp_trans, alpha, t)
         c = 0.0
         for j in range(L):
-            cur[j] *= row[j]
-            c += cur[j]
+            a = alpha[t, j] * exp_scores[t, j]
+            alpha[t, j] = a
+            c += a
         if not (c > 0.0 and np.isfinite(c)):
             return np.nan
         inv = 1.0 / c
         for j in range(L):
-            cur[j] *= inv
+            alpha[t, j] *= inv
         log_z += np.log(c)
         scale[t] = c
     if not np.isfinite(log_z):
@@ -274,32 +363,28 @@ def backward_scaled(tt, n, ws):
     (divided by the forward pass's constants, so ``alpha * beta`` are the node
     marginals)."""
     L = ws.beta.shape[1]
-    beta, exp_scores, scale = ws.beta, ws.exp_scores, ws.scale
+    beta, exp_scores, scale, tmp = ws.beta, ws.exp_scores, ws.scale, ws.tmp
     exp_trans_t = tt.exp_trans_t
-    tmp = np.empty(L)
     for j in range(L):
         beta[n - 1, j] = 1.0
     for t in range(n - 2, -1, -1):
         inv = 1.0 / scale[t + 1]
-        nxt = beta[t + 1]
-        row = exp_scores[t + 1]
         for j in range(L):
-            tmp[j] = row[j] * nxt[j] * inv
-        vec_mat(tmp, exp_trans_t, beta[t])  # beta[t, i] = Σ_j exp_trans[i, j] tmp[j]
+            tmp[0, j] = exp_scores[t + 1, j] * beta[t + 1, j] * inv
+        vec_mat(tmp, 0, exp_trans_t, beta, t)  # beta[t, i] = Σ_j exp_trans[i, j] tmp[j]
 
 
 @kernel
 def node_marginals_scaled(n, ws, node):
     """``node[:n] = alpha * beta``; False when a product is not finite."""
     L = node.shape[1]
+    alpha, beta = ws.alpha, ws.beta
     ok = True
     for t in range(n):
-        a = ws.alpha[t]
-        b = ws.beta[t]
-        out = node[t]
         for j in range(L):
-            out[j] = a[j] * b[j]
-            if not np.isfinite(out[j]):
+            p = alpha[t, j] * beta[t, j]
+            node[t, j] = p
+            if not np.isfinite(p):
                 ok = False
     return ok
 
@@ -338,21 +423,17 @@ def edge_outer_sum_scaled(n, ws, weight, outer):
     outer.sum(0)``, a product the caller does once for all sequences.
     """
     L = outer.shape[1]
-    tmp = np.empty(L)
+    alpha, beta, exp_scores, scale, tmp = ws.alpha, ws.beta, ws.exp_scores, ws.scale, ws.tmp
     for t in range(1, n):
-        inv = 1.0 / ws.scale[t]
+        inv = 1.0 / scale[t]
         inv *= weight
-        row = ws.exp_scores[t]
-        b = ws.beta[t]
         for j in range(L):
-            tmp[j] = row[j] * b[j]
-        prev = ws.alpha[t - 1]
-        dest = outer[t & 3]
+            tmp[0, j] = exp_scores[t, j] * beta[t, j]
+        r = t & 3
         for i in range(L):
-            a = prev[i] * inv
-            d = dest[i]
+            a = alpha[t - 1, i] * inv
             for j in range(L):
-                d[j] += a * tmp[j]
+                outer[r, i, j] += a * tmp[0, j]
 
 
 
@@ -576,25 +657,20 @@ def expected_counts_scaled(scores, tt, n, ws, weight, node, outer):
         return log_z
     backward_scaled(tt, n, ws)
     L = ws.beta.shape[1]
-    beta = ws.beta
+    alpha, beta = ws.alpha, ws.beta
     for t in range(n):
-        b = beta[t]
         for j in range(L):
-            if not np.isfinite(b[j]):
+            if not np.isfinite(beta[t, j]):
                 return np.nan
     edge_outer_sum_scaled(n, ws, weight, outer)
-    alpha = ws.alpha
     for t in range(n):
-        a = alpha[t]
-        b = beta[t]
-        out = node[t]
         if weight == 1.0:
             for j in range(L):
-                out[j] = a[j] * b[j]
+                node[t, j] = alpha[t, j] * beta[t, j]
         else:
             for j in range(L):
-                p = a[j] * b[j]
-                out[j] = p * weight
+                p = alpha[t, j] * beta[t, j]
+                node[t, j] = p * weight
     return log_z
 
 
