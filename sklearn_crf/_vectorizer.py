@@ -1530,6 +1530,11 @@ def _append_valued(X, vocab, name, x, out, slow):
     return idx
 
 
+#: fewer entries than this: zero entries split off by binary searches (fewer
+#: NumPy calls), otherwise by a running count of the non-zero entries
+_SMALL_SPLIT = 4096
+
+
 def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
     """The arrays of an :class:`EncodedCorpus` from :func:`_encode_entries`'
     entries: ``tok_ptr``, ``tok_attr``, ``tok_val`` of the non-zero entries
@@ -1543,16 +1548,31 @@ def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
             tok_val[slow_pos] = slow_val
         return (tok_ptr, entries.astype(np.int32), tok_val, np.zeros(0, dtype=np.int64),
                 np.zeros(0, dtype=np.int32))
-    zero = (~keep).nonzero()[0]
-    zero_attr = (~entries[zero]).astype(np.int32)
-    zero_tok = tok_ptr.searchsorted(zero, side="right") - 1
+    if len(entries) < _SMALL_SPLIT:  # one sentence: fewer NumPy calls
+        zero = (~keep).nonzero()[0]
+        zero_tok = tok_ptr.searchsorted(zero, side="right") - 1
+        nz_ptr = tok_ptr - zero.searchsorted(tok_ptr)
+        zero_attr = (~entries[zero]).astype(np.int32)
+        if len(slow_pos):
+            slow_pos = slow_pos - zero.searchsorted(slow_pos)
+    else:  # no binary search per entry
+        kept = np.empty(len(entries) + 1, dtype=np.int64)  # non-zero entries before each
+        kept[0] = 0
+        np.cumsum(keep, out=kept[1:])
+        nz_ptr = kept[tok_ptr]
+        zero_ptr = tok_ptr - nz_ptr  # zero entries before each token
+        zero_tok = np.arange(len(tok_ptr) - 1, dtype=np.int64).repeat(
+            zero_ptr[1:] - zero_ptr[:-1])
+        zero_attr = (~entries[~keep]).astype(np.int32)
+        if len(slow_pos):
+            slow_pos = kept[slow_pos]
     tok_attr = entries[keep].astype(np.int32)
     tok_val = np.empty(len(tok_attr), dtype=np.float64)
     tok_val.fill(1.0)
     if len(slow_pos):
-        # a slow entry (a value neither 1 nor 0) moves back by the zero entries before it
-        tok_val[slow_pos - zero.searchsorted(slow_pos)] = slow_val
-    return (tok_ptr - zero.searchsorted(tok_ptr), tok_attr, tok_val, zero_tok, zero_attr)
+        # a slow entry (a value neither 1 nor 0) moved back by the zero entries before it
+        tok_val[slow_pos] = slow_val
+    return (nz_ptr, tok_attr, tok_val, zero_tok, zero_attr)
 
 
 def _decode(value, s, t, name):
