@@ -2,7 +2,7 @@
 
 import math
 from array import array
-from itertools import accumulate, chain, islice, repeat
+from itertools import accumulate, chain, compress, islice, repeat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -1383,22 +1383,35 @@ def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
     """A batch of dict tokens whose items ``miss`` are not in the memo: each miss
     replaced by the entries of :func:`_encode_item` (none, one or several).
     Returns the batch's entries, entries per token and (position, value) of
-    its entries whose value is not 1."""
+    its entries whose value is not 1.
+
+    The missed items are gathered in C loops (:func:`_missed_items`). When the
+    vocabulary does not grow and every miss is a str key with a str value (the
+    common miss: an unseen word), their names ``key:value`` are built and looked
+    up all at once (what :func:`_encode_item` does for each, and none of them
+    can fail); otherwise they run the rules one by one, in order."""
     item_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(counts, out=item_ptr[1:])
     miss_tok = np.searchsorted(item_ptr, miss, side="right") - 1
-    miss_item = (miss - item_ptr[miss_tok]).tolist()  # index within its token
+    items = _missed_items(tokens, counts, item_ptr, ids == _MISS, miss_tok)
+    if not vocab.grow and type(vocab) is _NameVocabulary and set(
+            map(type, chain.from_iterable(items))) == {str}:
+        # every miss a str key with a str value (an unseen word, say): its
+        # attribute key:value looked up by name, known (one entry) or not (none)
+        out = np.fromiter(map(vocab.ids.get, map(":".join, items), repeat(_MISS)),
+                          np.int64, len(items))
+        ids[miss] = out
+        unknown = out == _MISS
+        if unknown.any():
+            ids = ids[ids != _MISS]
+            counts = counts - np.bincount(miss_tok[unknown], minlength=len(counts))
+        return ids, counts, []
     miss_s, miss_t = (a.tolist() for a in _where(seq_ptr, miss_tok + first_token))
     out = []  # the entries of the misses, one after another
     slow = []  # (index into out, value)
     n_out = []  # entries of each miss
-    last = None
-    for t, i, s, t_in_s in zip(miss_tok.tolist(), miss_item, miss_s, miss_t):
-        if t != last:
-            last = t
-            items = list(tokens[t].items())
+    for (key, value), s, t_in_s in zip(items, miss_s, miss_t):
         before = len(out)
-        key, value = items[i]
         _encode_item(X, vocab, key, value, s, t_in_s, out, slow)
         n_out.append(len(out) - before)
     n_out = np.array(n_out, dtype=np.int64)
@@ -1419,6 +1432,23 @@ def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
     merged[out_pos] = out
     bounds = np.concatenate(([0], ends))[item_ptr]
     return merged, np.diff(bounds), [(int(out_pos[i]), x) for i, x in slow]
+
+
+def _missed_items(tokens, counts, item_ptr, missed, miss_tok):
+    """The ``(key, value)`` items of a batch's misses, in order: the items of the
+    tokens with a miss (``miss_tok``, increasing), filtered by ``missed`` (one
+    bool per item of the batch), in C loops (``compress``)."""
+    first = np.ones(len(miss_tok), dtype=bool)
+    np.not_equal(miss_tok[1:], miss_tok[:-1], out=first[1:])
+    toks = miss_tok[first]
+    lens = counts[toks]
+    ends = np.cumsum(lens)
+    # the batch's item index of each item of those tokens
+    where = np.repeat(item_ptr[toks] - (ends - lens), lens) + np.arange(
+        int(ends[-1]), dtype=np.int64)
+    return list(compress(
+        chain.from_iterable(map(dict.items, map(tokens.__getitem__, toks.tolist()))),
+        missed[where].tolist()))
 
 
 def _encode_tokens(X, vocab, first_seq, stop_seq):
@@ -1500,6 +1530,11 @@ def _append_valued(X, vocab, name, x, out, slow):
     return idx
 
 
+#: fewer entries than this: zero entries split off by binary searches (fewer
+#: NumPy calls), otherwise by a running count of the non-zero entries
+_SMALL_SPLIT = 4096
+
+
 def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
     """The arrays of an :class:`EncodedCorpus` from :func:`_encode_entries`'
     entries: ``tok_ptr``, ``tok_attr``, ``tok_val`` of the non-zero entries
@@ -1513,16 +1548,31 @@ def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
             tok_val[slow_pos] = slow_val
         return (tok_ptr, entries.astype(np.int32), tok_val, np.zeros(0, dtype=np.int64),
                 np.zeros(0, dtype=np.int32))
-    zero = (~keep).nonzero()[0]
-    zero_attr = (~entries[zero]).astype(np.int32)
-    zero_tok = tok_ptr.searchsorted(zero, side="right") - 1
+    if len(entries) < _SMALL_SPLIT:  # one sentence: fewer NumPy calls
+        zero = (~keep).nonzero()[0]
+        zero_tok = tok_ptr.searchsorted(zero, side="right") - 1
+        nz_ptr = tok_ptr - zero.searchsorted(tok_ptr)
+        zero_attr = (~entries[zero]).astype(np.int32)
+        if len(slow_pos):
+            slow_pos = slow_pos - zero.searchsorted(slow_pos)
+    else:  # no binary search per entry
+        kept = np.empty(len(entries) + 1, dtype=np.int64)  # non-zero entries before each
+        kept[0] = 0
+        np.cumsum(keep, out=kept[1:])
+        nz_ptr = kept[tok_ptr]
+        zero_ptr = tok_ptr - nz_ptr  # zero entries before each token
+        zero_tok = np.arange(len(tok_ptr) - 1, dtype=np.int64).repeat(
+            zero_ptr[1:] - zero_ptr[:-1])
+        zero_attr = (~entries[~keep]).astype(np.int32)
+        if len(slow_pos):
+            slow_pos = kept[slow_pos]
     tok_attr = entries[keep].astype(np.int32)
     tok_val = np.empty(len(tok_attr), dtype=np.float64)
     tok_val.fill(1.0)
     if len(slow_pos):
-        # a slow entry (a value neither 1 nor 0) moves back by the zero entries before it
-        tok_val[slow_pos - zero.searchsorted(slow_pos)] = slow_val
-    return (tok_ptr - zero.searchsorted(tok_ptr), tok_attr, tok_val, zero_tok, zero_attr)
+        # a slow entry (a value neither 1 nor 0) moved back by the zero entries before it
+        tok_val[slow_pos] = slow_val
+    return (nz_ptr, tok_attr, tok_val, zero_tok, zero_attr)
 
 
 def _decode(value, s, t, name):

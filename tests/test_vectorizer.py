@@ -272,6 +272,33 @@ def test_encode_follows_the_plain_rules(n_features):
         assert_corpus_equal(vec.encode(data), naive_encode(data, vocab, False, n_features))
 
 
+@pytest.mark.parametrize("extra", [
+    None,  # every miss a str key with a str value: looked up by name at once
+    {"npstr": np.str_("v")},  # a str subclass: that batch by the rules, item by item
+    {"w": "a", "n": 2.5},  # a value other than 1 and 0
+    {"d": {"k": "v"}},  # a nested value (the batch token by token)
+])
+def test_encode_of_unseen_str_values(extra):
+    """Unseen words (a known key with an unseen str value, an unknown key) missing
+    the memo in batches of many tokens give the corpus of the rules, alone or
+    next to misses of other kinds."""
+    rng = np.random.default_rng(1)
+    words = [f"w{i}" for i in range(300)]
+
+    def sentences(n, n_words, new):
+        return [[{"w": words[rng.integers(n_words)], **({"new": words[rng.integers(300)]}
+                                                      if new and rng.integers(3) else {}),
+                  "s": "x", "b": bool(rng.integers(2)), "one": 1}
+                 for _ in range(rng.integers(1, 12))] for _ in range(n)]
+
+    X, X_new = sentences(100, 150, False), sentences(700, 300, True)
+    if extra is not None:
+        X_new[400][0].update(extra)
+    vec, vocab = SequenceVectorizer(), {}
+    assert_corpus_equal(vec.fit_encode(X), naive_encode(X, vocab, True))
+    assert_corpus_equal(vec.encode(X_new), naive_encode(X_new, vocab, False))
+
+
 def test_encode_reads_the_pair_memo_of_fit():
     """fit's memo of (key, value) pairs agrees with the vocabulary, so a memo hit
     gives the id the rules give; a vectorizer without a memo (state of another
