@@ -35,9 +35,7 @@ import logging
 import time
 import zlib
 
-from sklearn_crf import CRFTagger
-from sklearn_crf._featurizer import SequenceFeaturizer
-from sklearn_crf import WordVectors
+from sklearn_crf import CRFTagger, SequenceFeaturizer, WordVectors
 from sklearn_crf.datasets import load_conll2002
 from sklearn_crf.metrics import entity_f1_score
 
