@@ -169,10 +169,17 @@ class BestPaths(NamedTuple):
     scores: np.ndarray
 
 
+def _contiguous(a, dtype):
+    """``a`` as a C-contiguous array of ``dtype``: itself when it is one (the
+    usual case: no NumPy call, which one sentence at a time would notice)."""
+    if type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous:
+        return a
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
 def _arrays(scores, trans, seq_ptr):
-    return (np.ascontiguousarray(scores, dtype=np.float64),
-            np.ascontiguousarray(trans, dtype=np.float64),
-            np.ascontiguousarray(seq_ptr, dtype=np.int64))
+    return (_contiguous(scores, np.float64), _contiguous(trans, np.float64),
+            _contiguous(seq_ptr, np.int64))
 
 
 def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_threads):
@@ -214,10 +221,15 @@ def nbest_batch(scores, trans, seq_ptr, K, n_threads):
     scores, trans, seq_ptr = _arrays(scores, trans, seq_ptr)
     n_seq = seq_ptr.shape[0] - 1
     paths = np.zeros(scores.shape[0] * K, dtype=np.int32)
-    path_scores = np.full((n_seq, K), -np.inf)
+    path_scores = np.empty((n_seq, K))
+    path_scores.fill(-np.inf)
     counts = np.zeros(n_seq, dtype=np.int64)
-    run_ranges(n_threads, n_seq, lambda first, stop: list_viterbi_sequences(
-        scores, trans, seq_ptr, K, first, stop, paths, path_scores, counts))
+    if n_threads <= 1:  # no closure, one call: one sentence at a time
+        list_viterbi_sequences(scores, trans, seq_ptr, K, 0, n_seq, paths, path_scores,
+                               counts)
+    else:
+        run_ranges(n_threads, n_seq, lambda first, stop: list_viterbi_sequences(
+            scores, trans, seq_ptr, K, first, stop, paths, path_scores, counts))
     return paths, path_scores, counts
 
 
