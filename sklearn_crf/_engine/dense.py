@@ -61,29 +61,24 @@ def block_buffers(dense, n_rows, n_labels):
     return BlockBuffers(rows, np.empty((n_rows, n_labels)))
 
 
-def dense_rows(dense, a, b, buffers=None):
-    """``dense[a:b]`` as float64: a float32 part converted (a copy of these
-    rows only, into ``buffers.rows`` when given), a float64 one as it is (a
+def dense_rows(dense, a, b, buffers):
+    """``dense[a:b]`` as float64: a float32 part converted into
+    ``buffers.rows`` (a copy of these rows only), a float64 one as it is (a
     view)."""
     if dense.dtype == np.float64:
         return dense[a:b]
-    if buffers is None:
-        return np.asarray(dense[a:b], dtype=np.float64)
     rows = buffers.rows[: b - a]
     np.copyto(rows, dense[a:b])
     return rows
 
 
-def add_dense_scores(rows, w_dense, out, buffers=None):
+def add_dense_scores(rows, w_dense, out, buffers):
     """``out += rows @ w_dense``: the dense state scores of a block's tokens
-    (``rows`` from :func:`dense_rows`) added to their (n, L) scores (the
-    product in ``buffers.scores`` when given)."""
-    if buffers is None:
-        out += rows @ w_dense
-    else:
-        product = buffers.scores[: rows.shape[0]]
-        np.matmul(rows, w_dense, out=product)
-        out += product
+    (``rows`` from :func:`dense_rows`) added to their (n, L) scores, the
+    product in ``buffers.scores``."""
+    product = buffers.scores[: rows.shape[0]]
+    np.matmul(rows, w_dense, out=product)
+    out += product
 
 
 def dense_counts(rows, node, out):
@@ -117,6 +112,14 @@ def sum_blocks(block_counts):
     return total
 
 
+def _weighted_onehot(labels, token_weight, a, b, out):
+    """``out`` (b - a, L) set to the one-hot labels of tokens ``a:b``, each row
+    times its token's weight."""
+    out.fill(0.0)
+    out[np.arange(b - a), labels[a:b]] = token_weight[a:b]
+    return out
+
+
 def observed_dense_counts(dense, labels, token_weight, token_bounds, n_labels):
     """Σ_t v_t · dense[t]ᵀ onehot(labels[t]): the weighted observed counts of
     the dense weights, (n_dense, n_labels), by blocks of ``token_bounds``
@@ -129,9 +132,7 @@ def observed_dense_counts(dense, labels, token_weight, token_bounds, n_labels):
     for k in range(n_blocks):
         a, b = int(token_bounds[k]), int(token_bounds[k + 1])
         if b > a:
-            onehot = buffers.scores[: b - a]
-            onehot.fill(0.0)
-            onehot[np.arange(b - a), labels[a:b]] = token_weight[a:b]
+            onehot = _weighted_onehot(labels, token_weight, a, b, buffers.scores[: b - a])
             np.matmul(dense_rows(dense, a, b, buffers).T, onehot, out=blocks[k])
     return sum_blocks(blocks)
 
@@ -279,9 +280,9 @@ def observed_distinct_counts(distinct, labels, token_weight, n_labels):
     (in token order)."""
     n = distinct.row_id.shape[0]
     sums = np.zeros((distinct.rows.shape[0], n_labels))
+    chunk = np.empty((min(n, CHUNK_ROWS), n_labels))
     for a in range(0, n, CHUNK_ROWS):  # a chunk of one-hot rows at a time
         b = min(a + CHUNK_ROWS, n)
-        onehot = np.zeros((b - a, n_labels))
-        onehot[np.arange(b - a), labels[a:b]] = token_weight[a:b]
+        onehot = _weighted_onehot(labels, token_weight, a, b, chunk[: b - a])
         add_distinct_counts(onehot, distinct.row_id[a:b], 0, b - a, sums)
     return distinct.rows.T @ sums
