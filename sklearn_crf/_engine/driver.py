@@ -224,12 +224,8 @@ def nbest_batch(scores, trans, seq_ptr, K, n_threads):
     path_scores = np.empty((n_seq, K))
     path_scores.fill(-np.inf)
     counts = np.zeros(n_seq, dtype=np.int64)
-    if n_threads <= 1:  # no closure, one call: one sentence at a time
-        list_viterbi_sequences(scores, trans, seq_ptr, K, 0, n_seq, paths, path_scores,
-                               counts)
-    else:
-        run_ranges(n_threads, n_seq, lambda first, stop: list_viterbi_sequences(
-            scores, trans, seq_ptr, K, first, stop, paths, path_scores, counts))
+    run_ranges(n_threads, n_seq, lambda first, stop: list_viterbi_sequences(
+        scores, trans, seq_ptr, K, first, stop, paths, path_scores, counts))
     return paths, path_scores, counts
 
 
