@@ -127,16 +127,23 @@ def test_full_objective_matches_central_finite_differences():
 
 
 @pytest.mark.parametrize("block_tokens", [2, 7, 4096])
-def test_dense_objective_is_bitwise_identical_for_any_thread_count(block_tokens):
-    X, y = dense_data(3, n_seq=40, max_len=8, n_dense=5, with_dicts=True)
+@pytest.mark.parametrize("route", ["rows", "distinct rows"])
+def test_dense_objective_is_bitwise_identical_for_any_thread_count(route, block_tokens):
+    """Both routes of the dense part: products per block of rows (random rows),
+    and over the distinct rows (rows that repeat, as word vectors do)."""
+    if route == "rows":
+        seed, (X, y) = 3, dense_data(3, n_seq=40, max_len=8, n_dense=5, with_dicts=True)
+    else:
+        seed, (X, y) = 24, repeated_data(24, n_seq=60, max_len=8, with_dicts=True)
     corpus, layout, labels = problem(X, y)
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(seed)
     weights = rng.uniform(0.5, 2.0, size=len(X))
     w = rng.normal(size=layout.n_params)
     results = []
     for n_chunks in (1, 2, 3):
         obj = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=n_chunks,
                            block_tokens=block_tokens)
+        assert (obj._distinct is not None) == (route == "distinct rows")
         results.append(obj(w))
     for f, g in results[1:]:
         assert f == results[0][0]
@@ -578,24 +585,6 @@ def test_objective_on_repeated_rows_matches_brute_force(with_dicts):
                 g, _naive.gradient(w, layout, corpus, labels, weights, 0.3), rtol=1e-9,
                 atol=1e-10,
             )
-
-
-@pytest.mark.parametrize("block_tokens", [2, 7, 4096])
-def test_objective_on_repeated_rows_is_bitwise_identical_for_any_thread_count(block_tokens):
-    X, y = repeated_data(24, n_seq=60, max_len=8, with_dicts=True)
-    corpus, layout, labels = problem(X, y)
-    rng = np.random.default_rng(24)
-    weights = rng.uniform(0.5, 2.0, size=len(X))
-    w = rng.normal(size=layout.n_params)
-    results = []
-    for n_chunks in (1, 2, 3):
-        obj = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=n_chunks,
-                           block_tokens=block_tokens)
-        assert obj._distinct is not None
-        results.append(obj(w))
-    for f, g in results[1:]:
-        assert f == results[0][0]
-        np.testing.assert_array_equal(g, results[0][1])
 
 
 def test_repeated_rows_float32_is_bitwise_the_float64_objective_and_near_the_row_route(
