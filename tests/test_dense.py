@@ -83,24 +83,34 @@ def test_layout_gives_every_dense_dimension_a_weight_per_label():
 
 @pytest.mark.parametrize("with_dicts", [False, True], ids=["dense", "mixed"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_loss_and_gradient_match_brute_force(with_dicts, dtype):
-    X, y = dense_data(1, n_seq=7, dtype=dtype, with_dicts=with_dicts)
+@pytest.mark.parametrize("route", ["rows", "distinct rows"])
+def test_loss_and_gradient_match_brute_force(route, with_dicts, dtype):
+    """Both routes of the dense part: products per block of rows (random rows),
+    and over the distinct rows (rows that repeat, as word vectors do)."""
+    if route == "rows":
+        seed, zero = 1, 2
+        X, y = dense_data(seed, n_seq=7, dtype=dtype, with_dicts=with_dicts)
+    else:
+        seed, zero = 23, 3
+        X, y = repeated_data(seed, dtype=dtype, with_dicts=with_dicts)
     corpus, layout, labels = problem(X, y)
-    rng = np.random.default_rng(1)
+    rng = np.random.default_rng(seed)
     weights = rng.uniform(0.5, 2.0, size=len(X))
-    weights[2] = 0.0
+    weights[zero] = 0.0
     w = rng.normal(size=layout.n_params)
-    for block_tokens in (1, 3, 4096):
-        obj = CRFObjective(corpus, layout, labels, weights, c2=0.3, n_chunks=2,
-                           block_tokens=block_tokens)
-        f, g = obj(w)
-        assert f == pytest.approx(
-            _naive.objective(w, layout, corpus, labels, weights, 0.0, 0.3), rel=1e-10
-        )
-        np.testing.assert_allclose(
-            g, _naive.gradient(w, layout, corpus, labels, weights, 0.3), rtol=1e-9,
-            atol=1e-10,
-        )
+    for block_tokens in (1, 3, 5, 4096):
+        for n_chunks in (1, 2):
+            obj = CRFObjective(corpus, layout, labels, weights, c2=0.3, n_chunks=n_chunks,
+                               block_tokens=block_tokens)
+            assert (obj._distinct is not None) == (route == "distinct rows")
+            f, g = obj(w)
+            assert f == pytest.approx(
+                _naive.objective(w, layout, corpus, labels, weights, 0.0, 0.3), rel=1e-10
+            )
+            np.testing.assert_allclose(
+                g, _naive.gradient(w, layout, corpus, labels, weights, 0.3), rtol=1e-9,
+                atol=1e-10,
+            )
 
 
 def test_full_objective_matches_central_finite_differences():
@@ -562,29 +572,6 @@ def test_distinct_rows_is_none_when_rows_rarely_repeat():
     assert distinct_rows(rows.astype(np.float64), max_bytes=0.1) is not None  # 10 <= 10
     assert distinct_rows(rng.normal(size=(100, 3))) is None
     assert distinct_rows(np.zeros((0, 3))) is None
-
-
-@pytest.mark.parametrize("with_dicts", [False, True], ids=["dense", "mixed"])
-def test_objective_on_repeated_rows_matches_brute_force(with_dicts):
-    X, y = repeated_data(23, with_dicts=with_dicts)
-    corpus, layout, labels = problem(X, y)
-    rng = np.random.default_rng(23)
-    weights = rng.uniform(0.5, 2.0, size=len(X))
-    weights[3] = 0.0
-    w = rng.normal(size=layout.n_params)
-    for block_tokens in (1, 5, 4096):
-        for n_chunks in (1, 2):
-            obj = CRFObjective(corpus, layout, labels, weights, c2=0.3, n_chunks=n_chunks,
-                               block_tokens=block_tokens)
-            assert obj._distinct is not None  # the distinct-row route
-            f, g = obj(w)
-            assert f == pytest.approx(
-                _naive.objective(w, layout, corpus, labels, weights, 0.0, 0.3), rel=1e-10
-            )
-            np.testing.assert_allclose(
-                g, _naive.gradient(w, layout, corpus, labels, weights, 0.3), rtol=1e-9,
-                atol=1e-10,
-            )
 
 
 def test_repeated_rows_float32_is_bitwise_the_float64_objective_and_near_the_row_route(
