@@ -5,6 +5,7 @@ also run as the entry point of the fresh child processes that measure start-up
 time and peak memory without importing numpy & co. before the clock starts::
 
     python benchmarks/_workloads.py startup --lib ours
+    python benchmarks/_workloads.py floor
     python benchmarks/_workloads.py rss --lib theirs --n-train 8323 --max-iter 100
 
 A child prints one JSON object as the last line of its standard output.
@@ -490,6 +491,22 @@ def _child_startup(lib):
             "peak_rss_mb": peak_rss_mb()}
 
 
+def _child_floor():
+    """The start-up floor of a numba library (``_numba_floor.py``): import
+    ``sklearn.base`` and numba, call one cached kernel (timed here)."""
+    c0, t0 = cpu_seconds(), time.perf_counter()
+    import sklearn.base  # noqa: F401  (both libraries' estimators import it)
+    import numba  # noqa: F401
+
+    t1 = time.perf_counter()
+    import _numba_floor
+
+    _numba_floor.first_call()
+    t2 = time.perf_counter()
+    return {"import_s": t1 - t0, "first_call_s": t2 - t1, "import_fit_predict_s": t2 - t0,
+            "cpu_s": cpu_seconds() - c0, "peak_rss_mb": peak_rss_mb()}
+
+
 def _child_rss(lib, n_train, n_test, max_iter):
     """Load, featurize, fit, predict; peak RSS after each stage.
 
@@ -524,6 +541,7 @@ def _main():
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("startup")
     p.add_argument("--lib", choices=LIBS, required=True)
+    sub.add_parser("floor")
     p = sub.add_parser("rss")
     p.add_argument("--lib", choices=LIBS, required=True)
     p.add_argument("--n-train", type=int, default=None)
@@ -532,6 +550,8 @@ def _main():
     args = parser.parse_args()
     if args.command == "startup":
         result = _child_startup(args.lib)
+    elif args.command == "floor":
+        result = _child_floor()
     else:
         result = _child_rss(args.lib, args.n_train or None, args.n_test or None,
                             args.max_iter)

@@ -27,6 +27,14 @@ one machine, the libraries alternating in every repetition. Measures:
            (--rev, default main), child processes alternating, per-pair ratios
            and the coef_ bitwise check (bench_regression.py's machinery)
 
+Floors (what no numba library with feature-dict input can go below, measured in
+the same run): ``startup`` also times a child that only imports sklearn.base and
+numba and calls one cached kernel (``_numba_floor.py``: numba's import and its
+set-up at a first call), and its peak RSS; ``predict`` and ``latency`` also time
+one Python dict lookup per (key, value) item of the test dicts (a memo of every
+training item, ``np.fromiter(map(memo.get, ...))``, no encoding and no kernels),
+over esp.testb and per sentence.
+
 CRFsuite is single-threaded; sklearn-crf runs its kernels on numba threads, all
 cores by default (``NUMBA_NUM_THREADS`` to change): the header says how many.
 BLAS pools are limited to one thread for both (sklearn-crf also does that itself
@@ -167,7 +175,8 @@ def print_medians(summary, fields, ours=("ours",)):
         for key in ours:
             o = summary[key].get(field)
             r = ratio(o, t)
-            label = "sklearn-crf" if key == "ours" else f"sklearn-crf [{key}]"
+            label = ("sklearn-crf" if key == "ours" else key if key.startswith("floor")
+                     else f"sklearn-crf [{key}]")
             parts.append(f"{label} {fmt(o, kind)} (ours/theirs "
                          f"{'–' if r is None else f'{r:.3f}'})")
         say(f"  median {field}: " + " | ".join(parts))
@@ -306,10 +315,15 @@ def measure_predict(cfg, data, state):
         "after one untimed predict each ==")
     for c in players:
         models[c.key].predict(data.X_test)  # warm-up: loads CRFsuite's tagger
+    lookup = item_lookup_floor(data.X_train)
+    predictors = {c.key: models[c.key].predict for c in players}
+    predictors["floor"] = lookup
+    players = players + [Contender("floor", "floor", None, "floor: dict lookup per item")]
+    lookup(data.X_test)  # warm-up
     runs = {c.key: [] for c in players}
     for r in range(cfg.repeats * cfg.predict_repeats):
         for c in wl.alternate(players, r):
-            seconds, _ = wl.timed(models[c.key].predict, data.X_test)
+            seconds, _ = wl.timed(predictors[c.key], data.X_test)
             runs[c.key].append({"predict_s": seconds, "tokens_per_s": n_tokens / seconds})
     summary = summarize(runs)
     for key in runs:  # throughput of the median time
@@ -317,8 +331,30 @@ def measure_predict(cfg, data, state):
     for c in players:
         times = ", ".join(f"{rec['predict_s']:.3f}" for rec in runs[c.key])
         say(f"  {c.name:<34} {times} s")
-    print_medians(summary, [("predict_s", "s"), ("tokens_per_s", "tps")])
+    print_medians(summary, [("predict_s", "s"), ("tokens_per_s", "tps")],
+                  ours=("ours", "floor"))
     return {"runs": runs, "summary": summary, "n_tokens": n_tokens}
+
+
+def item_lookup_floor(X_train):
+    """The floor of a Python encoder of feature dicts: a function of X that
+    looks each (key, value) item of its dicts up in a dict of every training
+    item (one C-level ``dict.get`` per item, into an int64 array), and does
+    nothing else."""
+    from itertools import chain, repeat
+
+    import numpy as np
+
+    items = dict.fromkeys(chain.from_iterable(map(dict.items, chain.from_iterable(X_train))))
+    memo = dict(zip(items, range(len(items))))
+
+    def lookup(X):
+        tokens = list(chain.from_iterable(X))
+        n = sum(map(len, tokens))
+        return np.fromiter(map(memo.get, chain.from_iterable(map(dict.items, tokens)),
+                               repeat(-1)), np.int64, n)
+
+    return lookup
 
 
 def measure_labels(cfg, data, state):
@@ -378,7 +414,7 @@ def measure_startup(cfg, data, state):
         "parent around the process and inside the child; sklearn-crf with a cold numba "
         "cache (fresh NUMBA_CACHE_DIR) and then warm (the same dir, populated by the "
         "cold run) ==")
-    runs = {"theirs": [], "ours_cold": [], "ours_warm": []}
+    runs = {"theirs": [], "ours_cold": [], "ours_warm": [], "floor_cold": [], "floor": []}
     root = tempfile.mkdtemp(prefix="bench_numba_cache_")
     try:
         if not cfg.quick:
@@ -388,14 +424,22 @@ def measure_startup(cfg, data, state):
             wl.run_child(["startup", "--lib", "ours"], wl.child_env())
         for r in range(cfg.repeats):
             cache = os.path.join(root, f"rep{r}")
-            for unit in wl.alternate(["theirs", "ours"], r):
-                steps = ([("theirs", "theirs")] if unit == "theirs"
-                         else [("ours_cold", "ours"), ("ours_warm", "ours")])
+            for unit in wl.alternate(["theirs", "ours", "floor"], r):
+                steps = {"theirs": [("theirs", "theirs")],
+                         "ours": [("ours_cold", "ours"), ("ours_warm", "ours")],
+                         "floor": [("floor_cold", "floor"), ("floor", "floor")]}[unit]
                 for key, lib in steps:
-                    wall, record = wl.run_child(["startup", "--lib", lib],
-                                                wl.child_env(cache))
+                    command = ["floor"] if lib == "floor" else ["startup", "--lib", lib]
+                    wall, record = wl.run_child(command, wl.child_env(cache))
                     record["parent_wall_s"] = wall
                     runs[key].append(record)
+                    if lib == "floor":
+                        say(f"  rep {r + 1}/{cfg.repeats}  {key:<10} process "
+                            f"{fmt(wall, 's'):>8}  in child: import sklearn.base + numba "
+                            f"{fmt(record['import_s'], 's')} + one kernel's first call "
+                            f"{fmt(record['first_call_s'], 's')}; peak RSS "
+                            f"{fmt(record['peak_rss_mb'], 'mb')}")
+                        continue
                     say(f"  rep {r + 1}/{cfg.repeats}  {key:<10} process "
                         f"{fmt(wall, 's'):>8}  in child: import {fmt(record['import_s'], 's')}"
                         f" + first fit {fmt(record['first_fit_s'], 's')} = "
@@ -407,7 +451,8 @@ def measure_startup(cfg, data, state):
         shutil.rmtree(root, ignore_errors=True)
     summary = summarize(runs)
     print_medians(summary, [("parent_wall_s", "s"), ("import_fit_predict_s", "s"),
-                            ("cpu_s", "s")], ours=("ours_cold", "ours_warm"))
+                            ("cpu_s", "s"), ("peak_rss_mb", "mb")],
+                  ours=("ours_cold", "ours_warm", "floor"))
     return {"runs": runs, "summary": summary}
 
 
@@ -449,11 +494,29 @@ def measure_latency(cfg, data, state):
                         "sentences_per_s": len(lat[lib]) / sum(lat[lib])}
     per_sentence = [o / t for o, t in zip(lat["ours"], lat["theirs"])]
     summary["ours"]["per_sentence_ratio_p50"] = percentile(per_sentence, 50)
+    floor = floor_latencies(item_lookup_floor(data.X_train), data.X_test, cfg.repeats)
+    summary["floor"] = {"p50_us": 1e6 * percentile(floor, 50),
+                        "p99_us": 1e6 * percentile(floor, 99),
+                        "sentences_per_s": len(floor) / sum(floor)}
     print_medians(summary, [("p50_us", "us"), ("p99_us", "us"),
-                            ("sentences_per_s", "sps")])
+                            ("sentences_per_s", "sps")], ours=("ours", "floor"))
     say(f"  median of the per-sentence ratios ours/theirs: "
         f"{summary['ours']['per_sentence_ratio_p50']:.3f}")
     return {"summary": summary, "n_sentences": len(lat["ours"])}
+
+
+def floor_latencies(lookup, X, repeats):
+    """Per sentence of X, the median over ``repeats`` passes of the time of
+    ``lookup([x])`` (the item-lookup floor, :func:`item_lookup_floor`)."""
+    passes = []
+    for _ in range(repeats):
+        times = []
+        for x in X:
+            t0 = time.perf_counter()
+            lookup([x])
+            times.append(time.perf_counter() - t0)
+        passes.append(times)
+    return [wl.median(list(ts)) for ts in zip(*passes)]
 
 
 def measure_regression(cfg, data, state):
@@ -564,8 +627,14 @@ def table_rows(results, cfg, n_threads):
     add("predict throughput (tokens/s, higher is better)", "predict", "tokens_per_s", "tps")
     add("one sentence, predict([x]) / predict_single: p50 latency", "latency", "p50_us", "us")
     add("one sentence, predict([x]) / predict_single: p99 latency", "latency", "p99_us", "us")
+    add("predict floor: one Python dict lookup per (key, value) item of esp.testb, "
+        "nothing else (s)", "predict", "predict_s", "s", ours="floor")
     add("one sentence at a time: throughput (higher is better)", "latency",
         "sentences_per_s", "sps")
+    add("one sentence, floor (dict lookup per item) / predict_single: p50 latency",
+        "latency", "p50_us", "us", ours="floor")
+    add("one sentence, floor (dict lookup per item) / predict_single: p99 latency",
+        "latency", "p99_us", "us", ours="floor")
     add(f"peak RSS: load + featurize + fit {it} it. + predict", "rss", "peak_rss_mb", "mb")
     for cache in ("cold", "warm"):
         add(f"import + first fit + predict + predict_marginals, {cache} numba cache: "
@@ -574,6 +643,13 @@ def table_rows(results, cfg, n_threads):
             "in child (s)", "startup", "import_fit_predict_s", "s", ours=f"ours_{cache}")
         add(f"the same, CPU time of the child (s), {cache} numba cache", "startup",
             "cpu_s", "s", ours=f"ours_{cache}")
+    add("start-up floor of a numba library: import sklearn.base + numba + one cached "
+        "kernel's first call, in child (s)", "startup", "import_fit_predict_s", "s",
+        ours="floor")
+    add("peak RSS of the start-up process, sklearn-crf warm", "startup", "peak_rss_mb", "mb",
+        ours="ours_warm")
+    add("peak RSS of the start-up floor process (sklearn.base + numba + one kernel)",
+        "startup", "peak_rss_mb", "mb", ours="floor")
     startup = results.get("startup", {}).get("summary")
     if startup:
         cold = startup["ours_cold"].get("import_fit_predict_s")

@@ -39,7 +39,9 @@ def test_vs_crfsuite_benchmark_quick():
                         "--only", "fit100,predict,latency,rss,startup")
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
-    for row in ("fit, 10 iterations", "p99 latency", "cold / warm numba cache"):
+    for row in ("fit, 10 iterations", "p99 latency", "cold / warm numba cache",
+                "predict floor", "floor (dict lookup per item) / predict_single",
+                "start-up floor of a numba library", "peak RSS of the start-up floor"):
         assert row in out, out[-3000:]
 
 
