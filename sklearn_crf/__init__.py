@@ -2,8 +2,9 @@
 
 ``import sklearn_crf`` imports only what fitting a :class:`CRFTagger` needs.
 The submodules :mod:`sklearn_crf.datasets`, :mod:`sklearn_crf.metrics` and
-:mod:`sklearn_crf.model_selection` and :class:`SequenceFeaturizer` are
-imported on first access (PEP 562): they cost nothing until used
+:mod:`sklearn_crf.model_selection`, :class:`SequenceFeaturizer` and the model
+file functions (``save_model``, ``load_crfsuite``, ...) are imported on first
+access (PEP 562): they cost nothing until used
 (``sklearn_crf.metrics`` imports :mod:`sklearn.metrics`), and
 ``sklearn_crf.metrics``, ``from sklearn_crf import SequenceFeaturizer`` and
 ``import sklearn_crf.datasets`` work as for any attribute or submodule.
@@ -13,9 +14,7 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
 from ._compat import CRF
-from ._crfsuite import load_crfsuite, save_crfsuite
 from ._objective import ParameterLayout
-from ._persistence import load_model, save_model
 from ._tagger import CRFTagger, InconsistentVersionWarning
 from ._vectorizer import EncodedCorpus, SequenceVectorizer
 from ._version import __version__
@@ -23,6 +22,8 @@ from ._version import __version__
 if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
     from . import datasets, metrics, model_selection, scorers
     from ._conll import ConllChunk, iter_conll, read_conll, write_conll
+    from ._crfsuite import load_crfsuite, save_crfsuite
+    from ._persistence import load_model, save_model
     from ._corpus_store import LabelCodes, load_corpus, save_corpus
     from ._streaming import encode_stream
     from ._training.distributed import ShardedCorpus, ShardLostError
@@ -64,6 +65,10 @@ __all__ = [
 #: public names imported on first access: name -> (submodule, attribute of it;
 #: None for the submodule itself)
 _LAZY = {
+    "load_model": ("._persistence", "load_model"),
+    "save_model": ("._persistence", "save_model"),
+    "load_crfsuite": ("._crfsuite", "load_crfsuite"),
+    "save_crfsuite": ("._crfsuite", "save_crfsuite"),
     "SequenceFeaturizer": ("._featurizer", "SequenceFeaturizer"),
     "TemplateFeaturizer": ("._templates", "TemplateFeaturizer"),
     "read_conll": ("._conll", "read_conll"),

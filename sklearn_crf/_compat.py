@@ -27,7 +27,6 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from . import _optimize
 from ._training.solvers import SOLVERS, reads
-from ._crfsuite import load_crfsuite, save_crfsuite
 from ._tagger import CRFTagger
 
 logger = logging.getLogger("sklearn_crf")
@@ -616,6 +615,7 @@ class CRF(BaseEstimator):
         path, auto = self._model_path()
         if path is not None:
             start = time.perf_counter()
+            from ._crfsuite import save_crfsuite  # on use: keeps the import light
             save_crfsuite(tagger, path)
             log.storing_seconds = time.perf_counter() - start
         self._model = tagger
@@ -733,6 +733,7 @@ class CRF(BaseEstimator):
         path = self._filename()
         if path is None:
             return None
+        from ._crfsuite import load_crfsuite  # on use: keeps the import light
         model = load_crfsuite(path)
         self._model = model
         self._model_source = path
@@ -820,6 +821,7 @@ class CRF(BaseEstimator):
             return None
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "model.crfsuite")
+            from ._crfsuite import save_crfsuite  # on use: keeps the import light
             save_crfsuite(model, path)
             return os.path.getsize(path)
 

@@ -17,6 +17,8 @@ LAZY_MODULES = (
     "sklearn_crf._featurizer",
     "sklearn_crf._conll",
     "sklearn_crf._templates",
+    "sklearn_crf._crfsuite",
+    "sklearn_crf._persistence",
     "sklearn.metrics",
     "sklearn.model_selection",
 )
@@ -59,6 +61,7 @@ def test_lazy_names_load_their_modules_on_access():
         "sklearn_crf.model_selection.cross_val_predict\n"
         "from sklearn_crf import SequenceFeaturizer\n"
         "from sklearn_crf import read_conll, TemplateFeaturizer\n"
+        "from sklearn_crf import load_crfsuite, save_model\n"
         "import sklearn_crf.datasets\n"
         f"print(json.dumps({_new_lazy_modules()}))"
     )
