@@ -1385,21 +1385,27 @@ def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
     Returns the batch's entries, entries per token and (position, value) of
     its entries whose value is not 1.
 
-    The missed items are gathered in C loops (:func:`_missed_items`). When the
-    vocabulary does not grow and every miss is a str key with a str value (the
-    common miss: an unseen word), their names ``key:value`` are built and looked
-    up all at once (what :func:`_encode_item` does for each, and none of them
-    can fail); otherwise they run the rules one by one, in order."""
+    The missed items are gathered in C loops (:func:`_missed_items`). When
+    every miss is a str key with a str value (the common miss: a word not seen
+    yet) and the vocabulary is by name, their names ``key:value`` are built and
+    looked up all at once, which is what :func:`_encode_item` does for each in
+    turn (and none of them can fail): growing, a new name gets the next id in
+    order of first appearance (``setdefault``), and the memo gets the pairs in
+    that order; otherwise a name is known (one entry) or not (none). Other
+    misses run the rules one by one, in order."""
     item_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(counts, out=item_ptr[1:])
     miss_tok = np.searchsorted(item_ptr, miss, side="right") - 1
     items = _missed_items(tokens, counts, item_ptr, ids == _MISS, miss_tok)
-    if not vocab.grow and type(vocab) is _NameVocabulary and set(
-            map(type, chain.from_iterable(items))) == {str}:
-        # every miss a str key with a str value (an unseen word, say): its
-        # attribute key:value looked up by name, known (one entry) or not (none)
-        out = np.fromiter(map(vocab.ids.get, map(":".join, items), repeat(_MISS)),
-                          np.int64, len(items))
+    if type(vocab) is _NameVocabulary and set(map(type, chain.from_iterable(items))) == {str}:
+        names = map(":".join, items)
+        if vocab.grow:
+            known = vocab.ids
+            out = list(map(known.setdefault, names, map(len, repeat(known))))
+            vocab.pairs.update(zip(items, out))
+            ids[miss] = out
+            return ids, counts, []
+        out = np.fromiter(map(vocab.ids.get, names, repeat(_MISS)), np.int64, len(items))
         ids[miss] = out
         unknown = out == _MISS
         if unknown.any():
