@@ -1313,57 +1313,90 @@ def _encode_entries(X, vocab):
 
 def _encode_sentence(X, vocab):
     """:func:`_encode_entries` of an X of one sentence of dict tokens, with a
-    vocabulary that does not grow: the same arrays with a few NumPy calls
+    vocabulary that does not grow: the same corpus with a few NumPy calls
     (one sentence at a time, serving), or None when the general loop must do
     it (another token form, an unhashable value, a miss that gives several
     entries or a value other than 0 and 1).
 
-    Every ``(key, value)`` item is looked up in the memo at once; a miss runs
-    :func:`_encode_item` (the rules, and their errors, in the order of the
-    sentence), and a miss that gives no entry (an unknown attribute) is
-    dropped.
+    Every ``(key, value)`` item is looked up in the memo at once, into int32
+    entries (an id, or ``~id`` for a zero: ids are below :data:`_UNKNOWN`);
+    the misses run :func:`_encode_item` (the rules, and their errors, in the
+    order of the sentence), and a miss that gives no entry (an unknown
+    attribute) is dropped. Token offsets are Python ints until the one array
+    of ``tok_ptr``.
     """
     tokens = X[0]
     # a hashing vocabulary's memo is the call's own (empty): the general loop
-    if vocab.grow or not vocab.pairs or set(map(type, tokens)) - {dict}:
+    if vocab.grow or type(vocab) is not _NameVocabulary or set(map(type, tokens)) - {dict}:
         return None
-    counts = np.fromiter(map(len, tokens), np.int64, len(tokens))
-    tok_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
-    np.cumsum(counts, out=tok_ptr[1:])
+    counts = list(map(len, tokens))
     try:
         ids = np.fromiter(
-            map(vocab.pairs.get, chain.from_iterable(map(dict.items, tokens)), repeat(_MISS)),
-            np.int64, int(tok_ptr[-1]))
+            map(vocab.pairs.get, chain.from_iterable(map(dict.items, tokens)),
+                repeat(_UNKNOWN)),
+            np.int32, sum(counts))
     except TypeError:  # an unhashable value: a list, a dict
         return None
-    seq_ptr = np.array([0, len(tokens)], dtype=np.int64)
-    no_slow = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    missed = ids == _MISS
-    miss = np.flatnonzero(missed)
-    if not len(miss):
-        return tok_ptr, ids, *no_slow, seq_ptr
-    miss_tok = tok_ptr.searchsorted(miss, side="right") - 1
-    miss_item = (miss - tok_ptr[miss_tok]).tolist()  # index within its token
-    out, slow = [], []
-    last = None
-    for t, i in zip(miss_tok.tolist(), miss_item):
-        if t != last:
-            last = t
-            items = list(tokens[t].items())
-        key, value = items[i]
-        before = len(out)
-        _encode_item(X, vocab, key, value, 0, t, out, slow)
-        if slow or len(out) > before + 1:
+    miss = (ids == _UNKNOWN).nonzero()[0]
+    if len(miss):
+        miss = miss.tolist()
+        out = _sentence_misses(X, vocab, counts, miss)
+        if out is None:
             return None
-        if len(out) == before:
-            out.append(_MISS)  # an unknown attribute: dropped below
-    ids[miss] = out
-    keep = ids != _MISS
-    if not keep.all():
-        kept = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum(keep, out=kept[1:])
-        tok_ptr, ids = kept[tok_ptr], ids[keep]
-    return tok_ptr, ids, *no_slow, seq_ptr
+        ids[miss] = out
+        if _UNKNOWN in out:
+            ids = ids[ids != _UNKNOWN]
+    tok_ptr = np.fromiter(accumulate(counts, initial=0), np.int64, len(counts) + 1)
+    seq_ptr = np.array((0, len(tokens)), dtype=np.int64)
+    return tok_ptr, ids, _NO_POS, _NO_VAL, seq_ptr
+
+
+#: no attribute (int32 entries of one sentence): the memo's default, and an
+#: unknown attribute's entry until it is dropped
+_UNKNOWN = np.iinfo(np.int32).max
+#: no entries whose value is not 1 (read only: shared by every call)
+_NO_POS = np.zeros(0, dtype=np.int64)
+_NO_POS.flags.writeable = False
+_NO_VAL = np.zeros(0, dtype=np.float64)
+_NO_VAL.flags.writeable = False
+
+
+def _sentence_misses(X, vocab, counts, miss):
+    """The entry of each missed item (positions ``miss`` among the items of the
+    one sentence of X, increasing), :data:`_UNKNOWN` for an unknown attribute
+    (then ``counts``, the items per token, counts the entries that stay);
+    None when a miss gives several entries or a value other than 0 and 1.
+
+    As in :func:`_resolve_misses`: when every miss is a str key with a str
+    value (an unseen word), their names are looked up all at once; otherwise
+    each runs :func:`_encode_item`, in order."""
+    tokens = X[0]
+    items, toks = [], []  # each miss's (key, value) and token
+    t, start, stop = -1, 0, 0  # the token of a miss, its first item, past its last
+    for pos in miss:
+        while pos >= stop:
+            t += 1
+            start, stop = stop, stop + counts[t]
+            token_items = None
+        if token_items is None:
+            token_items = list(tokens[t].items())
+        items.append(token_items[pos - start])
+        toks.append(t)
+    if set(map(type, chain.from_iterable(items))) == {str}:
+        out = list(map(vocab.ids.get, map(":".join, items), repeat(_UNKNOWN)))
+    else:
+        out, slow = [], []
+        for (key, value), t in zip(items, toks):
+            before = len(out)
+            _encode_item(X, vocab, key, value, 0, t, out, slow)
+            if slow or len(out) > before + 1:
+                return None
+            if len(out) == before:
+                out.append(_UNKNOWN)
+    for t, idx in zip(toks, out):
+        if idx == _UNKNOWN:
+            counts[t] -= 1
+    return out
 
 
 def _as_int64(part):
@@ -1543,22 +1576,23 @@ _SMALL_SPLIT = 4096
 
 def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
     """The arrays of an :class:`EncodedCorpus` from :func:`_encode_entries`'
-    entries: ``tok_ptr``, ``tok_attr``, ``tok_val`` of the non-zero entries
+    entries (int64, or int32 from :func:`_encode_sentence`): ``tok_ptr``,
+    ``tok_attr``, ``tok_val`` of the non-zero entries
     (value 1 but ``slow_val`` at ``slow_pos``) and ``zero_tok``, ``zero_attr``
     of the zero entries (``~a`` for attribute ``a``)."""
     keep = entries >= 0
-    if keep.all():
+    if np.count_nonzero(keep) == len(entries):  # (cheaper than keep.all() on a sentence)
         tok_val = np.empty(len(entries), dtype=np.float64)
         tok_val.fill(1.0)
         if len(slow_pos):
             tok_val[slow_pos] = slow_val
-        return (tok_ptr, entries.astype(np.int32), tok_val, np.zeros(0, dtype=np.int64),
-                np.zeros(0, dtype=np.int32))
+        return (tok_ptr, entries.astype(np.int32, copy=False), tok_val,
+                np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
     if len(entries) < _SMALL_SPLIT:  # one sentence: fewer NumPy calls
         zero = (~keep).nonzero()[0]
         zero_tok = tok_ptr.searchsorted(zero, side="right") - 1
         nz_ptr = tok_ptr - zero.searchsorted(tok_ptr)
-        zero_attr = (~entries[zero]).astype(np.int32)
+        zero_attr = (~entries[zero]).astype(np.int32, copy=False)
         if len(slow_pos):
             slow_pos = slow_pos - zero.searchsorted(slow_pos)
     else:  # no binary search per entry
@@ -1572,7 +1606,7 @@ def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
         zero_attr = (~entries[~keep]).astype(np.int32)
         if len(slow_pos):
             slow_pos = kept[slow_pos]
-    tok_attr = entries[keep].astype(np.int32)
+    tok_attr = entries[keep].astype(np.int32, copy=False)
     tok_val = np.empty(len(tok_attr), dtype=np.float64)
     tok_val.fill(1.0)
     if len(slow_pos):
