@@ -1229,8 +1229,10 @@ def _first_non_finite_row(dense):
     return -1
 
 
-#: no attribute id (ids are int32; a zero entry of attribute ``a`` is ``~a``)
-_MISS = 1 << 62
+#: no attribute: the memo's default, and an unknown attribute's entry until it
+#: is dropped. Entries are int32: ids are below it (at most 2**31 - 2), and a
+#: zero entry of attribute ``a`` is ``~a``
+_UNKNOWN = np.iinfo(np.int32).max
 #: most sequences encoded in one batch; with a memo that grows, batches start
 #: at one sequence and double, so that repeats within a batch rarely miss
 _BATCH = 256
@@ -1242,8 +1244,8 @@ _SMALL = 64
 def _encode_entries(X, vocab):
     """The one encode loop: X's entries under the vocabulary strategy ``vocab``.
 
-    Returns ``tok_ptr``, ``entries`` (int64: attribute ``a``, or ``~a`` for a
-    zero entry), ``slow_pos``, ``slow_val`` (the entries whose value is not 1:
+    Returns ``tok_ptr``, ``entries`` (attribute ``a``, or ``~a`` for a zero
+    entry; int32, int64 when a batch went token by token), ``slow_pos``, ``slow_val`` (the entries whose value is not 1:
     positions, values) and ``seq_ptr``, for :func:`_split_zero_entries`.
 
     Sequences go in batches. When every token of a batch is a dict, all their
@@ -1277,13 +1279,13 @@ def _encode_entries(X, vocab):
             try:
                 ids = np.fromiter(
                     map(get_pair, chain.from_iterable(map(dict.items, tokens)),
-                        repeat(_MISS)),
-                    np.int64, int(counts.sum()))
+                        repeat(_UNKNOWN)),
+                    np.int32, int(counts.sum()))
             except TypeError:  # an unhashable value: token by token
                 pass
         slow = ()
         if ids is not None:
-            miss = np.flatnonzero(ids == _MISS)
+            miss = np.flatnonzero(ids == _UNKNOWN)
             if len(miss):
                 ids, counts, slow = _resolve_misses(X, vocab, tokens, counts, ids, miss,
                                                     n_tok, seq_ptr)
@@ -1351,9 +1353,6 @@ def _encode_sentence(X, vocab):
     return tok_ptr, ids, _NO_POS, _NO_VAL, seq_ptr
 
 
-#: no attribute (int32 entries of one sentence): the memo's default, and an
-#: unknown attribute's entry until it is dropped
-_UNKNOWN = np.iinfo(np.int32).max
 #: no entries whose value is not 1 (read only: shared by every call)
 _NO_POS = np.zeros(0, dtype=np.int64)
 _NO_POS.flags.writeable = False
@@ -1400,7 +1399,7 @@ def _sentence_misses(X, vocab, counts, miss):
 
 
 def _as_int64(part):
-    """An ndarray or an ``array("q")`` as an int64 ndarray, without a copy."""
+    """An ndarray as it is, or an ``array("q")`` as an int64 ndarray, without a copy."""
     if isinstance(part, np.ndarray):
         return part
     return np.frombuffer(part, dtype=np.int64) if len(part) else np.zeros(0, np.int64)
@@ -1429,7 +1428,7 @@ def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
     item_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(counts, out=item_ptr[1:])
     miss_tok = np.searchsorted(item_ptr, miss, side="right") - 1
-    items = _missed_items(tokens, counts, item_ptr, ids == _MISS, miss_tok)
+    items = _missed_items(tokens, counts, item_ptr, ids == _UNKNOWN, miss_tok)
     if type(vocab) is _NameVocabulary and set(map(type, chain.from_iterable(items))) == {str}:
         names = map(":".join, items)
         if vocab.grow:
@@ -1438,11 +1437,11 @@ def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
             vocab.pairs.update(zip(items, out))
             ids[miss] = out
             return ids, counts, []
-        out = np.fromiter(map(vocab.ids.get, names, repeat(_MISS)), np.int64, len(items))
+        out = np.fromiter(map(vocab.ids.get, names, repeat(_UNKNOWN)), np.int32, len(items))
         ids[miss] = out
-        unknown = out == _MISS
+        unknown = out == _UNKNOWN
         if unknown.any():
-            ids = ids[ids != _MISS]
+            ids = ids[ids != _UNKNOWN]
             counts = counts - np.bincount(miss_tok[unknown], minlength=len(counts))
         return ids, counts, []
     miss_s, miss_t = (a.tolist() for a in _where(seq_ptr, miss_tok + first_token))
@@ -1461,7 +1460,7 @@ def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
     sizes[miss] = n_out
     ends = np.cumsum(sizes)
     starts = ends - sizes  # where each item's entries go
-    merged = np.empty(int(ends[-1]), dtype=np.int64)
+    merged = np.empty(int(ends[-1]), dtype=ids.dtype)
     hit = np.ones(len(ids), dtype=bool)
     hit[miss] = False
     merged[starts[hit]] = ids[hit]
@@ -1576,7 +1575,7 @@ _SMALL_SPLIT = 4096
 
 def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
     """The arrays of an :class:`EncodedCorpus` from :func:`_encode_entries`'
-    entries (int64, or int32 from :func:`_encode_sentence`): ``tok_ptr``,
+    entries (int32 or int64): ``tok_ptr``,
     ``tok_attr``, ``tok_val`` of the non-zero entries
     (value 1 but ``slow_val`` at ``slow_pos``) and ``zero_tok``, ``zero_attr``
     of the zero entries (``~a`` for attribute ``a``)."""
@@ -1603,7 +1602,7 @@ def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
         zero_ptr = tok_ptr - nz_ptr  # zero entries before each token
         zero_tok = np.arange(len(tok_ptr) - 1, dtype=np.int64).repeat(
             zero_ptr[1:] - zero_ptr[:-1])
-        zero_attr = (~entries[~keep]).astype(np.int32)
+        zero_attr = (~entries[~keep]).astype(np.int32, copy=False)
         if len(slow_pos):
             slow_pos = kept[slow_pos]
     tok_attr = entries[keep].astype(np.int32, copy=False)
