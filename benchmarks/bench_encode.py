@@ -18,11 +18,13 @@ token (µs of CPU), median over ``--repeats``:
   encode_one   encode([x]) for each of the first 500 sentences of esp.testb in turn
                (the serving path: a sentence at a time)
 
-and checks that both give bitwise the same arrays.
+and checks that both give bitwise the same arrays (and, fitting, the same
+vocabulary, memo and hash slots, in the same order).
 
     python benchmarks/bench_encode.py                  # against main, 5 repeats
     python benchmarks/bench_encode.py --rev HEAD~1 --n-train 2000
     python benchmarks/bench_encode.py --quick          # smoke run
+    python benchmarks/bench_encode.py --measures fit_encode,encode_one --repeats 9
 """
 
 import argparse
@@ -42,6 +44,7 @@ sys.path.insert(0, ROOT)
 
 #: sentences of the one-at-a-time measure
 ONE = 500
+MEASURES = ("fit_encode", "encode_train", "encode_test", "hashing", "encode_one")
 FIELDS = ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr")
 
 
@@ -99,16 +102,36 @@ def load_revision(rev):
     return module
 
 
-def measures(vectorizer_class, X_train, X_test):
-    """name → (callable, tokens) of the measures, for one vectorizer class."""
+def measures(vectorizer_class, X_train, X_test, chosen=MEASURES):
+    """name → callable of the ``chosen`` measures, for one vectorizer class."""
     fitted = vectorizer_class().fit(X_train)
-    return {
+    calls = {
         "fit_encode": lambda: vectorizer_class().fit_encode(X_train),
         "encode_train": lambda: fitted.encode(X_train),
         "encode_test": lambda: fitted.encode(X_test),
         "hashing": lambda: vectorizer_class(n_features=2**18).fit_encode(X_train),
         "encode_one": lambda: [fitted.encode([x]) for x in X_test[:ONE]],
     }
+    return {m: calls[m] for m in chosen}
+
+
+def same_state(a, b):
+    """Whether the corpora's vectorizers have the same fitted state, dicts compared
+    item by item in their order (the vocabulary, the memo, the hash slots)."""
+    sa, sb = vars(a.vectorizer), vars(b.vectorizer)
+    if sa.keys() != sb.keys():
+        return False
+    for name in sa:
+        x, y = sa[name], sb[name]
+        if isinstance(x, dict):
+            same = list(x.items()) == list(y.items())
+        elif hasattr(x, "tobytes"):
+            same = x.dtype == y.dtype and x.tobytes() == y.tobytes()
+        else:
+            same = x == y
+        if not same:
+            return False
+    return True
 
 
 def median(values):
@@ -124,7 +147,12 @@ def main(argv=None):
     parser.add_argument("--n-train", type=int, default=None,
                         help="first N sentences of esp.train (default all, 300 with --quick)")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--measures", default=",".join(MEASURES),
+                        help=f"comma-separated, among {','.join(MEASURES)} (default all)")
     args = parser.parse_args(argv)
+    chosen = args.measures.split(",")
+    if set(chosen) - set(MEASURES):
+        parser.error(f"unknown measure(s): {', '.join(sorted(set(chosen) - set(MEASURES)))}")
     repeats = args.repeats or (1 if args.quick else 5)
     n_train = args.n_train or (300 if args.quick else None)
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", args.rev], check=True,
@@ -144,8 +172,8 @@ def main(argv=None):
     print(f"data: esp.train {len(X_train)} sentences, esp.testb {len(X_test)} sentences "
           f"(SequenceFeaturizer() dicts); {repeats} repeats, the versions alternating; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    versions = {"tree": measures(SequenceVectorizer, X_train, X_test),
-                "rev": measures(old, X_train, X_test)}
+    versions = {"tree": measures(SequenceVectorizer, X_train, X_test, chosen),
+                "rev": measures(old, X_train, X_test, chosen)}
     times = {key: {m: [] for m in versions[key]} for key in versions}
     for m in versions["tree"]:  # bitwise the same corpus (and warms both up)
         a, b = versions["tree"][m](), versions["rev"][m]()
@@ -153,7 +181,9 @@ def main(argv=None):
             a, b = a[-1], b[-1]
         same = all(getattr(a, f).dtype == getattr(b, f).dtype
                    and getattr(a, f).tobytes() == getattr(b, f).tobytes() for f in FIELDS)
-        print(f"  {m}: EncodedCorpus bitwise equal: {'yes' if same else 'NO'}")
+        print(f"  {m}: EncodedCorpus bitwise equal: {'yes' if same else 'NO'}"
+              + (f"; fitted state equal, in order: {'yes' if same_state(a, b) else 'NO'}"
+                 if m in ("fit_encode", "hashing") else ""))
     for r in range(repeats):
         order = ("tree", "rev") if r % 2 == 0 else ("rev", "tree")
         for m in versions["tree"]:

@@ -1,6 +1,7 @@
 """Checks of ragged sequence input; every message says which sequence and token."""
 
 from collections.abc import Mapping, Sequence
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -49,29 +50,24 @@ def encode_labels(y, seq_ptr):
         raise ValueError(
             f"X and y have different numbers of sequences: {n_seq} and {len(y)}"
         )
+    lengths = np.fromiter(map(len, y), np.int64, n_seq)
+    wrong = np.flatnonzero(lengths != np.diff(seq_ptr))
+    stop = int(wrong[0]) if len(wrong) else n_seq  # the sequences before the first error
+    # each label's code in order of first appearance, in C loops (no Python per token)
     index = {}
-    codes = np.empty(seq_ptr[-1], dtype=np.int32)
-    pos = 0
-    for s, seq in enumerate(y):
-        n = seq_ptr[s + 1] - seq_ptr[s]
-        if len(seq) != n:
-            raise ValueError(
-                f"sequence {s} has {n} tokens in X but {len(seq)} labels in y"
-            )
-        for t, label in enumerate(seq):
-            try:
-                code = index.get(label)
-            except TypeError:
-                raise TypeError(
-                    f"y[{s}][{t}] is a {type(label).__name__}, which is not "
-                    "hashable; labels must be str, int or another hashable"
-                ) from None
-            if code is None:
-                if label is None or (isinstance(label, float) and label != label):
-                    raise ValueError(f"y[{s}][{t}] is {label!r}, not a label")
-                code = index[label] = len(index)
-            codes[pos] = code
-            pos += 1
+    try:
+        codes = np.fromiter(
+            map(index.setdefault, chain.from_iterable(y[:stop]), map(len, repeat(index))),
+            np.int32, int(seq_ptr[stop]))
+    except TypeError:  # an unhashable label
+        codes = None
+    if codes is None or any(map(_not_a_label, index)):
+        _raise_bad_label(y[:stop])
+    if stop < n_seq:
+        raise ValueError(
+            f"sequence {stop} has {seq_ptr[stop + 1] - seq_ptr[stop]} tokens in X but "
+            f"{lengths[stop]} labels in y"
+        )
     labels = list(index)
     if not labels:
         raise ValueError(
@@ -94,6 +90,27 @@ def encode_labels(y, seq_ptr):
     remap = np.empty(len(labels), dtype=np.int32)
     remap[order] = np.arange(len(labels), dtype=np.int32)
     return classes, remap[codes]
+
+
+def _not_a_label(label):
+    """Whether a label is None or NaN (which equals nothing, itself included)."""
+    return label is None or (isinstance(label, float) and label != label)
+
+
+def _raise_bad_label(y):
+    """Raise the error of the first label of y that is unhashable, None or NaN."""
+    for s, seq in enumerate(y):
+        for t, label in enumerate(seq):
+            try:
+                hash(label)
+            except TypeError:
+                raise TypeError(
+                    f"y[{s}][{t}] is a {type(label).__name__}, which is not "
+                    "hashable; labels must be str, int or another hashable"
+                ) from None
+            if _not_a_label(label):
+                raise ValueError(f"y[{s}][{t}] is {label!r}, not a label")
+    raise AssertionError("no bad label found")  # pragma: no cover
 
 
 def _label_kind(label):

@@ -1229,8 +1229,10 @@ def _first_non_finite_row(dense):
     return -1
 
 
-#: no attribute id (ids are int32; a zero entry of attribute ``a`` is ``~a``)
-_MISS = 1 << 62
+#: no attribute: the memo's default, and an unknown attribute's entry until it
+#: is dropped. Entries are int32: ids are below it (at most 2**31 - 2), and a
+#: zero entry of attribute ``a`` is ``~a``
+_UNKNOWN = np.iinfo(np.int32).max
 #: most sequences encoded in one batch; with a memo that grows, batches start
 #: at one sequence and double, so that repeats within a batch rarely miss
 _BATCH = 256
@@ -1242,8 +1244,8 @@ _SMALL = 64
 def _encode_entries(X, vocab):
     """The one encode loop: X's entries under the vocabulary strategy ``vocab``.
 
-    Returns ``tok_ptr``, ``entries`` (int64: attribute ``a``, or ``~a`` for a
-    zero entry), ``slow_pos``, ``slow_val`` (the entries whose value is not 1:
+    Returns ``tok_ptr``, ``entries`` (attribute ``a``, or ``~a`` for a zero
+    entry; int32, int64 when a batch went token by token), ``slow_pos``, ``slow_val`` (the entries whose value is not 1:
     positions, values) and ``seq_ptr``, for :func:`_split_zero_entries`.
 
     Sequences go in batches. When every token of a batch is a dict, all their
@@ -1277,13 +1279,13 @@ def _encode_entries(X, vocab):
             try:
                 ids = np.fromiter(
                     map(get_pair, chain.from_iterable(map(dict.items, tokens)),
-                        repeat(_MISS)),
-                    np.int64, int(counts.sum()))
+                        repeat(_UNKNOWN)),
+                    np.int32, int(counts.sum()))
             except TypeError:  # an unhashable value: token by token
                 pass
         slow = ()
         if ids is not None:
-            miss = np.flatnonzero(ids == _MISS)
+            miss = np.flatnonzero(ids == _UNKNOWN)
             if len(miss):
                 ids, counts, slow = _resolve_misses(X, vocab, tokens, counts, ids, miss,
                                                     n_tok, seq_ptr)
@@ -1313,61 +1315,91 @@ def _encode_entries(X, vocab):
 
 def _encode_sentence(X, vocab):
     """:func:`_encode_entries` of an X of one sentence of dict tokens, with a
-    vocabulary that does not grow: the same arrays with a few NumPy calls
+    vocabulary that does not grow: the same corpus with a few NumPy calls
     (one sentence at a time, serving), or None when the general loop must do
     it (another token form, an unhashable value, a miss that gives several
     entries or a value other than 0 and 1).
 
-    Every ``(key, value)`` item is looked up in the memo at once; a miss runs
-    :func:`_encode_item` (the rules, and their errors, in the order of the
-    sentence), and a miss that gives no entry (an unknown attribute) is
-    dropped.
+    Every ``(key, value)`` item is looked up in the memo at once, into int32
+    entries (an id, or ``~id`` for a zero: ids are below :data:`_UNKNOWN`);
+    the misses run :func:`_encode_item` (the rules, and their errors, in the
+    order of the sentence), and a miss that gives no entry (an unknown
+    attribute) is dropped. Token offsets are Python ints until the one array
+    of ``tok_ptr``.
     """
     tokens = X[0]
     # a hashing vocabulary's memo is the call's own (empty): the general loop
-    if vocab.grow or not vocab.pairs or set(map(type, tokens)) - {dict}:
+    if vocab.grow or type(vocab) is not _NameVocabulary or set(map(type, tokens)) - {dict}:
         return None
-    counts = np.fromiter(map(len, tokens), np.int64, len(tokens))
-    tok_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
-    np.cumsum(counts, out=tok_ptr[1:])
+    counts = list(map(len, tokens))
     try:
         ids = np.fromiter(
-            map(vocab.pairs.get, chain.from_iterable(map(dict.items, tokens)), repeat(_MISS)),
-            np.int64, int(tok_ptr[-1]))
+            map(vocab.pairs.get, chain.from_iterable(map(dict.items, tokens)),
+                repeat(_UNKNOWN)),
+            np.int32, sum(counts))
     except TypeError:  # an unhashable value: a list, a dict
         return None
-    seq_ptr = np.array([0, len(tokens)], dtype=np.int64)
-    no_slow = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    missed = ids == _MISS
-    miss = np.flatnonzero(missed)
-    if not len(miss):
-        return tok_ptr, ids, *no_slow, seq_ptr
-    miss_tok = tok_ptr.searchsorted(miss, side="right") - 1
-    miss_item = (miss - tok_ptr[miss_tok]).tolist()  # index within its token
-    out, slow = [], []
-    last = None
-    for t, i in zip(miss_tok.tolist(), miss_item):
-        if t != last:
-            last = t
-            items = list(tokens[t].items())
-        key, value = items[i]
-        before = len(out)
-        _encode_item(X, vocab, key, value, 0, t, out, slow)
-        if slow or len(out) > before + 1:
+    miss = (ids == _UNKNOWN).nonzero()[0]
+    if len(miss):
+        miss = miss.tolist()
+        out = _sentence_misses(X, vocab, counts, miss)
+        if out is None:
             return None
-        if len(out) == before:
-            out.append(_MISS)  # an unknown attribute: dropped below
-    ids[miss] = out
-    keep = ids != _MISS
-    if not keep.all():
-        kept = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum(keep, out=kept[1:])
-        tok_ptr, ids = kept[tok_ptr], ids[keep]
-    return tok_ptr, ids, *no_slow, seq_ptr
+        ids[miss] = out
+        if _UNKNOWN in out:
+            ids = ids[ids != _UNKNOWN]
+    tok_ptr = np.fromiter(accumulate(counts, initial=0), np.int64, len(counts) + 1)
+    seq_ptr = np.array((0, len(tokens)), dtype=np.int64)
+    return tok_ptr, ids, _NO_POS, _NO_VAL, seq_ptr
+
+
+#: no entries whose value is not 1 (read only: shared by every call)
+_NO_POS = np.zeros(0, dtype=np.int64)
+_NO_POS.flags.writeable = False
+_NO_VAL = np.zeros(0, dtype=np.float64)
+_NO_VAL.flags.writeable = False
+
+
+def _sentence_misses(X, vocab, counts, miss):
+    """The entry of each missed item (positions ``miss`` among the items of the
+    one sentence of X, increasing), :data:`_UNKNOWN` for an unknown attribute
+    (then ``counts``, the items per token, counts the entries that stay);
+    None when a miss gives several entries or a value other than 0 and 1.
+
+    As in :func:`_resolve_misses`: when every miss is a str key with a str
+    value (an unseen word), their names are looked up all at once; otherwise
+    each runs :func:`_encode_item`, in order."""
+    tokens = X[0]
+    items, toks = [], []  # each miss's (key, value) and token
+    t, start, stop = -1, 0, 0  # the token of a miss, its first item, past its last
+    for pos in miss:
+        while pos >= stop:
+            t += 1
+            start, stop = stop, stop + counts[t]
+            token_items = None
+        if token_items is None:
+            token_items = list(tokens[t].items())
+        items.append(token_items[pos - start])
+        toks.append(t)
+    if set(map(type, chain.from_iterable(items))) == {str}:
+        out = list(map(vocab.ids.get, map(":".join, items), repeat(_UNKNOWN)))
+    else:
+        out, slow = [], []
+        for (key, value), t in zip(items, toks):
+            before = len(out)
+            _encode_item(X, vocab, key, value, 0, t, out, slow)
+            if slow or len(out) > before + 1:
+                return None
+            if len(out) == before:
+                out.append(_UNKNOWN)
+    for t, idx in zip(toks, out):
+        if idx == _UNKNOWN:
+            counts[t] -= 1
+    return out
 
 
 def _as_int64(part):
-    """An ndarray or an ``array("q")`` as an int64 ndarray, without a copy."""
+    """An ndarray as it is, or an ``array("q")`` as an int64 ndarray, without a copy."""
     if isinstance(part, np.ndarray):
         return part
     return np.frombuffer(part, dtype=np.int64) if len(part) else np.zeros(0, np.int64)
@@ -1385,25 +1417,31 @@ def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
     Returns the batch's entries, entries per token and (position, value) of
     its entries whose value is not 1.
 
-    The missed items are gathered in C loops (:func:`_missed_items`). When the
-    vocabulary does not grow and every miss is a str key with a str value (the
-    common miss: an unseen word), their names ``key:value`` are built and looked
-    up all at once (what :func:`_encode_item` does for each, and none of them
-    can fail); otherwise they run the rules one by one, in order."""
+    The missed items are gathered in C loops (:func:`_missed_items`). When
+    every miss is a str key with a str value (the common miss: a word not seen
+    yet) and the vocabulary is by name, their names ``key:value`` are built and
+    looked up all at once, which is what :func:`_encode_item` does for each in
+    turn (and none of them can fail): growing, a new name gets the next id in
+    order of first appearance (``setdefault``), and the memo gets the pairs in
+    that order; otherwise a name is known (one entry) or not (none). Other
+    misses run the rules one by one, in order."""
     item_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(counts, out=item_ptr[1:])
     miss_tok = np.searchsorted(item_ptr, miss, side="right") - 1
-    items = _missed_items(tokens, counts, item_ptr, ids == _MISS, miss_tok)
-    if not vocab.grow and type(vocab) is _NameVocabulary and set(
-            map(type, chain.from_iterable(items))) == {str}:
-        # every miss a str key with a str value (an unseen word, say): its
-        # attribute key:value looked up by name, known (one entry) or not (none)
-        out = np.fromiter(map(vocab.ids.get, map(":".join, items), repeat(_MISS)),
-                          np.int64, len(items))
+    items = _missed_items(tokens, counts, item_ptr, ids == _UNKNOWN, miss_tok)
+    if type(vocab) is _NameVocabulary and set(map(type, chain.from_iterable(items))) == {str}:
+        names = map(":".join, items)
+        if vocab.grow:
+            known = vocab.ids
+            out = list(map(known.setdefault, names, map(len, repeat(known))))
+            vocab.pairs.update(zip(items, out))
+            ids[miss] = out
+            return ids, counts, []
+        out = np.fromiter(map(vocab.ids.get, names, repeat(_UNKNOWN)), np.int32, len(items))
         ids[miss] = out
-        unknown = out == _MISS
+        unknown = out == _UNKNOWN
         if unknown.any():
-            ids = ids[ids != _MISS]
+            ids = ids[ids != _UNKNOWN]
             counts = counts - np.bincount(miss_tok[unknown], minlength=len(counts))
         return ids, counts, []
     miss_s, miss_t = (a.tolist() for a in _where(seq_ptr, miss_tok + first_token))
@@ -1422,7 +1460,7 @@ def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
     sizes[miss] = n_out
     ends = np.cumsum(sizes)
     starts = ends - sizes  # where each item's entries go
-    merged = np.empty(int(ends[-1]), dtype=np.int64)
+    merged = np.empty(int(ends[-1]), dtype=ids.dtype)
     hit = np.ones(len(ids), dtype=bool)
     hit[miss] = False
     merged[starts[hit]] = ids[hit]
@@ -1537,22 +1575,23 @@ _SMALL_SPLIT = 4096
 
 def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
     """The arrays of an :class:`EncodedCorpus` from :func:`_encode_entries`'
-    entries: ``tok_ptr``, ``tok_attr``, ``tok_val`` of the non-zero entries
+    entries (int32 or int64): ``tok_ptr``,
+    ``tok_attr``, ``tok_val`` of the non-zero entries
     (value 1 but ``slow_val`` at ``slow_pos``) and ``zero_tok``, ``zero_attr``
     of the zero entries (``~a`` for attribute ``a``)."""
     keep = entries >= 0
-    if keep.all():
+    if np.count_nonzero(keep) == len(entries):  # (cheaper than keep.all() on a sentence)
         tok_val = np.empty(len(entries), dtype=np.float64)
         tok_val.fill(1.0)
         if len(slow_pos):
             tok_val[slow_pos] = slow_val
-        return (tok_ptr, entries.astype(np.int32), tok_val, np.zeros(0, dtype=np.int64),
-                np.zeros(0, dtype=np.int32))
+        return (tok_ptr, entries.astype(np.int32, copy=False), tok_val,
+                np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
     if len(entries) < _SMALL_SPLIT:  # one sentence: fewer NumPy calls
         zero = (~keep).nonzero()[0]
         zero_tok = tok_ptr.searchsorted(zero, side="right") - 1
         nz_ptr = tok_ptr - zero.searchsorted(tok_ptr)
-        zero_attr = (~entries[zero]).astype(np.int32)
+        zero_attr = (~entries[zero]).astype(np.int32, copy=False)
         if len(slow_pos):
             slow_pos = slow_pos - zero.searchsorted(slow_pos)
     else:  # no binary search per entry
@@ -1563,10 +1602,10 @@ def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
         zero_ptr = tok_ptr - nz_ptr  # zero entries before each token
         zero_tok = np.arange(len(tok_ptr) - 1, dtype=np.int64).repeat(
             zero_ptr[1:] - zero_ptr[:-1])
-        zero_attr = (~entries[~keep]).astype(np.int32)
+        zero_attr = (~entries[~keep]).astype(np.int32, copy=False)
         if len(slow_pos):
             slow_pos = kept[slow_pos]
-    tok_attr = entries[keep].astype(np.int32)
+    tok_attr = entries[keep].astype(np.int32, copy=False)
     tok_val = np.empty(len(tok_attr), dtype=np.float64)
     tok_val.fill(1.0)
     if len(slow_pos):

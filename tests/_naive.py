@@ -124,6 +124,24 @@ def dense_state_scores(w_state, tok_ptr, tok_attr, tok_val, attr_ptr, attr_label
     return out
 
 
+def state_scores_in_order(w_attr, tok_ptr, tok_attr, tok_val, fused=True):
+    """Twin of the kernel ``state_scores_dense_range``: ``out[t, j] = Σ_k v_k ·
+    w_attr[attr_k, j]`` over the token's entries in order from 0.0, each term
+    with one rounding (``fused``, an FMA) or two; ``tok_val`` empty: every
+    value is 1."""
+    n_tok, L = len(tok_ptr) - 1, w_attr.shape[1]
+    out = np.zeros((n_tok, L))
+    for t in range(n_tok):
+        for j in range(L):
+            d = 0.0
+            for k in range(tok_ptr[t], tok_ptr[t + 1]):
+                v = float(tok_val[k]) if len(tok_val) else 1.0
+                w = float(w_attr[tok_attr[k], j])
+                d = fma(v, w, d) if fused else d + v * w
+            out[t, j] = d
+    return out
+
+
 def state_counts(node, tok_ptr, tok_attr, tok_val, n_attributes):
     """Σ over entries of val · node[token], per attribute: (n_attributes, L)
     (twin of scores.scatter_state_counts)."""

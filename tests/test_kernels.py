@@ -317,6 +317,30 @@ def test_state_scores_match_dense(corpus):
     np.testing.assert_array_equal(sparse, got)  # the same sums in the same order
 
 
+@pytest.mark.parametrize("L", [1, 3, 4, 5, 8, 9, 12, 13, 17, 23, 24, 40])
+def test_state_scores_add_entries_in_order_in_either_schedule(L):
+    """Both schedules of state_scores_dense_range (sums in registers below
+    STATE_SCORES_LANES_FROM labels, in vector lanes from it on) give the bits
+    of the twin: each token's entries in order, one rounding per term (FMA;
+    two where the CPU has none), values or all ones (the values not read)."""
+    rng = np.random.default_rng(L)
+    n_attr, n_tok = 11, 9
+    counts = rng.integers(0, 7, size=n_tok)
+    counts[3] = 0  # a token without entries
+    tok_ptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
+    tok_attr = rng.integers(0, n_attr, size=tok_ptr[-1]).astype(np.int32)
+    w_attr = rng.normal(size=(n_attr, L))
+    for tok_val in (rng.normal(size=tok_ptr[-1]), np.zeros(0)):
+        fused = _naive.state_scores_in_order(w_attr, tok_ptr, tok_attr, tok_val)
+        unfused = _naive.state_scores_in_order(w_attr, tok_ptr, tok_attr, tok_val, False)
+        out = np.full((n_tok + 2, L), np.nan)
+        _engine.state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, 1, n_tok,
+                                         out[1:])
+        assert np.isnan(out[0]).all() and np.isnan(out[-2:]).all()
+        got = out[1:n_tok]
+        assert np.array_equal(got, fused[1:]) or np.array_equal(got, unfused[1:])
+
+
 @pytest.mark.parametrize("attr_bounds", [None, (0, 3), (0, 1, 4, 9)])
 def test_entry_index_is_a_stable_sort_by_attribute_range(corpus, attr_bounds):
     encoded = corpus[0]

@@ -633,6 +633,54 @@ def test_partial_fit_encode_chunks_equal_fit_encode(n_features, dense):
     assert_corpus_equal(vec.encode(X), {f: getattr(whole_vec.encode(X), f) for f in FIELDS})
 
 
+def _token_by_token(fit):
+    """``fit()`` with every batch encoded token by token (:func:`_encode_tokens`,
+    the rules item after item): the reference of the batched fit."""
+    from sklearn_crf import _vectorizer
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_vectorizer, "_SMALL", 10**9)
+        return fit()
+
+
+def _str_misses(n_sequences, seed):
+    """Dict tokens whose misses are mostly str keys with str values (new words),
+    with names that two pairs share (``("a", "b:c")`` and ``("a:b", "c")``),
+    valued keys whose 1 and 0 come late, and repeats within a batch."""
+    rng = np.random.default_rng(seed)
+    X = []
+    for s in range(n_sequences):
+        seq = []
+        for _ in range(rng.integers(0, 12)):
+            w = f"w{rng.integers(40 + 3 * s)}"
+            tok = {"bias": 1.0, "w": w, "suf": w[-2:], "a": "b:" + w[-1], "a:b": w[-1] + ":x"}
+            if rng.integers(9) == 0:
+                tok["late"] = bool(rng.integers(2)) if s > 100 else 2.0
+            if rng.integers(7) == 0:
+                tok["a:b:" + w[-1]] = 1  # the name of the pair ("a", "b:" + w[-1])
+            seq.append(tok)
+        X.append(seq)
+    return X
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fit_batches_equal_the_token_by_token_rules(seed):
+    """The batched fit (misses that are str keys with str values named and given
+    ids all at once) gives fit_encode's corpus, vocabulary and memo, in the
+    order of the rules applied item after item; so does partial_fit_encode."""
+    X = _str_misses(600, seed) + many_forms(80)
+    want_vec = SequenceVectorizer()
+    want = _token_by_token(lambda: want_vec.fit_encode(X))
+    vec = SequenceVectorizer()
+    assert_corpus_equal(vec.fit_encode(X), {f: getattr(want, f) for f in FIELDS})
+    assert list(vec.vocabulary_.items()) == list(want_vec.vocabulary_.items())
+    assert list(vec._pair_ids.items()) == list(want_vec._pair_ids.items())
+    grown = SequenceVectorizer()
+    parts = [grown.partial_fit_encode(X[a:b]) for a, b in [(0, 90), (90, 400), (400, len(X))]]
+    assert_corpus_equal(EncodedCorpus.concatenate(parts), {f: getattr(want, f) for f in FIELDS})
+    assert list(grown._pair_ids.items()) == list(want_vec._pair_ids.items())
+
+
 @pytest.mark.parametrize("n_features", [None, 8])
 def test_failed_partial_fit_encode_keeps_the_vocabulary(n_features):
     vec = SequenceVectorizer(n_features=n_features)
@@ -758,6 +806,7 @@ def test_one_sentence_encode_is_the_general_encode(n_features):
     [{"w": b"a", b"n": 1}],  # bytes
     [["w:a", "n"], {"w": "a"}],  # a list token (the general loop)
     [{"w": "a", "w2": "a"}, {"n": 0, "w": "a"}],
+    [{"w": "zz", "n2": 1, "new": "q"}, {"w": "b", "n2": 0}],  # str and number misses
 ])
 def test_one_sentence_encode_forms(x):
     vec = SequenceVectorizer().fit([[{"w": "a", "n": 0, "lst": "p", "nested:k": "v"},
