@@ -736,6 +736,7 @@ def gradient_blocks_scaled(
     w_attr, tok_ptr, tok_attr, tok_val, with_scores, forbidden_start, forbidden_end,
     trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len, wnode, seq_log_z,
     block_log_z, block_outer, block_edge, scatter, ent_tok, ent_attr, ent_val, g_attr,
+    exp_trans_out,
 ):
     """The gradient's pass over blocks ``first..stop-1``, one block at a time
     while its rows of ``wnode`` (n_tokens, L) are in cache: the state scores
@@ -750,6 +751,9 @@ def gradient_blocks_scaled(
     :func:`~sklearn_crf._engine.scores.scatter_state_counts` over the entries
     ``tok_ptr[a]:tok_ptr[e]`` of an entry index in the corpus's own order
     (``ent_tok``, ``ent_attr``, ``ent_val``; ``[a, e)`` the block's tokens).
+    The call with ``first`` 0 also writes the ``exp_trans`` of its
+    :class:`TransitionTerms` to ``exp_trans_out`` (L, L), for
+    :func:`transition_gradient`.
 
     Returns ``stop``, or the first block where scaling declined for a
     sequence, before its counts are added: the caller completes that block
@@ -758,6 +762,10 @@ def gradient_blocks_scaled(
     """
     L = trans.shape[0]
     tt = transition_terms(trans)
+    if first == 0:
+        for i in range(L):
+            for j in range(L):
+                exp_trans_out[i, j] = tt.exp_trans[i, j]
     ws = scaled_workspace(max_len, L)
     n_forbidden = forbidden_start.shape[0] + forbidden_end.shape[0]
     for b in range(first, stop):
@@ -871,30 +879,24 @@ def forward_backward_blocks(
         )
 
 
-@kernel
-def transition_gradient(trans, block_outer, block_edge):
+def transition_gradient(exp_trans, block_outer, block_edge):
     """Expected transition counts (L, L) from the blocks' edge sums of
-    :func:`forward_backward_blocks`, added in block order."""
-    L = trans.shape[0]
-    exp_trans = transition_terms(trans).exp_trans
-    out = np.empty((L, L))
-    for i in range(L):
-        for j in range(L):
-            o0 = 0.0
-            o1 = 0.0
-            o2 = 0.0
-            o3 = 0.0
-            edge = 0.0
-            for b in range(block_outer.shape[0]):
-                o0 += block_outer[b, 0, i, j]
-                o1 += block_outer[b, 1, i, j]
-                o2 += block_outer[b, 2, i, j]
-                o3 += block_outer[b, 3, i, j]
-                edge += block_edge[b, i, j]
-            out[i, j] = edge + ((o0 + o1) + (o2 + o3)) * exp_trans[i, j]
+    :func:`forward_backward_blocks` (``block_outer`` (n_blocks, 4, L, L),
+    ``block_edge`` (n_blocks, L, L)), added in block order, and ``exp_trans``
+    (L, L), the ``exp(trans - max)`` the passes used: ``edge + ((o0 + o1) +
+    (o2 + o3)) · exp_trans``.
+
+    NumPy, once per evaluation (no compile at the first fit): the reductions
+    over the first axis add the blocks one after the other, from the first.
+    The last product and sum round twice where ``edge`` is not 0 (sequences
+    completed in log space), where the kernel this replaces rounded once.
+    """
+    outer = block_outer.sum(axis=0)
+    out = (outer[0] + outer[1]) + (outer[2] + outer[3])
+    out *= exp_trans
+    if block_edge.any():
+        out += block_edge.sum(axis=0)
     return out
-
-
 
 
 @kernel
