@@ -322,7 +322,12 @@ def forward_scaled(scores, tt, n, ws):
             return np.nan  # also when m or lo is not finite
         log_z += m
         for j in range(L):
-            exp_scores[t, j] = exp_nonpositive(scores[t, j] - m)
+            exp_scores[t, j] = scores[t, j] - m
+    # the exps over the n·L shifted scores as one flat loop, which LLVM
+    # vectorizes whatever L (a loop over the L labels of a row is too short)
+    flat = exp_scores.reshape(exp_scores.shape[0] * L)
+    for k in range(n * L):
+        flat[k] = exp_nonpositive(flat[k])
     if n > 1:
         if not np.isfinite(tt.trans_max):
             return np.nan
