@@ -682,8 +682,10 @@ def expected_counts_scaled(scores, tt, n, ws, weight, node, outer):
 @kernel(inline="always")
 def _block_scaled(scores_node, tt, ws, seq_ptr, seq_weight, block_ptr, b, seq_log_z,
                   block_log_z, block_outer, block_edge):
-    """One block of :func:`forward_backward_blocks_scaled`; returns the number
-    of its sequences where scaling declined."""
+    """The scaled passes of one block of :func:`gradient_blocks_scaled`;
+    returns the number of its sequences where scaling declined (their
+    ``seq_log_z`` is NaN and their rows of ``scores_node`` still hold the
+    state scores)."""
     L = tt.trans.shape[0]
     outer = block_outer[b]
     edge = block_edge[b]
@@ -718,25 +720,6 @@ def _block_scaled(scores_node, tt, ws, seq_ptr, seq_weight, block_ptr, b, seq_lo
 
 
 @kernel
-def forward_backward_blocks_scaled(
-    scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
-    seq_log_z, block_log_z, block_outer, block_edge,
-):
-    """The scaled half of :func:`forward_backward_blocks`: returns the number
-    of sequences where scaling declined; their ``seq_log_z`` is NaN and their
-    rows of ``scores_node`` still hold the state scores (the log-space half,
-    :func:`forward_backward_blocks_log`, completes them)."""
-    L = trans.shape[0]
-    tt = transition_terms(trans)
-    ws = scaled_workspace(max_len, L)
-    declined = 0
-    for b in range(first, stop):
-        declined += _block_scaled(scores_node, tt, ws, seq_ptr, seq_weight, block_ptr, b,
-                                  seq_log_z, block_log_z, block_outer, block_edge)
-    return declined
-
-
-@kernel
 def gradient_blocks_scaled(
     w_attr, tok_ptr, tok_attr, tok_val, with_scores, forbidden_start, forbidden_end,
     trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len, wnode, seq_log_z,
@@ -750,7 +733,7 @@ def gradient_blocks_scaled(
     ``with_scores`` is False: ``wnode`` holds them already), the labels
     ``forbidden_start`` / ``forbidden_end`` set to -inf on the first / last
     token of each sequence (constraints; empty arrays when none), the scaled
-    forward-backward of :func:`forward_backward_blocks_scaled` (weighted node
+    forward-backward of :func:`forward_backward_blocks` (weighted node
     marginals in place of the scores), and, when ``scatter``, the block's
     expected state counts added to ``g_attr`` (n_attributes, L) by
     :func:`~sklearn_crf._engine.scores.scatter_state_counts` over the entries
@@ -804,7 +787,7 @@ def forward_backward_blocks_log(
     seq_log_z, block_log_z, block_edge,
 ):
     """The log-space half of :func:`forward_backward_blocks`, after
-    :func:`forward_backward_blocks_scaled`: the sequences whose ``seq_log_z``
+    :func:`gradient_blocks_scaled`: the sequences whose ``seq_log_z``
     is NaN, by the log-space passes (their edge sums added to ``block_edge``
     in sequence order), and ``block_log_z`` of their blocks summed again in
     sequence order. Compiled only when a call needs it."""
@@ -867,21 +850,34 @@ def forward_backward_blocks(
     the node marginals alone (weights 1), so that one compiled kernel serves
     both.
 
-    Two kernels: the scaled passes
-    (:func:`forward_backward_blocks_scaled`), and only for the sequences where
-    they decline, the log-space ones (:func:`forward_backward_blocks_log`),
-    so that a fit whose sequences all scale never compiles the log-space
-    kernels. Releases the GIL apart from the call itself.
+    Two kernels: the scaled passes (:func:`gradient_blocks_scaled`, the
+    fit's kernel, without its state scores and counts: one compiled kernel
+    for both, so that a first ``predict_marginals`` after a fit compiles
+    nothing new), and only for the blocks where they decline, the log-space
+    ones (:func:`forward_backward_blocks_log`), so that a fit whose sequences
+    all scale never compiles the log-space kernels. Releases the GIL apart
+    from the calls themselves.
     """
-    declined = forward_backward_blocks_scaled(
-        scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
-        seq_log_z, block_log_z, block_outer, block_edge,
-    )
-    if declined:
+    L = trans.shape[0]
+    no_ints = np.zeros(0, dtype=np.int64)
+    no_ids = np.zeros(0, dtype=np.int32)
+    no_values = np.zeros(0)
+    no_rows = np.zeros((0, L))
+    exp_trans = np.empty((L, L))
+    while first < stop:
+        b = gradient_blocks_scaled(
+            no_rows, no_ints, no_ids, no_values, False, no_ints, no_ints, trans, seq_ptr,
+            seq_weight, block_ptr, first, stop, max_len, scores_node, seq_log_z,
+            block_log_z, block_outer, block_edge, False, no_ids, no_ids, no_values,
+            no_rows, exp_trans,
+        )
+        if b == stop:
+            return
         forward_backward_blocks_log(
-            scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
+            scores_node, trans, seq_ptr, seq_weight, block_ptr, b, b + 1, max_len,
             seq_log_z, block_log_z, block_edge,
         )
+        first = b + 1
 
 
 def transition_gradient(exp_trans, block_outer, block_edge):
