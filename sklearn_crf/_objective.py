@@ -304,6 +304,7 @@ class CRFObjective:
         self._block_log_z = np.zeros(n_blocks)
         self._block_outer = np.zeros((n_blocks, 4, L, L))
         self._block_edge = np.zeros((n_blocks, L, L))
+        self._exp_trans = np.zeros((L, L))
         # the entries by attribute range, in token order within each: one range
         # (the corpus's own order) on one thread, where each block's counts are
         # added as soon as its marginals are known; on several threads, a pass
@@ -368,6 +369,7 @@ class CRFObjective:
                     self.seq_weight, block_ptr, first, stop, self._max_len, wnode,
                     self._seq_log_z, self._block_log_z, self._block_outer,
                     self._block_edge, fused, entries.tok, entries.attr, entries.val, g_attr,
+                    self._exp_trans,
                 )
                 if b == stop:
                     return
@@ -438,7 +440,7 @@ class CRFObjective:
         else:
             run_ranges(self.n_chunks, n_blocks, pass_blocks)
             run_ranges(self.n_chunks, len(bounds) - 1, scatter_ranges)
-        e_trans = transition_gradient(trans, self._block_outer, self._block_edge)
+        e_trans = transition_gradient(self._exp_trans, self._block_outer, self._block_edge)
         log_z = 0.0
         for value in self._block_log_z.tolist():  # in block order
             log_z += value

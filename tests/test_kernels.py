@@ -436,3 +436,24 @@ def test_pair_frequencies_and_observed_counts_match_python_loops(corpus):
     np.testing.assert_allclose(
         observed[layout.n_state :], ref_trans[layout.trans_from, layout.trans_to]
     )
+
+
+def test_transition_gradient_adds_blocks_in_order():
+    """transition_gradient: the blocks' sums added one after the other from the
+    first (the bits of a loop), times exp_trans; then the log-space edge sums."""
+    rng = np.random.default_rng(5)
+    L, n_blocks = 5, 37
+    outer = rng.random((n_blocks, 4, L, L))
+    exp_trans = rng.random((L, L))
+    sums = np.zeros((4, L, L))
+    for b in range(n_blocks):
+        sums += outer[b]
+    want = ((sums[0] + sums[1]) + (sums[2] + sums[3])) * exp_trans
+    got = _engine.transition_gradient(exp_trans, outer, np.zeros((n_blocks, L, L)))
+    assert np.array_equal(got, want)
+    edge = rng.random((n_blocks, L, L))
+    edge_sum = np.zeros((L, L))
+    for b in range(n_blocks):
+        edge_sum += edge[b]
+    got = _engine.transition_gradient(exp_trans, outer, edge)
+    assert np.array_equal(got, want + edge_sum)

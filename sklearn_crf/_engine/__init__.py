@@ -53,7 +53,6 @@ from .forward_backward import (
     expected_counts_scaled,
     forward_backward_blocks,
     forward_backward_blocks_log,
-    forward_backward_blocks_scaled,
     forward_backward_log,
     forward_backward_scaled_crfsuite,
     forward_scaled,

@@ -22,7 +22,7 @@ import numpy as np
 
 from .forward_backward import (
     forward_backward_blocks,
-    forward_backward_blocks_scaled,
+    gradient_blocks_scaled,
     log_forward_backward_sequences,
     marginals_sequences,
     span_log_probabilities,
@@ -30,7 +30,7 @@ from .forward_backward import (
 from .viterbi import list_viterbi_sequences
 
 #: the kernels :func:`needs_compiling` looks at: what every fit runs
-_FIRST_USE_KERNELS = (forward_backward_blocks_scaled, list_viterbi_sequences)
+_FIRST_USE_KERNELS = (gradient_blocks_scaled, list_viterbi_sequences)
 _first_use = {"checked": False}
 
 

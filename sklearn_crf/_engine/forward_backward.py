@@ -322,7 +322,12 @@ def forward_scaled(scores, tt, n, ws):
             return np.nan  # also when m or lo is not finite
         log_z += m
         for j in range(L):
-            exp_scores[t, j] = exp_nonpositive(scores[t, j] - m)
+            exp_scores[t, j] = scores[t, j] - m
+    # the exps over the n·L shifted scores as one flat loop, which LLVM
+    # vectorizes whatever L (a loop over the L labels of a row is too short)
+    flat = exp_scores.reshape(exp_scores.shape[0] * L)
+    for k in range(n * L):
+        flat[k] = exp_nonpositive(flat[k])
     if n > 1:
         if not np.isfinite(tt.trans_max):
             return np.nan
@@ -677,8 +682,10 @@ def expected_counts_scaled(scores, tt, n, ws, weight, node, outer):
 @kernel(inline="always")
 def _block_scaled(scores_node, tt, ws, seq_ptr, seq_weight, block_ptr, b, seq_log_z,
                   block_log_z, block_outer, block_edge):
-    """One block of :func:`forward_backward_blocks_scaled`; returns the number
-    of its sequences where scaling declined."""
+    """The scaled passes of one block of :func:`gradient_blocks_scaled`;
+    returns the number of its sequences where scaling declined (their
+    ``seq_log_z`` is NaN and their rows of ``scores_node`` still hold the
+    state scores)."""
     L = tt.trans.shape[0]
     outer = block_outer[b]
     edge = block_edge[b]
@@ -713,29 +720,11 @@ def _block_scaled(scores_node, tt, ws, seq_ptr, seq_weight, block_ptr, b, seq_lo
 
 
 @kernel
-def forward_backward_blocks_scaled(
-    scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
-    seq_log_z, block_log_z, block_outer, block_edge,
-):
-    """The scaled half of :func:`forward_backward_blocks`: returns the number
-    of sequences where scaling declined; their ``seq_log_z`` is NaN and their
-    rows of ``scores_node`` still hold the state scores (the log-space half,
-    :func:`forward_backward_blocks_log`, completes them)."""
-    L = trans.shape[0]
-    tt = transition_terms(trans)
-    ws = scaled_workspace(max_len, L)
-    declined = 0
-    for b in range(first, stop):
-        declined += _block_scaled(scores_node, tt, ws, seq_ptr, seq_weight, block_ptr, b,
-                                  seq_log_z, block_log_z, block_outer, block_edge)
-    return declined
-
-
-@kernel
 def gradient_blocks_scaled(
     w_attr, tok_ptr, tok_attr, tok_val, with_scores, forbidden_start, forbidden_end,
     trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len, wnode, seq_log_z,
     block_log_z, block_outer, block_edge, scatter, ent_tok, ent_attr, ent_val, g_attr,
+    exp_trans_out,
 ):
     """The gradient's pass over blocks ``first..stop-1``, one block at a time
     while its rows of ``wnode`` (n_tokens, L) are in cache: the state scores
@@ -744,12 +733,15 @@ def gradient_blocks_scaled(
     ``with_scores`` is False: ``wnode`` holds them already), the labels
     ``forbidden_start`` / ``forbidden_end`` set to -inf on the first / last
     token of each sequence (constraints; empty arrays when none), the scaled
-    forward-backward of :func:`forward_backward_blocks_scaled` (weighted node
+    forward-backward of :func:`forward_backward_blocks` (weighted node
     marginals in place of the scores), and, when ``scatter``, the block's
     expected state counts added to ``g_attr`` (n_attributes, L) by
     :func:`~sklearn_crf._engine.scores.scatter_state_counts` over the entries
     ``tok_ptr[a]:tok_ptr[e]`` of an entry index in the corpus's own order
     (``ent_tok``, ``ent_attr``, ``ent_val``; ``[a, e)`` the block's tokens).
+    The call with ``first`` 0 also writes the ``exp_trans`` of its
+    :class:`TransitionTerms` to ``exp_trans_out`` (L, L), for
+    :func:`transition_gradient`.
 
     Returns ``stop``, or the first block where scaling declined for a
     sequence, before its counts are added: the caller completes that block
@@ -758,6 +750,10 @@ def gradient_blocks_scaled(
     """
     L = trans.shape[0]
     tt = transition_terms(trans)
+    if first == 0:
+        for i in range(L):
+            for j in range(L):
+                exp_trans_out[i, j] = tt.exp_trans[i, j]
     ws = scaled_workspace(max_len, L)
     n_forbidden = forbidden_start.shape[0] + forbidden_end.shape[0]
     for b in range(first, stop):
@@ -791,7 +787,7 @@ def forward_backward_blocks_log(
     seq_log_z, block_log_z, block_edge,
 ):
     """The log-space half of :func:`forward_backward_blocks`, after
-    :func:`forward_backward_blocks_scaled`: the sequences whose ``seq_log_z``
+    :func:`gradient_blocks_scaled`: the sequences whose ``seq_log_z``
     is NaN, by the log-space passes (their edge sums added to ``block_edge``
     in sequence order), and ``block_log_z`` of their blocks summed again in
     sequence order. Compiled only when a call needs it."""
@@ -854,47 +850,54 @@ def forward_backward_blocks(
     the node marginals alone (weights 1), so that one compiled kernel serves
     both.
 
-    Two kernels: the scaled passes
-    (:func:`forward_backward_blocks_scaled`), and only for the sequences where
-    they decline, the log-space ones (:func:`forward_backward_blocks_log`),
-    so that a fit whose sequences all scale never compiles the log-space
-    kernels. Releases the GIL apart from the call itself.
+    Two kernels: the scaled passes (:func:`gradient_blocks_scaled`, the
+    fit's kernel, without its state scores and counts: one compiled kernel
+    for both, so that a first ``predict_marginals`` after a fit compiles
+    nothing new), and only for the blocks where they decline, the log-space
+    ones (:func:`forward_backward_blocks_log`), so that a fit whose sequences
+    all scale never compiles the log-space kernels. Releases the GIL apart
+    from the calls themselves.
     """
-    declined = forward_backward_blocks_scaled(
-        scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
-        seq_log_z, block_log_z, block_outer, block_edge,
-    )
-    if declined:
+    L = trans.shape[0]
+    no_ints = np.zeros(0, dtype=np.int64)
+    no_ids = np.zeros(0, dtype=np.int32)
+    no_values = np.zeros(0)
+    no_rows = np.zeros((0, L))
+    exp_trans = np.empty((L, L))
+    while first < stop:
+        b = gradient_blocks_scaled(
+            no_rows, no_ints, no_ids, no_values, False, no_ints, no_ints, trans, seq_ptr,
+            seq_weight, block_ptr, first, stop, max_len, scores_node, seq_log_z,
+            block_log_z, block_outer, block_edge, False, no_ids, no_ids, no_values,
+            no_rows, exp_trans,
+        )
+        if b == stop:
+            return
         forward_backward_blocks_log(
-            scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
+            scores_node, trans, seq_ptr, seq_weight, block_ptr, b, b + 1, max_len,
             seq_log_z, block_log_z, block_edge,
         )
+        first = b + 1
 
 
-@kernel
-def transition_gradient(trans, block_outer, block_edge):
+def transition_gradient(exp_trans, block_outer, block_edge):
     """Expected transition counts (L, L) from the blocks' edge sums of
-    :func:`forward_backward_blocks`, added in block order."""
-    L = trans.shape[0]
-    exp_trans = transition_terms(trans).exp_trans
-    out = np.empty((L, L))
-    for i in range(L):
-        for j in range(L):
-            o0 = 0.0
-            o1 = 0.0
-            o2 = 0.0
-            o3 = 0.0
-            edge = 0.0
-            for b in range(block_outer.shape[0]):
-                o0 += block_outer[b, 0, i, j]
-                o1 += block_outer[b, 1, i, j]
-                o2 += block_outer[b, 2, i, j]
-                o3 += block_outer[b, 3, i, j]
-                edge += block_edge[b, i, j]
-            out[i, j] = edge + ((o0 + o1) + (o2 + o3)) * exp_trans[i, j]
+    :func:`forward_backward_blocks` (``block_outer`` (n_blocks, 4, L, L),
+    ``block_edge`` (n_blocks, L, L)), added in block order, and ``exp_trans``
+    (L, L), the ``exp(trans - max)`` the passes used: ``edge + ((o0 + o1) +
+    (o2 + o3)) · exp_trans``.
+
+    NumPy, once per evaluation (no compile at the first fit): the reductions
+    over the first axis add the blocks one after the other, from the first.
+    The last product and sum round twice where ``edge`` is not 0 (sequences
+    completed in log space), where the kernel this replaces rounded once.
+    """
+    outer = block_outer.sum(axis=0)
+    out = (outer[0] + outer[1]) + (outer[2] + outer[3])
+    out *= exp_trans
+    if block_edge.any():
+        out += block_edge.sum(axis=0)
     return out
-
-
 
 
 @kernel
