@@ -1245,8 +1245,9 @@ def _encode_entries(X, vocab):
     """The one encode loop: X's entries under the vocabulary strategy ``vocab``.
 
     Returns ``tok_ptr``, ``entries`` (attribute ``a``, or ``~a`` for a zero
-    entry; int32, int64 when a batch went token by token), ``slow_pos``, ``slow_val`` (the entries whose value is not 1:
-    positions, values) and ``seq_ptr``, for :func:`_split_zero_entries`.
+    entry; int32, int64 when a batch went token by token), ``slow_pos``,
+    ``slow_val`` (the entries whose value is not 1: positions, values) and
+    ``seq_ptr``, for :func:`_split_zero_entries`.
 
     Sequences go in batches. When every token of a batch is a dict, all their
     ``(key, value)`` items are looked up in the memo at once (``map`` over
@@ -1575,8 +1576,7 @@ _SMALL_SPLIT = 4096
 
 def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
     """The arrays of an :class:`EncodedCorpus` from :func:`_encode_entries`'
-    entries (int32 or int64): ``tok_ptr``,
-    ``tok_attr``, ``tok_val`` of the non-zero entries
+    entries (int32 or int64): ``tok_ptr``, ``tok_attr``, ``tok_val`` of the non-zero entries
     (value 1 but ``slow_val`` at ``slow_pos``) and ``zero_tok``, ``zero_attr``
     of the zero entries (``~a`` for attribute ``a``)."""
     keep = entries >= 0
