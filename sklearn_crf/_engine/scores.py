@@ -327,58 +327,27 @@ def add_path_features(
 add_path_features_exact = exact_twin(add_path_features)
 
 
+@kernel
 def observed_counts(
     tok_ptr, tok_attr, tok_val, attr_ptr, attr_label, trans_index, labels, seq_ptr,
     seq_weight, n_params,
 ):
     """Weighted observed feature counts on the gold paths (n_params,): Σ_s v_s
-    F(x_s, y_s), the features of :func:`add_path_features`.
+    F(x_s, y_s) by :func:`add_path_features`, sequences in order.
 
     A token attribute whose (attribute, gold label) pair has no parameter (pruned
     by ``min_freq``) contributes nothing; nor does a transition without one
-    (``trans_index`` -1). NumPy, run once per fit (no compile at the first
-    fit): every count gets its terms ``v_s · value`` in token order, as
-    :func:`add_path_features` over the sequences in order adds them
-    (``np.bincount``), each product rounded before its sum (the kernel's
-    ``vec[p] += coef * value`` could round once, an FMA: the same bits
-    whenever ``v_s`` or the value is 1).
+    (``trans_index`` -1).
     """
-    L = trans_index.shape[0]
-    n_tokens = tok_ptr.shape[0] - 1
-    n_attributes = attr_ptr.shape[0] - 1
-    # parameter of each (attribute, label) pair; n_params (a bin dropped at
-    # the end) where there is none
-    param = np.full(n_attributes * L, n_params, dtype=np.int64)
-    pair = np.repeat(np.arange(n_attributes, dtype=np.int64), np.diff(attr_ptr))
-    pair *= L
-    pair += attr_label
-    param[pair] = np.arange(attr_label.shape[0])
-    del pair
-    counts = np.diff(tok_ptr)
-    key = tok_attr.astype(np.int64)
-    key *= L
-    key += np.repeat(labels, counts)
-    p = param[key]
-    del key, param
-    unweighted = bool(np.all(seq_weight == 1.0))
-    if unweighted and bool(np.all(tok_val == 1.0)):
-        weight = None  # sums of ones: the counts, exact
-    else:
-        weight = np.repeat(np.repeat(seq_weight, np.diff(seq_ptr)), counts)
-        weight *= tok_val
-    out = np.bincount(p, weights=weight, minlength=n_params + 1)[:n_params]
-    out = out.astype(np.float64)
-    del p, weight
-    # transitions: every token after the first of its sequence
-    has_prev = np.ones(n_tokens, dtype=np.bool_)
-    has_prev[seq_ptr[:-1][seq_ptr[1:] > seq_ptr[:-1]]] = False
-    idx = np.flatnonzero(has_prev)
-    q = trans_index[labels[idx - 1], labels[idx]]
-    keep = q >= 0
-    weight = None
-    if not unweighted:
-        weight = np.repeat(seq_weight, np.diff(seq_ptr))[idx][keep]
-    out += np.bincount(q[keep], weights=weight, minlength=n_params)
+    out = np.zeros(n_params)
+    no_actives = np.empty(0, dtype=np.int64)
+    for s in range(seq_ptr.shape[0] - 1):
+        a = seq_ptr[s]
+        n = seq_ptr[s + 1] - a
+        add_path_features(
+            out, seq_weight[s], labels[a:a + n], a, n, tok_ptr, tok_attr, tok_val,
+            attr_ptr, attr_label, trans_index, no_actives, 0,
+        )
     return out
 
 
