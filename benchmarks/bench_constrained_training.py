@@ -61,9 +61,9 @@ def main():
     print(f"constrain_training=False, no constraints at decode: entity F1 {f1:.4f}")
 
     # one objective evaluation each, at w = 0, on the training data
-    from sklearn_crf._constraints import build_constraints
-    from sklearn_crf._objective import ConstrainedCRFObjective, CRFObjective
-    from sklearn_crf._threads import n_threads as _n_threads
+    from sklearn_crf._model.constraints import build_constraints
+    from sklearn_crf._training.objective import ConstrainedCRFObjective, CRFObjective
+    from sklearn_crf._engine.threads import n_threads as _n_threads
 
     crf = results[True]
     corpus = crf.vectorizer_.encode(X_train)

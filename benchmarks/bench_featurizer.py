@@ -234,8 +234,8 @@ def main():
     parser.add_argument("--n-train", type=int, default=None)
     args = parser.parse_args()
 
-    from sklearn_crf import _featurizer
-    from sklearn_crf._featurizer import SequenceFeaturizer
+    from sklearn_crf._features import featurizer as _featurizer
+    from sklearn_crf._features.featurizer import SequenceFeaturizer
     from sklearn_crf.datasets import load_conll2002
 
     data = load_conll2002("train", n_sentences=args.n_train)

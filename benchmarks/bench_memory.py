@@ -220,8 +220,8 @@ def encode_route(route, path, directory, chunk_size, result):
         corpus, y = SequenceVectorizer().fit_encode(X), data.tags
         n_labels = sum(map(len, y))
     else:
-        from sklearn_crf._conll import iter_conll
-        from sklearn_crf._streaming import encode_stream
+        from sklearn_crf._io.conll import iter_conll
+        from sklearn_crf._features.streaming import encode_stream
 
         batches = ((featurizer.transform(chunk.sentences), chunk.tags)
                    for chunk in iter_conll(path, chunk_size=chunk_size))

@@ -109,7 +109,7 @@ def write_corpus(directory, n_tokens):
 def batches(path, chunk_size=1000):
     """``(X, y)`` chunks of a CoNLL file, featurized: one chunk in memory at a time."""
     from sklearn_crf import SequenceFeaturizer
-    from sklearn_crf._conll import iter_conll
+    from sklearn_crf._io.conll import iter_conll
 
     featurizer = SequenceFeaturizer()
     for chunk in iter_conll(path, chunk_size=chunk_size):
@@ -118,7 +118,7 @@ def batches(path, chunk_size=1000):
 
 def encoded_file(path):
     """A shard source: the file encoded chunk by chunk (on a worker)."""
-    from sklearn_crf._streaming import encode_stream
+    from sklearn_crf._features.streaming import encode_stream
 
     return encode_stream(batches(path), label_codes=True)
 
@@ -140,7 +140,7 @@ def _solve(corpus, labels, n_labels, max_iter):
     from sklearn.exceptions import ConvergenceWarning
 
     from sklearn_crf import CRFTagger
-    from sklearn_crf._objective import build_layout
+    from sklearn_crf._training.objective import build_layout
     from sklearn_crf._training.solvers import SOLVERS, TrainingData
 
     params = CRFTagger(max_iter=max_iter, n_jobs=1, **PARAMS).get_params()
@@ -159,8 +159,8 @@ def _solve(corpus, labels, n_labels, max_iter):
 
 def route_dict(paths, max_iter):
     from sklearn_crf import SequenceFeaturizer, SequenceVectorizer
-    from sklearn_crf._conll import read_conll
-    from sklearn_crf._validation import encode_labels
+    from sklearn_crf._io.conll import read_conll
+    from sklearn_crf._features.validation import encode_labels
 
     start = time.perf_counter()
     X, y = [], []
@@ -180,7 +180,7 @@ def route_dict(paths, max_iter):
 
 
 def route_stream(paths, max_iter, workdir):
-    from sklearn_crf._streaming import encode_stream
+    from sklearn_crf._features.streaming import encode_stream
 
     def all_batches():
         for path in paths:

@@ -14,22 +14,22 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
 from ._compat import CRF
-from ._objective import ParameterLayout
+from ._training.objective import ParameterLayout
 from ._tagger import CRFTagger, InconsistentVersionWarning
-from ._vectorizer import EncodedCorpus, SequenceVectorizer
+from ._features.vectorizer import EncodedCorpus, SequenceVectorizer
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
     from . import datasets, metrics, model_selection, scorers
-    from ._conll import ConllChunk, iter_conll, read_conll, write_conll
-    from ._crfsuite import load_crfsuite, save_crfsuite
-    from ._persistence import load_model, save_model
-    from ._corpus_store import LabelCodes, load_corpus, save_corpus
-    from ._streaming import encode_stream
+    from ._io.conll import ConllChunk, iter_conll, read_conll, write_conll
+    from ._io.crfsuite import load_crfsuite, save_crfsuite
+    from ._io.persistence import load_model, save_model
+    from ._io.corpus_store import LabelCodes, load_corpus, save_corpus
+    from ._features.streaming import encode_stream
     from ._training.distributed import ShardedCorpus, ShardLostError
-    from ._word_vectors import WordVectors
-    from ._featurizer import SequenceFeaturizer
-    from ._templates import TemplateFeaturizer
+    from ._features.word_vectors import WordVectors
+    from ._features.featurizer import SequenceFeaturizer
+    from ._features.templates import TemplateFeaturizer
 
 __all__ = [
     "CRF",
@@ -65,23 +65,23 @@ __all__ = [
 #: public names imported on first access: name -> (submodule, attribute of it;
 #: None for the submodule itself)
 _LAZY = {
-    "load_model": ("._persistence", "load_model"),
-    "save_model": ("._persistence", "save_model"),
-    "load_crfsuite": ("._crfsuite", "load_crfsuite"),
-    "save_crfsuite": ("._crfsuite", "save_crfsuite"),
-    "SequenceFeaturizer": ("._featurizer", "SequenceFeaturizer"),
-    "TemplateFeaturizer": ("._templates", "TemplateFeaturizer"),
-    "read_conll": ("._conll", "read_conll"),
-    "iter_conll": ("._conll", "iter_conll"),
-    "encode_stream": ("._streaming", "encode_stream"),
-    "load_corpus": ("._corpus_store", "load_corpus"),
-    "save_corpus": ("._corpus_store", "save_corpus"),
+    "load_model": ("._io.persistence", "load_model"),
+    "save_model": ("._io.persistence", "save_model"),
+    "load_crfsuite": ("._io.crfsuite", "load_crfsuite"),
+    "save_crfsuite": ("._io.crfsuite", "save_crfsuite"),
+    "SequenceFeaturizer": ("._features.featurizer", "SequenceFeaturizer"),
+    "TemplateFeaturizer": ("._features.templates", "TemplateFeaturizer"),
+    "read_conll": ("._io.conll", "read_conll"),
+    "iter_conll": ("._io.conll", "iter_conll"),
+    "encode_stream": ("._features.streaming", "encode_stream"),
+    "load_corpus": ("._io.corpus_store", "load_corpus"),
+    "save_corpus": ("._io.corpus_store", "save_corpus"),
     "ShardedCorpus": ("._training.distributed", "ShardedCorpus"),
     "ShardLostError": ("._training.distributed", "ShardLostError"),
-    "LabelCodes": ("._corpus_store", "LabelCodes"),
-    "ConllChunk": ("._conll", "ConllChunk"),
-    "WordVectors": ("._word_vectors", "WordVectors"),
-    "write_conll": ("._conll", "write_conll"),
+    "LabelCodes": ("._io.corpus_store", "LabelCodes"),
+    "ConllChunk": ("._io.conll", "ConllChunk"),
+    "WordVectors": ("._features.word_vectors", "WordVectors"),
+    "write_conll": ("._io.conll", "write_conll"),
     "datasets": (".datasets", None),
     "metrics": (".metrics", None),
     "model_selection": (".model_selection", None),

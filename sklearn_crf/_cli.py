@@ -24,9 +24,9 @@ import time
 import warnings
 from typing import NamedTuple
 
-from ._conll import read_conll, write_conll
-from ._constraints import SCHEMES
-from ._crfsuite import MAGIC as CRFSUITE_MAGIC
+from ._io.conll import read_conll, write_conll
+from ._model.constraints import SCHEMES
+from ._io.crfsuite import MAGIC as CRFSUITE_MAGIC
 from ._version import __version__
 
 PROG = "sklearn-crf"
@@ -177,8 +177,8 @@ def _featurizer_settings(args, n_token_columns):
     """The featurizer of ``train`` (or ``convert --with-featurizer``), from the
     options given (no default of its own); ``n_token_columns``, when known,
     is checked against ``--columns``."""
-    from ._featurizer import SequenceFeaturizer
-    from ._templates import TemplateFeaturizer
+    from ._features.featurizer import SequenceFeaturizer
+    from ._features.templates import TemplateFeaturizer
 
     given = {name: getattr(args, name) for name in FEATURIZER_OPTIONS if hasattr(args, name)}
     if args.template is not None:
@@ -230,8 +230,8 @@ def _featurizer_settings(args, n_token_columns):
 
 def _make_featurizer(settings):
     """The featurizer described by the settings of a version-1 model file."""
-    from ._featurizer import SequenceFeaturizer
-    from ._templates import TemplateFeaturizer
+    from ._features.featurizer import SequenceFeaturizer
+    from ._features.templates import TemplateFeaturizer
 
     kind = settings.get("kind") if isinstance(settings, dict) else None
     if kind == "templates":
@@ -323,7 +323,7 @@ def _cli_metadata(metadata, model_path, *, featurizer):
 
 def _load(model_path):
     """(model, metadata) of a model file; a CRFsuite file says to convert it."""
-    from ._persistence import load_model
+    from ._io.persistence import load_model
 
     if not os.path.exists(model_path):
         raise CommandError(f"{model_path}: no such model file.")
@@ -414,7 +414,7 @@ def _model_for_tagging(model_path):
     if settings is not None:
         return _Model(crf, featurizer, settings["n_token_columns"],
                       settings["label_column"], settings["sep"])
-    from ._featurizer import SequenceFeaturizer
+    from ._features.featurizer import SequenceFeaturizer
 
     first = featurizers[0]
     n_token_columns = None
@@ -587,7 +587,7 @@ def _training_params(args):
 def _cmd_train(args):
     from sklearn.pipeline import make_pipeline
 
-    from ._persistence import save_model
+    from ._io.persistence import save_model
     from ._tagger import CRFTagger
 
     columns = _split_columns(args)
@@ -809,8 +809,8 @@ def _cmd_dump(args):
 def _cmd_convert(args):
     from sklearn.pipeline import make_pipeline
 
-    from ._crfsuite import load_crfsuite, save_crfsuite
-    from ._persistence import load_model, save_model
+    from ._io.crfsuite import load_crfsuite, save_crfsuite
+    from ._io.persistence import load_model, save_model
 
     args.columns = _split_columns(args)
     featurizer_options = [name for name in FEATURIZER_OPTIONS if hasattr(args, name)]
@@ -954,7 +954,7 @@ def _add_featurizer_options(parser, *, columns_nargs="+"):
     not set unless given (so the defaults are the estimator's, shown).
     ``columns_nargs=None``: ``--columns`` takes one value (comma-separated),
     for a command whose positional arguments come after it."""
-    from ._featurizer import SequenceFeaturizer
+    from ._features.featurizer import SequenceFeaturizer
 
     default = SequenceFeaturizer().get_params()
     S = argparse.SUPPRESS

@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
-from . import _optimize
+from ._training import optimize as _optimize
 from ._training.solvers import SOLVERS, reads
 from ._tagger import CRFTagger
 
@@ -615,7 +615,7 @@ class CRF(BaseEstimator):
         path, auto = self._model_path()
         if path is not None:
             start = time.perf_counter()
-            from ._crfsuite import save_crfsuite  # on use: keeps the import light
+            from ._io.crfsuite import save_crfsuite  # on use: keeps the import light
             save_crfsuite(tagger, path)
             log.storing_seconds = time.perf_counter() - start
         self._model = tagger
@@ -733,7 +733,7 @@ class CRF(BaseEstimator):
         path = self._filename()
         if path is None:
             return None
-        from ._crfsuite import load_crfsuite  # on use: keeps the import light
+        from ._io.crfsuite import load_crfsuite  # on use: keeps the import light
         model = load_crfsuite(path)
         self._model = model
         self._model_source = path
@@ -821,7 +821,7 @@ class CRF(BaseEstimator):
             return None
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "model.crfsuite")
-            from ._crfsuite import save_crfsuite  # on use: keeps the import light
+            from ._io.crfsuite import save_crfsuite  # on use: keeps the import light
             save_crfsuite(model, path)
             return os.path.getsize(path)
 

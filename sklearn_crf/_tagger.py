@@ -12,17 +12,19 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _constraints, _engine, _explain, _inspection, _schemes
+from ._model import constraints as _constraints, schemes as _schemes
+from . import _engine
+from ._inference import explain as _explain, inspection as _inspection
 from ._engine.decoding import best_path_labels, node_marginals
 from ._engine.dense import dense_scores
-from ._objective import CRFObjective, ParameterLayout, build_layout
-from ._optimize import ValidationMonitor, progress_logging
+from ._training.objective import CRFObjective, ParameterLayout, build_layout
+from ._training.optimize import ValidationMonitor, progress_logging
 from ._training.distributed import ShardedCorpus, fit_sharded, prepare_sharded
 from ._training.solvers import SOLVERS, TrainingData, check_solver_params
-from ._threads import MIN_TOKENS_PER_THREAD
-from ._threads import n_threads as _n_threads
-from ._validation import check_sequence_weight, check_sequences, encode_labels, label_array
-from ._vectorizer import EncodedCorpus, SequenceVectorizer
+from ._engine.threads import MIN_TOKENS_PER_THREAD
+from ._engine.threads import n_threads as _n_threads
+from ._features.validation import check_sequence_weight, check_sequences, encode_labels, label_array
+from ._features.vectorizer import EncodedCorpus, SequenceVectorizer
 from ._version import __version__
 
 logger = logging.getLogger("sklearn_crf")
@@ -759,7 +761,7 @@ class CRFTagger(BaseEstimator):
 
     def _set_fitted(self, classes, vectorizer, layout, result):
         """Set the fitted attributes from the labels, the fitted vectorizer, the
-        parameter layout and a :class:`~sklearn_crf._optimize.SolverResult`
+        parameter layout and a :class:`~sklearn_crf._training.optimize.SolverResult`
         (the end of every fit); returns self."""
         if result.w.shape != (layout.n_params,):
             raise ValueError(
@@ -1268,7 +1270,7 @@ class CRFTagger(BaseEstimator):
         the token's label and the weight of the incoming transition; they add
         up to the path's score ``log p(y | x) + log Z(x)``. Per entity, the
         terms inside it and its probability. See
-        :func:`sklearn_crf._explain.explain_prediction` for the details.
+        :func:`sklearn_crf._inference.explain.explain_prediction` for the details.
 
         Parameters
         ----------
@@ -1310,7 +1312,7 @@ class CRFTagger(BaseEstimator):
 
         The terms of the two paths' scores that differ when token ``t`` of a
         path (the predicted one, or ``y``) takes ``a`` or ``b``. See
-        :func:`sklearn_crf._explain.compare_labels` for the details.
+        :func:`sklearn_crf._inference.explain.compare_labels` for the details.
 
         Parameters
         ----------
@@ -1542,7 +1544,7 @@ def _note_compilation():
 
 def _n_sequences(X):
     """Number of sequences of a training X, after the checks of
-    :func:`~sklearn_crf._validation.check_sequences` when X holds no dense
+    :func:`~sklearn_crf._features.validation.check_sequences` when X holds no dense
     array (the vectorizer checks the dense forms)."""
     if isinstance(X, EncodedCorpus):
         return X.n_sequences

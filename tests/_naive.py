@@ -254,7 +254,7 @@ def seeded_crf(seed, n, scale):
 
 
 # --------------------------------------------------------------------------
-# CRFsuite's online algorithms (sklearn_crf._online), with dense feature vectors
+# CRFsuite's online algorithms (sklearn_crf._training.online), with dense feature vectors
 # --------------------------------------------------------------------------
 
 

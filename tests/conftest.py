@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from sklearn_crf import SequenceVectorizer
-from sklearn_crf._objective import build_layout
-from sklearn_crf._validation import encode_labels
+from sklearn_crf._training.objective import build_layout
+from sklearn_crf._features.validation import encode_labels
 
 
 def outcome(call, *, message=True):

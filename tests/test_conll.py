@@ -1,4 +1,4 @@
-"""Tests for the CoNLL column-file reader and writer (sklearn_crf._conll)."""
+"""Tests for the CoNLL column-file reader and writer (sklearn_crf._io.conll)."""
 
 import gzip
 import os
@@ -241,7 +241,7 @@ def test_pos_column_as_features():
 # --- iter_conll: the same file, chunk by chunk -------------------------------------
 
 def read_in_chunks(source, chunk_size, **kwargs):
-    from sklearn_crf._conll import iter_conll
+    from sklearn_crf._io.conll import iter_conll
 
     chunks = list(iter_conll(source, chunk_size=chunk_size, **kwargs))
     assert all(len(c.sentences) == chunk_size for c in chunks[:-1])
@@ -323,7 +323,7 @@ def test_iter_conll_errors_are_read_conlls(tmp_path, text, kwargs):
 
 
 def test_iter_conll_bad_sources_and_arguments(tmp_path):
-    from sklearn_crf._conll import iter_conll
+    from sklearn_crf._io.conll import iter_conll
 
     with pytest.raises(ValueError, match="nope.conll: cannot read the file"):
         next(iter_conll(tmp_path / "nope.conll"))

@@ -9,8 +9,8 @@ import pytest
 from scipy.special import logsumexp
 
 from sklearn_crf import CRFTagger
-from sklearn_crf._constraints import TransitionConstraints, build_constraints
-from sklearn_crf._objective import ConstrainedCRFObjective, CRFObjective
+from sklearn_crf._model.constraints import TransitionConstraints, build_constraints
+from sklearn_crf._training.objective import ConstrainedCRFObjective, CRFObjective
 
 import _naive
 from conftest import corpus_arrays, random_corpus

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from sklearn_crf import SequenceVectorizer
-from sklearn_crf._corpus_store import CorpusWriter, LabelCodes, load_corpus, save_corpus
-from sklearn_crf._validation import encode_labels
+from sklearn_crf._io.corpus_store import CorpusWriter, LabelCodes, load_corpus, save_corpus
+from sklearn_crf._features.validation import encode_labels
 
 FIELDS = ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr")
 

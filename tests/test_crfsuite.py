@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_crf import CRFTagger, SequenceFeaturizer, load_crfsuite, save_crfsuite
-from sklearn_crf._crfsuite import _cqdb_bytes, _hashlittle, _parse_crfsuite
+from sklearn_crf._io.crfsuite import _cqdb_bytes, _hashlittle, _parse_crfsuite
 from sklearn_crf.datasets import load_conll2002
 
 HEADER = struct.Struct("<4sI4s9I")

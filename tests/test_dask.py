@@ -19,7 +19,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
 from sklearn_crf import CRFTagger, SequenceFeaturizer
-from sklearn_crf._threads import n_threads
+from sklearn_crf._engine.threads import n_threads
 from sklearn_crf.datasets import load_conll2002
 from sklearn_crf.metrics import get_scorer
 
@@ -147,7 +147,7 @@ def test_thread_policy_does_not_import_distributed():
     code = (
         "import sys\n"
         "import sklearn_crf\n"
-        "from sklearn_crf._threads import n_threads\n"
+        "from sklearn_crf._engine.threads import n_threads\n"
         "with n_threads(None, 10**9):\n"
         "    pass\n"
         "assert 'distributed' not in sys.modules, 'distributed was imported'\n"

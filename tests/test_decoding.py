@@ -11,7 +11,7 @@ import pytest
 from sklearn.base import clone
 
 from sklearn_crf import CRFTagger, SequenceFeaturizer, _engine
-from sklearn_crf._constraints import SCHEMES, TransitionConstraints, build_constraints
+from sklearn_crf._model.constraints import SCHEMES, TransitionConstraints, build_constraints
 from sklearn_crf.datasets import load_conll2002
 
 import _naive

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_crf._objective import CRFObjective, build_layout
+from sklearn_crf._training.objective import CRFObjective, build_layout
 from sklearn_crf._tagger import CRFTagger
-from sklearn_crf._validation import encode_labels
-from sklearn_crf._vectorizer import SequenceVectorizer
+from sklearn_crf._features.validation import encode_labels
+from sklearn_crf._features.vectorizer import SequenceVectorizer
 
 import _naive
 
@@ -181,7 +181,7 @@ def test_float32_input_is_not_copied_and_gives_the_float64_objective():
 
 
 def test_constrained_objective_with_dense_matches_brute_force():
-    from sklearn_crf._constraints import build_constraints
+    from sklearn_crf._model.constraints import build_constraints
 
     X, y = dense_data(5, n_seq=6, with_dicts=True)
     y = [["A"] + ["B"] * (len(s) - 1) for s in y]  # allowed under A -> B, B -> B
@@ -453,7 +453,7 @@ def test_validation_scorer_on_dense_sequences():
 
 
 def test_from_weights_of_tagger_weights_is_the_same_dense_tagger(mixed_model):
-    from sklearn_crf._crfsuite import tagger_weights
+    from sklearn_crf._io.crfsuite import tagger_weights
 
     crf, X, _ = mixed_model
     weights = tagger_weights(crf, "a test")
@@ -579,7 +579,7 @@ def test_repeated_rows_float32_is_bitwise_the_float64_objective_and_near_the_row
     """float32 rows and their float64 copy have the same distinct rows, so the same
     bits; the products over every row (no distinct rows) give the same objective
     up to rounding."""
-    from sklearn_crf import _objective
+    from sklearn_crf._training import objective as _objective
 
     X32, y = repeated_data(25, n_seq=40, dtype=np.float32)
     c32, layout, labels = problem(X32, y)
@@ -606,8 +606,8 @@ def test_repeated_rows_where_scaling_declines_and_under_constraints(constrained)
     """Dense weights large enough that scaling declines on some sequences (the
     log-space completion of a block), with and without constraints: the same
     bits on 1, 2 and 3 threads, and brute force."""
-    from sklearn_crf._constraints import TransitionConstraints
-    from sklearn_crf._objective import ConstrainedCRFObjective
+    from sklearn_crf._model.constraints import TransitionConstraints
+    from sklearn_crf._training.objective import ConstrainedCRFObjective
 
     X, y = repeated_data(29, n_seq=30, with_dicts=True)
     corpus, layout, labels = problem(X, y)
@@ -659,7 +659,7 @@ def test_fit_on_repeated_rows_gives_the_weights_of_the_equivalent_dicts():
 
 
 def test_slices_of_one_matrix_become_the_dense_block_without_a_copy():
-    from sklearn_crf._vectorizer import _split_dense
+    from sklearn_crf._features.vectorizer import _split_dense
 
     V = np.random.default_rng(27).normal(size=(20, 3)).astype(np.float32)
     bounds = [0, 4, 4, 9, 20]  # an empty sequence too
@@ -684,7 +684,7 @@ def test_slices_of_one_matrix_become_the_dense_block_without_a_copy():
 
 @pytest.mark.parametrize("case", ["gap", "reversed", "dtypes", "strided", "ints"])
 def test_arrays_that_are_not_adjacent_are_copied(case):
-    from sklearn_crf._vectorizer import _split_dense
+    from sklearn_crf._features.vectorizer import _split_dense
 
     V = np.random.default_rng(28).normal(size=(10, 4))
     X = {"gap": [V[0:3], V[4:10]],
@@ -700,7 +700,7 @@ def test_arrays_that_are_not_adjacent_are_copied(case):
 
 @pytest.mark.parametrize("adjacent", [True, False])
 def test_a_non_finite_value_is_found_in_any_chunk(adjacent):
-    from sklearn_crf._vectorizer import _FINITE_ROWS, _split_dense
+    from sklearn_crf._features.vectorizer import _FINITE_ROWS, _split_dense
 
     n = 2 * _FINITE_ROWS + 10
     V = np.ones((n, 3), dtype=np.float32)

@@ -21,8 +21,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_crf
 from sklearn_crf import CRFTagger, SequenceFeaturizer
-from sklearn_crf._objective import CRFObjective, build_layout
-from sklearn_crf._optimize import ValidationMonitor
+from sklearn_crf._training.objective import CRFObjective, build_layout
+from sklearn_crf._training.optimize import ValidationMonitor
 from sklearn_crf._training.distributed import (
     ShardedCorpus,
     ShardLostError,
@@ -32,9 +32,9 @@ from sklearn_crf._training.distributed import (
     fit_sharded,
     prepare_sharded,
 )
-from sklearn_crf._streaming import encode_stream
-from sklearn_crf._validation import encode_labels
-from sklearn_crf._vectorizer import vocabulary_state
+from sklearn_crf._features.streaming import encode_stream
+from sklearn_crf._features.validation import encode_labels
+from sklearn_crf._features.vectorizer import vocabulary_state
 from sklearn_crf.datasets import load_conll2002
 
 pytestmark = [

@@ -11,7 +11,7 @@ from sklearn.pipeline import Pipeline
 import _naive
 from conftest import random_corpus
 from sklearn_crf import CRFTagger, SequenceFeaturizer
-from sklearn_crf._optimize import ValidationMonitor
+from sklearn_crf._training.optimize import ValidationMonitor
 from sklearn_crf._tagger import VALIDATION_SCORERS
 from sklearn_crf.datasets import load_conll2002
 from sklearn_crf.metrics import entity_f1_score, flat_accuracy_score, get_scorer_names

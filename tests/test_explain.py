@@ -1,4 +1,4 @@
-"""Explained predictions (sklearn_crf._explain): the terms add up to the path's score."""
+"""Explained predictions (sklearn_crf._inference.explain): the terms add up to the path's score."""
 
 import math
 import re
@@ -8,7 +8,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 from sklearn_crf import CRFTagger, SequenceFeaturizer
-from sklearn_crf._explain import compare_labels, explain_prediction
+from sklearn_crf._inference.explain import compare_labels, explain_prediction
 from sklearn_crf.datasets import load_conll2002
 
 from conftest import random_corpus

@@ -1,4 +1,4 @@
-"""Tests for sklearn_crf._featurizer.SequenceFeaturizer."""
+"""Tests for sklearn_crf._features.featurizer.SequenceFeaturizer."""
 
 import doctest
 import itertools
@@ -28,9 +28,9 @@ from sklearn.utils.estimator_checks import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-import sklearn_crf._featurizer as featurizer_module
+import sklearn_crf._features.featurizer as featurizer_module
 from sklearn_crf import SequenceFeaturizer, TemplateFeaturizer
-from sklearn_crf._word_vectors import WordVectors
+from sklearn_crf._features.word_vectors import WordVectors
 
 # CoNLL-2002 (Spanish) style sentences: (word, POS tag, BIO label) triples.
 SENTS = [

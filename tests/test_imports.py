@@ -14,11 +14,11 @@ LAZY_MODULES = (
     "sklearn_crf.datasets",
     "sklearn_crf.metrics",
     "sklearn_crf.model_selection",
-    "sklearn_crf._featurizer",
-    "sklearn_crf._conll",
-    "sklearn_crf._templates",
-    "sklearn_crf._crfsuite",
-    "sklearn_crf._persistence",
+    "sklearn_crf._features.featurizer",
+    "sklearn_crf._io.conll",
+    "sklearn_crf._features.templates",
+    "sklearn_crf._io.crfsuite",
+    "sklearn_crf._io.persistence",
     "sklearn.metrics",
     "sklearn.model_selection",
 )
@@ -70,7 +70,7 @@ def test_lazy_names_load_their_modules_on_access():
 
 def test_lazy_names_are_the_submodules_objects():
     from sklearn_crf import SequenceFeaturizer, datasets, metrics, model_selection
-    from sklearn_crf._featurizer import SequenceFeaturizer as featurizer_class
+    from sklearn_crf._features.featurizer import SequenceFeaturizer as featurizer_class
     from sklearn_crf.datasets import load_conll2002
 
     assert SequenceFeaturizer is featurizer_class

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sklearn_crf._engine import block_bounds
-from sklearn_crf._objective import CRFObjective
+from sklearn_crf._training.objective import CRFObjective
 
 import _naive
 from conftest import corpus_arrays, random_corpus
@@ -112,8 +112,8 @@ def test_fused_and_two_pass_gradients_agree_bitwise_where_scaling_declines(
     (the log-space completion of a block included), several threads after all
     blocks: the same bits, and brute force, with weights large enough that
     scaling declines on some sequences, and under constraints (log space)."""
-    from sklearn_crf._constraints import TransitionConstraints
-    from sklearn_crf._objective import ConstrainedCRFObjective
+    from sklearn_crf._model.constraints import TransitionConstraints
+    from sklearn_crf._training.objective import ConstrainedCRFObjective
 
     X, y = random_corpus(8, n_seq=30, max_len=6, n_labels=3)
     corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)

@@ -1,4 +1,4 @@
-"""CRFsuite's online solvers (sklearn_crf._online): kernels against brute force,
+"""CRFsuite's online solvers (sklearn_crf._training.online): kernels against brute force,
 algorithms against naive twins and against CRFsuite itself, and CRFTagger's
 solver parameters."""
 
@@ -13,7 +13,8 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_crf import CRFTagger, SequenceFeaturizer
-from sklearn_crf import _engine, _online
+from sklearn_crf import _engine
+from sklearn_crf._training import online as _online
 from sklearn_crf._training.solvers import SOLVERS as SOLVER_TABLE
 from sklearn_crf.datasets import load_conll2002
 

@@ -4,9 +4,9 @@ objective of L-BFGS-B, and a known L1 optimum."""
 import numpy as np
 import pytest
 
-from sklearn_crf import _optimize
-from sklearn_crf._objective import CRFObjective
-from sklearn_crf._optimize import HISTORY, _owlqn, _Progress, split_l1
+from sklearn_crf._training import optimize as _optimize
+from sklearn_crf._training.objective import CRFObjective
+from sklearn_crf._training.optimize import HISTORY, _owlqn, _Progress, split_l1
 
 import _naive
 from conftest import corpus_arrays, random_corpus

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from sklearn_crf import CRFTagger, _engine
-from sklearn_crf._threads import MIN_TOKENS_PER_THREAD
+from sklearn_crf._engine.threads import MIN_TOKENS_PER_THREAD
 
 import _naive
 from conftest import random_corpus

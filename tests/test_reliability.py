@@ -29,9 +29,9 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_crf import CRFTagger, InconsistentVersionWarning, __version__, _engine
-from sklearn_crf._objective import CRFObjective, build_layout
-from sklearn_crf._threads import MIN_TOKENS_PER_THREAD
-from sklearn_crf._vectorizer import EncodedCorpus
+from sklearn_crf._training.objective import CRFObjective, build_layout
+from sklearn_crf._engine.threads import MIN_TOKENS_PER_THREAD
+from sklearn_crf._features.vectorizer import EncodedCorpus
 
 import _naive
 from conftest import corpus_arrays, iob2_corpus, outcome, random_corpus
@@ -734,9 +734,9 @@ def test_fits_are_bitwise_identical_for_any_n_jobs(threaded_corpus, params):
 def test_forced_block_split_gives_the_same_bits_on_one_and_two_threads(monkeypatch):
     """Small blocks and a thread for every token: n_jobs=1 and 2 give the same model."""
     import sklearn_crf._engine.driver
-    import sklearn_crf._threads
+    import sklearn_crf._engine.threads
 
-    monkeypatch.setattr(sklearn_crf._threads, "MIN_TOKENS_PER_THREAD", 1)
+    monkeypatch.setattr(sklearn_crf._engine.threads, "MIN_TOKENS_PER_THREAD", 1)
     monkeypatch.setattr(sklearn_crf._engine.driver, "BLOCK_TOKENS", 8)
     X, y = random_corpus(13, n_seq=60, max_len=6, n_labels=4)
     coefs = []
@@ -755,11 +755,11 @@ def many_blocks(monkeypatch):
     every call splits its work into many blocks, on 1, 2 or 3 threads."""
     import sklearn_crf._engine.driver
     import sklearn_crf._tagger
-    import sklearn_crf._threads
+    import sklearn_crf._engine.threads
 
-    monkeypatch.setattr(sklearn_crf._threads, "MIN_TOKENS_PER_THREAD", 1)
+    monkeypatch.setattr(sklearn_crf._engine.threads, "MIN_TOKENS_PER_THREAD", 1)
     monkeypatch.setattr(sklearn_crf._tagger, "MIN_TOKENS_PER_THREAD", 1)
-    monkeypatch.setattr(sklearn_crf._threads, "available_threads", lambda: 3)
+    monkeypatch.setattr(sklearn_crf._engine.threads, "available_threads", lambda: 3)
     monkeypatch.setattr(sklearn_crf._engine.driver, "BLOCK_TOKENS", 16)
 
 

@@ -1,4 +1,4 @@
-"""Reading untrusted files (sklearn_crf._safe_io), and the io boundary of issue 19."""
+"""Reading untrusted files (sklearn_crf._io.safe_io), and the io boundary of issue 19."""
 
 import ast
 import os
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sklearn_crf._safe_io import DENSE_BASE_BYTES, check_dense_size, read_file_bytes
+from sklearn_crf._io.safe_io import DENSE_BASE_BYTES, check_dense_size, read_file_bytes
 
 PACKAGE = Path(__file__).resolve().parents[1] / "sklearn_crf"
 #: the modules of the io boundary: CoNLL files, CRFsuite files, model files, the command line

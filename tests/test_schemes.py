@@ -1,4 +1,4 @@
-"""Tests for sklearn_crf._schemes: one definition of each tagging scheme.
+"""Tests for sklearn_crf._model.schemes: one definition of each tagging scheme.
 
 seqeval has no BMES; its rules are checked here against a direct reading of
 BMES (``B M* E`` or ``S``) on every label sequence up to length 4, and the
@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from sklearn_crf._schemes import SCHEMES, Token, may_follow, read_entities
+from sklearn_crf._model.schemes import SCHEMES, Token, may_follow, read_entities
 
 MAX_LEN = 4
 

@@ -9,10 +9,11 @@ import numba
 import numpy as np
 import pytest
 
-from sklearn_crf import CRFTagger, _constraints, _tagger
+from sklearn_crf import CRFTagger, _tagger
+from sklearn_crf._model import constraints as _constraints
 from sklearn_crf._engine import driver
-from sklearn_crf import _threads
-from sklearn_crf._threads import MIN_TOKENS_PER_THREAD, n_threads
+from sklearn_crf._engine import threads as _threads
+from sklearn_crf._engine.threads import MIN_TOKENS_PER_THREAD, n_threads
 
 from conftest import iob2_corpus
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from sklearn_crf import SequenceFeaturizer, SequenceVectorizer, read_conll
-from sklearn_crf._conll import iter_conll
-from sklearn_crf._corpus_store import LabelCodes
-from sklearn_crf._streaming import encode_stream
-from sklearn_crf._validation import encode_labels
+from sklearn_crf._io.conll import iter_conll
+from sklearn_crf._io.corpus_store import LabelCodes
+from sklearn_crf._features.streaming import encode_stream
+from sklearn_crf._features.validation import encode_labels
 from sklearn_crf.datasets import _conll2002
 
 FIELDS = ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr")

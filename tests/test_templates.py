@@ -1,4 +1,4 @@
-"""Tests for the CRF++-style template featurizer (sklearn_crf._templates)."""
+"""Tests for the CRF++-style template featurizer (sklearn_crf._features.templates)."""
 
 import pickle
 import random
@@ -141,7 +141,7 @@ def test_pipeline_with_crftagger_learns_from_templates(toy_ner):
 
 
 def test_vectors_add_a_dense_block_next_to_the_template_features():
-    from sklearn_crf._word_vectors import WordVectors
+    from sklearn_crf._features.word_vectors import WordVectors
 
     table = WordVectors({"he": np.array([1.0, 2.0]), "the": np.array([3.0, 4.0])})
     sentence = [("He", "PRP"), ("reckons", "VBZ"), ("the", "DT")]

@@ -2,7 +2,7 @@
 
 import numba
 
-from sklearn_crf._threads import MIN_TOKENS_PER_THREAD, n_threads
+from sklearn_crf._engine.threads import MIN_TOKENS_PER_THREAD, n_threads
 
 
 def test_small_inputs_run_on_one_thread():

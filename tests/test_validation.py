@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from sklearn_crf._validation import encode_labels
+from sklearn_crf._features.validation import encode_labels
 
 
 def _reference(y, seq_ptr):

@@ -7,7 +7,7 @@ import pytest
 from sklearn.utils import murmurhash3_32
 
 from sklearn_crf import SequenceVectorizer
-from sklearn_crf._vectorizer import EncodedCorpus
+from sklearn_crf._features.vectorizer import EncodedCorpus
 
 
 def test_crfsuite_semantics():
@@ -636,7 +636,7 @@ def test_partial_fit_encode_chunks_equal_fit_encode(n_features, dense):
 def _token_by_token(fit):
     """``fit()`` with every batch encoded token by token (:func:`_encode_tokens`,
     the rules item after item): the reference of the batched fit."""
-    from sklearn_crf import _vectorizer
+    from sklearn_crf._features import vectorizer as _vectorizer
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_vectorizer, "_SMALL", 10**9)
@@ -712,7 +712,7 @@ def test_concatenate_checks_its_parts():
 
 
 def test_vocabulary_state_round_trip_and_checks():
-    from sklearn_crf._vectorizer import vectorizer_from_state, vocabulary_state
+    from sklearn_crf._features.vectorizer import vectorizer_from_state, vocabulary_state
 
     X = many_forms(200)
     for n_features in (None, 32):
@@ -741,7 +741,7 @@ def test_vocabulary_state_round_trip_and_checks():
 
 def _general_encode(vec, X):
     """``vec.encode(X)`` by the general loop, never the one-sentence path."""
-    from sklearn_crf import _vectorizer
+    from sklearn_crf._features import vectorizer as _vectorizer
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_vectorizer, "_encode_sentence", lambda X, vocab: None)
@@ -749,7 +749,7 @@ def _general_encode(vec, X):
 
 
 def _takes_the_one_sentence_path(vec, x):
-    from sklearn_crf import _vectorizer
+    from sklearn_crf._features import vectorizer as _vectorizer
 
     return _vectorizer._encode_sentence([x], vec._vocabulary(False)) is not None
 

@@ -1,4 +1,4 @@
-"""Tests for sklearn_crf._word_vectors: the WordVectors table and its dense blocks."""
+"""Tests for sklearn_crf._features.word_vectors: the WordVectors table and its dense blocks."""
 
 import copy
 import doctest
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-import sklearn_crf._word_vectors as word_vectors_module
-from sklearn_crf._word_vectors import WordVectors
+import sklearn_crf._features.word_vectors as word_vectors_module
+from sklearn_crf._features.word_vectors import WordVectors
 
 RNG = np.random.default_rng(0)
 WORDS = ["el", "Madrid", "madrid", "de", "EFE", "la"]

@@ -12,7 +12,7 @@ the unconstrained kernels, run on other scores.
 
 One sentence (serving) goes through the same driver functions as a batch:
 the driver makes one block of a small input and the caller passes one
-thread (:func:`~sklearn_crf._threads.n_threads`), so that one sentence costs
+thread (:func:`~sklearn_crf._engine.threads.n_threads`), so that one sentence costs
 the sentence and a few small arrays, nothing more.
 """
 
@@ -101,7 +101,7 @@ class LogForwardBackward(NamedTuple):
 def apply_constraints(scores, trans, seq_ptr, constraints=None, token_mask=None):
     """A :class:`DecodingProblem` with the constraints applied as -inf.
 
-    ``constraints`` is a :class:`~sklearn_crf._constraints.TransitionConstraints`
+    ``constraints`` is a :class:`~sklearn_crf._model.constraints.TransitionConstraints`
     or None; ``token_mask`` a boolean (n_tokens, L) mask of allowed labels or
     None. The input arrays are not modified.
     """

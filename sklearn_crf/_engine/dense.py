@@ -14,7 +14,7 @@ that
 * every block's product has the same operands whatever range of blocks a
   thread is given, so results are bitwise the same for any thread count
   (BLAS runs on one thread inside the solver; see
-  :func:`~sklearn_crf._optimize.minimize_crf`).
+  :func:`~sklearn_crf._training.optimize.minimize_crf`).
 
 The products are NumPy's (BLAS); NumPy releases the GIL inside them, so
 :func:`~sklearn_crf._engine.driver.run_ranges` runs them on threads.

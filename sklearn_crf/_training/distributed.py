@@ -8,16 +8,16 @@ and its sequence weights. A fit on it (:func:`prepare_sharded`, then
 :func:`fit_sharded`) runs in three map-reduce steps and one loop:
 
 1. **Vocabulary and labels.** Each shard sends its vocabulary (a
-   :class:`~sklearn_crf._vectorizer.VocabularyState`: the attribute names, or
+   :class:`~sklearn_crf._features.vectorizer.VocabularyState`: the attribute names, or
    hash slots, in the order its vectorizer first saw them, and the memo of
    its (key, value) items) and its labels in first-seen order; the driver
    merges them in shard order, which gives exactly the first-seen order of
    the whole corpus, i.e. the vocabulary of the local fit, and the labels
-   with the local fit's rules (:func:`~sklearn_crf._validation.encode_labels`).
+   with the local fit's rules (:func:`~sklearn_crf._features.validation.encode_labels`).
    Each shard gets the map of its attribute ids and label codes to the merged
    ones. Shards of a corpus store already share its vocabulary.
 2. **Parameter layout.** Each shard sends the sufficient statistics of
-   CRFsuite's rules (:func:`~sklearn_crf._objective.build_layout`) in merged
+   CRFsuite's rules (:func:`~sklearn_crf._training.objective.build_layout`) in merged
    ids: its (attribute, label) pairs seen (with any value, 0 included) with the
    sums of their values (:func:`~sklearn_crf._engine.pair_frequencies`, the
    kernel build_layout runs), and its label bigram counts; the driver adds
@@ -30,16 +30,16 @@ and its sequence weights. A fit on it (:func:`prepare_sharded`, then
    may differ in the last bits, which matters only for a frequency within
    rounding of ``min_freq``.
 3. **Shard objectives.** Each worker builds, per shard, a
-   :class:`~sklearn_crf._objective.CRFObjective` over the parameters of the
+   :class:`~sklearn_crf._training.objective.CRFObjective` over the parameters of the
    attributes the shard has (its part of the merged layout,
    :func:`restrict_layout`: its score and gradient are bitwise those of the
    shard under the whole layout) and keeps it.
 4. **The solver loop.** Each evaluation broadcasts the weights ``w`` (one
    scatter), each worker returns its shards' unregularized loss and gradient,
    the driver adds them up in shard order, adds the L2 term and runs the same
-   :func:`~sklearn_crf._optimize.minimize_crf` as the local fit (L-BFGS-B, or
+   :func:`~sklearn_crf._training.optimize.minimize_crf` as the local fit (L-BFGS-B, or
    OWL-QN for ``c1 > 0``), with early stopping through a
-   :class:`~sklearn_crf._optimize.ValidationMonitor` scored on the driver.
+   :class:`~sklearn_crf._training.optimize.ValidationMonitor` scored on the driver.
 
 The driver holds the model (the vocabulary, the layout, a few weight vectors)
 and never a shard. Every worker computation is deterministic (the engine gives
@@ -66,11 +66,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._engine import pair_frequencies
-from .._objective import CRFObjective, ParameterLayout
-from .._optimize import minimize_crf
-from .._threads import n_threads
-from .._validation import check_sequence_weight, check_sequences, encode_labels
-from .._vectorizer import (
+from .objective import CRFObjective, ParameterLayout
+from .optimize import minimize_crf
+from .._engine.threads import n_threads
+from .._features.validation import check_sequence_weight, check_sequences, encode_labels
+from .._features.vectorizer import (
     SequenceVectorizer,
     VocabularyState,
     vectorizer_from_state,
@@ -114,7 +114,7 @@ class Shard(NamedTuple):
         vocabulary shared by every shard (a corpus store's).
     classes : ndarray of shape (n_shard_labels,)
         The labels that ``labels`` index, sorted
-        (:func:`~sklearn_crf._validation.encode_labels`).
+        (:func:`~sklearn_crf._features.validation.encode_labels`).
     labels : ndarray of int32, shape (n_tokens,)
         The gold label of each token, as an index into ``classes``.
     first_labels : list
@@ -180,7 +180,7 @@ def load_source_shard(source, hashing=None):
     """A :class:`Shard` from a source (on the worker): ``source()`` returns
     ``(X, y)`` or ``(X, y, sample_weight)``, X sequences (encoded here) or an
     EncodedCorpus with its vectorizer (:func:`shard_from_corpus`)."""
-    from .._vectorizer import EncodedCorpus
+    from .._features.vectorizer import EncodedCorpus
 
     data = source()
     if not isinstance(data, tuple) or len(data) not in (2, 3):
@@ -201,7 +201,7 @@ def load_source_shard(source, hashing=None):
 def load_store_shard(directory, start, stop, sample_weight=None):
     """Sequences ``start:stop`` of a corpus store as a :class:`Shard` (on the
     worker): memory-mapped, in the store's vocabulary."""
-    from .._corpus_store import load_corpus
+    from .._io.corpus_store import load_corpus
 
     corpus, y = load_corpus(directory, mmap=True, label_codes=True)
     if y is None:
@@ -217,7 +217,7 @@ def load_store_shard(directory, start, stop, sample_weight=None):
 
 def store_vocabulary(directory):
     """The :class:`VocabularyState` of a corpus store (on a worker)."""
-    from .._corpus_store import load_corpus
+    from .._io.corpus_store import load_corpus
 
     corpus, _ = load_corpus(directory, mmap=True)
     return vocabulary_state(corpus.vectorizer)
@@ -279,7 +279,7 @@ def shard_pair_statistics(shard, attr_map, label_map, n_labels):
     codes ``label_map[code]``.
 
     Frequencies are summed token by token as in
-    :func:`~sklearn_crf._objective.build_layout` (its kernel,
+    :func:`~sklearn_crf._training.objective.build_layout` (its kernel,
     :func:`~sklearn_crf._engine.pair_frequencies`, on the shard's own ids).
     """
     corpus = shard.corpus
@@ -335,7 +335,7 @@ def restrict_layout(layout, attr_map):
     """The parameters of ``layout`` (merged ids) of the attributes ``attr_map``
     (the merged id of each local attribute id), in local ids.
 
-    Returns the local :class:`~sklearn_crf._objective.ParameterLayout` (the
+    Returns the local :class:`~sklearn_crf._training.objective.ParameterLayout` (the
     same labels per attribute, in the same order; every transition and dense
     weight) and the merged index of each of its parameters.
     """
@@ -607,7 +607,7 @@ class _StoreSize(NamedTuple):
 
 def _store_size(directory):
     """The number of sequences and the hashing of a corpus store (on a worker)."""
-    from .._corpus_store import load_corpus
+    from .._io.corpus_store import load_corpus
 
     corpus, _ = load_corpus(directory, mmap=True, label_codes=True)
     hashing = None if corpus.vectorizer is None else corpus.vectorizer.n_features
@@ -785,7 +785,7 @@ def layout_from_pair_statistics(stats, n_attributes, n_labels, *, min_freq,
                                 all_possible_states, all_possible_transitions, n_dense=0):
     """CRFsuite's parameter layout from the corpus's :class:`PairStatistics`.
 
-    The rules of :func:`~sklearn_crf._objective.build_layout`, on its
+    The rules of :func:`~sklearn_crf._training.objective.build_layout`, on its
     sufficient statistics: a pair seen with any value (or every pair with
     ``all_possible_states``, frequency 0 when unseen) is kept when its
     frequency is at least ``min_freq``; a label bigram when its count is at
@@ -852,7 +852,7 @@ class _VocabularyMerger:
         return ids
 
     def state(self, n_dense):
-        """The merged :class:`~sklearn_crf._vectorizer.VocabularyState`."""
+        """The merged :class:`~sklearn_crf._features.vectorizer.VocabularyState`."""
         if self.hashing is None:
             return VocabularyState(None, n_dense, list(self.ids), None, self.str_pairs,
                                    self.num_keys)
@@ -1000,7 +1000,7 @@ def fit_sharded(problem, params, *, w0=None, monitor=None, verbose=0):
     monitor : ValidationMonitor, default=None
         Scores each iterate (on the driver) and may stop early.
     verbose : int, default=0
-        Log one line per iteration (see :func:`~sklearn_crf._optimize.minimize_crf`).
+        Log one line per iteration (see :func:`~sklearn_crf._training.optimize.minimize_crf`).
 
     Returns
     -------

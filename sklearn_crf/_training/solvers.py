@@ -4,15 +4,15 @@ CRFsuite's names for them, and the function that runs each.
 :class:`CRFTagger` (its ``fit`` and parameter checks), the sklearn-crfsuite
 drop-in :class:`~sklearn_crf.CRF` and the command line read this table; no
 other module lists solvers or their defaults. Every solver returns a
-:class:`~sklearn_crf._optimize.SolverResult`.
+:class:`~sklearn_crf._training.optimize.SolverResult`.
 """
 
 import inspect
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional
 
-from .. import _online, _optimize
-from .._objective import CRFObjective
+from . import online as _online, optimize as _optimize
+from .objective import CRFObjective
 
 
 class TrainingData(NamedTuple):
@@ -98,7 +98,7 @@ class Solver:
 
 
 def run_batch(solver, data, params, *, n_threads, w0, constraints, monitor, verbose):
-    """L-BFGS-B / OWL-QN (:func:`~sklearn_crf._optimize.minimize_crf`) on the
+    """L-BFGS-B / OWL-QN (:func:`~sklearn_crf._training.optimize.minimize_crf`) on the
     objective of ``data``."""
     objective = CRFObjective(
         data.corpus, data.layout, data.labels, data.seq_weight, c2=params["c2"],
@@ -113,7 +113,7 @@ def run_batch(solver, data, params, *, n_threads, w0, constraints, monitor, verb
 
 
 def run_online(solver, data, params, *, n_threads, w0, constraints, monitor, verbose):
-    """One of CRFsuite's online algorithms (:mod:`sklearn_crf._online`), with
+    """One of CRFsuite's online algorithms (:mod:`sklearn_crf._training.online`), with
     the parameters it reads; they start from zeros, on one thread."""
     kwargs = {name: params[name] for name in solver.params if name != "epsilon"}
     if solver.epsilon is not None:

@@ -9,7 +9,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._conll import iter_blocks
+from .._io.conll import iter_blocks
 
 _DATA_PACKAGE = "sklearn_crf.datasets"
 _SUBSETS = ("train", "testa", "testb")

@@ -10,8 +10,8 @@ import numpy as np
 from sklearn import metrics as _skm
 from sklearn.exceptions import UndefinedMetricWarning
 
-from .._schemes import SCHEMES, read_entities
-from .._validation import check_sequence_weight
+from .._model.schemes import SCHEMES, read_entities
+from .._features.validation import check_sequence_weight
 from ._flat import check_aligned_sequences
 
 # ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn import metrics as _skm
 
-from .._validation import check_sequence_weight
+from .._features.validation import check_sequence_weight
 
 
 # ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Minimizing a CRF objective: the solvers, the stopping rule, the result check.
 
-The objective (:class:`~sklearn_crf._objective.CRFObjective`) is smooth: the
+The objective (:class:`~sklearn_crf._training.objective.CRFObjective`) is smooth: the
 negative log-likelihood plus the L2 term. The L1 term ``c1·‖w‖₁`` belongs to
 the solver, as in CRFsuite's ``lbfgs`` algorithm:
 
@@ -204,7 +204,7 @@ def minimize_crf(
     """Minimize ``objective(w) + c1·‖w‖₁`` from the weights w0.
 
     ``objective(w)`` returns the smooth loss and its gradient (a
-    :class:`~sklearn_crf._objective.CRFObjective`). ``solver`` is ``"lbfgs"``
+    :class:`~sklearn_crf._training.objective.CRFObjective`). ``solver`` is ``"lbfgs"``
     (L-BFGS-B without L1, OWL-QN with it) or ``"l-bfgs-b"`` (L-BFGS-B, on split
     weights with L1). ``tol`` and ``epsilon`` are the stopping rules of
     :class:`_Progress`. ``monitor``, a :class:`ValidationMonitor`, is called

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._vectorizer import EncodedCorpus
+from .._features.vectorizer import EncodedCorpus
 
 __all__ = [
     "AttributeComparison",
@@ -208,7 +208,7 @@ class SequenceExplanation:
     Examples
     --------
     >>> from sklearn_crf import CRFTagger
-    >>> from sklearn_crf._explain import explain_prediction
+    >>> from sklearn_crf._inference.explain import explain_prediction
     >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
     ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
     ...      [{"w": "The", "cap": True}, {"w": "end"}]]
@@ -410,7 +410,7 @@ class LabelComparison:
     Examples
     --------
     >>> from sklearn_crf import CRFTagger
-    >>> from sklearn_crf._explain import compare_labels
+    >>> from sklearn_crf._inference.explain import compare_labels
     >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
     ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
     ...      [{"w": "The", "cap": True}, {"w": "end"}]]
@@ -553,7 +553,7 @@ def explain_prediction(crf, X, y=None, *, allowed=None, top=None):
     Examples
     --------
     >>> from sklearn_crf import CRFTagger
-    >>> from sklearn_crf._explain import explain_prediction
+    >>> from sklearn_crf._inference.explain import explain_prediction
     >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
     ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
     ...      [{"w": "The", "cap": True}, {"w": "end"}]]
@@ -631,7 +631,7 @@ def compare_labels(crf, x, t, a, b, *, y=None, allowed=None):
     Examples
     --------
     >>> from sklearn_crf import CRFTagger
-    >>> from sklearn_crf._explain import compare_labels
+    >>> from sklearn_crf._inference.explain import compare_labels
     >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
     ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
     ...      [{"w": "The", "cap": True}, {"w": "end"}]]
@@ -936,7 +936,7 @@ def _entity_spans(crf, X, y, given, allowed, log_p, log_z):
         for s, ents in zip(ok, read):
             spans[s] = [(type_, a, b) for type_, a, b, _ in ents]
     if len(ok) < n_seq:
-        from .metrics import get_entities
+        from ..metrics import get_entities
 
         for s in range(n_seq):
             if spans[s] is None:

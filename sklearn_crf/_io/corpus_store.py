@@ -42,9 +42,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._safe_io import read_file_bytes
-from ._validation import encode_labels, label_array
-from ._vectorizer import (
+from .safe_io import read_file_bytes
+from .._features.validation import encode_labels, label_array
+from .._features.vectorizer import (
     EncodedCorpus,
     VocabularyState,
     vectorizer_from_state,
@@ -86,7 +86,7 @@ class LabelCodes(NamedTuple):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_crf._corpus_store import LabelCodes
+    >>> from sklearn_crf._io.corpus_store import LabelCodes
     >>> labels = LabelCodes(codes=np.int32([1, 0, 1]), classes=np.array(["B", "O"]))
     >>> labels.classes[labels.codes].tolist()
     ['O', 'B', 'O']
@@ -152,7 +152,7 @@ class CorpusWriter:
     --------
     >>> import tempfile
     >>> from sklearn_crf import SequenceVectorizer
-    >>> from sklearn_crf._corpus_store import CorpusWriter, load_corpus
+    >>> from sklearn_crf._io.corpus_store import CorpusWriter, load_corpus
     >>> vec = SequenceVectorizer()
     >>> directory = tempfile.mkdtemp()
     >>> writer = CorpusWriter(directory)
@@ -308,7 +308,7 @@ def _json_labels(classes):
 def save_corpus(directory, corpus, y=None, *, overwrite=False):
     """Save an encoded corpus and its labels to a directory of ``.npy`` files.
 
-    The format is described in :mod:`sklearn_crf._corpus_store`; no pickles.
+    The format is described in :mod:`sklearn_crf._io.corpus_store`; no pickles.
     :func:`load_corpus` reads it back, memory-mapped.
 
     Parameters
@@ -329,7 +329,7 @@ def save_corpus(directory, corpus, y=None, *, overwrite=False):
     --------
     >>> import tempfile
     >>> from sklearn_crf import SequenceVectorizer
-    >>> from sklearn_crf._corpus_store import load_corpus, save_corpus
+    >>> from sklearn_crf._io.corpus_store import load_corpus, save_corpus
     >>> corpus = SequenceVectorizer().fit_encode([[{"w": "a"}, {"w": "b"}]])
     >>> directory = tempfile.mkdtemp()
     >>> save_corpus(directory, corpus, [["B-LOC", "O"]])
@@ -397,7 +397,7 @@ def load_corpus(directory, *, mmap=True, label_codes=False):
     --------
     >>> import tempfile
     >>> from sklearn_crf import SequenceVectorizer
-    >>> from sklearn_crf._corpus_store import load_corpus, save_corpus
+    >>> from sklearn_crf._io.corpus_store import load_corpus, save_corpus
     >>> directory = tempfile.mkdtemp()
     >>> save_corpus(directory, SequenceVectorizer().fit_encode([[{"w": "a"}]]), [["O"]])
     >>> corpus, y = load_corpus(directory, label_codes=True)

@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._safe_io import check_dense_size, read_file_bytes
-from ._tagger import CRFTagger, TaggerWeights
+from .safe_io import check_dense_size, read_file_bytes
+from .._tagger import CRFTagger, TaggerWeights
 
 __all__ = ["load_crfsuite", "save_crfsuite"]
 
@@ -460,7 +460,7 @@ def tagger_weights(crf, what):
     Examples
     --------
     >>> from sklearn_crf import CRFTagger
-    >>> from sklearn_crf._crfsuite import tagger_weights
+    >>> from sklearn_crf._io.crfsuite import tagger_weights
     >>> crf = CRFTagger().fit([[{"w": "a"}, {"w": "b"}]], [["X", "Y"]])
     >>> weights = tagger_weights(crf, "a model file")
     >>> weights.classes, weights.attributes

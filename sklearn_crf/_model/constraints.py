@@ -6,10 +6,10 @@ last labels) and, for ``allowed=`` arguments, a boolean (n_tokens, n_labels)
 mask of the labels each token may take. :mod:`sklearn_crf._engine.decoding` applies
 them as -inf scores.
 
-A scheme's masks are the transitions of :func:`sklearn_crf._schemes.may_follow`
+A scheme's masks are the transitions of :func:`sklearn_crf._model.schemes.may_follow`
 (a label is ``"O"`` or ``"<tag>-<type>"``, split at the first ``"-"``): those
 under which every label belongs to an entity that seqeval's strict mode reads
-for the scheme, as :mod:`sklearn_crf._schemes` lists.
+for the scheme, as :mod:`sklearn_crf._model.schemes` lists.
 """
 
 import functools
@@ -18,7 +18,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ._schemes import ROLES, SCHEMES, Token, may_follow
+from .schemes import ROLES, SCHEMES, Token, may_follow
 
 __all__ = [
     "SCHEMES",
@@ -53,7 +53,7 @@ class TransitionConstraints(NamedTuple):
 
 
 def split_label(label, scheme):
-    """The :class:`~sklearn_crf._schemes.Token` of a label in ``scheme``.
+    """The :class:`~sklearn_crf._model.schemes.Token` of a label in ``scheme``.
 
     Raises a ValueError naming the label and the scheme's tags when the label
     does not follow the scheme's naming.

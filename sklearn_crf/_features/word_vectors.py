@@ -79,7 +79,7 @@ class WordVectors:
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_crf._word_vectors import WordVectors
+    >>> from sklearn_crf._features.word_vectors import WordVectors
     >>> table = WordVectors({"madrid": np.array([1.0, 0.5]), "de": [0.0, -1.0]})
     >>> len(table), table.vector_size, "madrid" in table
     (2, 2, True)

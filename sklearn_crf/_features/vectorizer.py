@@ -17,7 +17,7 @@ from sklearn.utils import murmurhash3_32
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_sequences
+from .validation import check_sequences
 
 _NUMBER_TYPES = (int, float, np.integer, np.floating, np.bool_)
 _MAX_ATTRIBUTES = 2**31 - 1  # attribute ids are int32
@@ -199,7 +199,7 @@ class EncodedCorpus:
         Examples
         --------
         >>> from sklearn_crf import SequenceVectorizer
-        >>> from sklearn_crf._vectorizer import EncodedCorpus
+        >>> from sklearn_crf._features.vectorizer import EncodedCorpus
         >>> vec = SequenceVectorizer()
         >>> parts = [vec.partial_fit_encode([[{"w": "a"}]]),
         ...          vec.partial_fit_encode([[{"w": "b"}]])]

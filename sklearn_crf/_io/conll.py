@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._safe_io import read_file_bytes
+from .safe_io import read_file_bytes
 
 __all__ = ["ConllChunk", "iter_conll", "read_conll", "write_conll"]
 
@@ -84,7 +84,7 @@ def iter_blocks(lines, split):
 
     Examples
     --------
-    >>> from sklearn_crf._conll import iter_blocks
+    >>> from sklearn_crf._io.conll import iter_blocks
     >>> lines = ["-DOCSTART- O", "", "a O", "b O", "", "c O"]
     >>> [(b.docstart, b.line_numbers) for b in iter_blocks(lines, str.split)]
     [(True, [1]), (False, [3, 4]), (False, [6])]
@@ -395,7 +395,7 @@ class ConllChunk(NamedTuple):
     Examples
     --------
     >>> import io
-    >>> from sklearn_crf._conll import iter_conll
+    >>> from sklearn_crf._io.conll import iter_conll
     >>> chunk = next(iter_conll(io.StringIO("Madrid B-LOC\\n")))
     >>> chunk.sentences, chunk.tags, chunk.documents, chunk.lines
     ([[('Madrid',)]], [['B-LOC']], array([0]), array([1]))
@@ -446,7 +446,7 @@ def iter_conll(path_or_file, *, chunk_size=1000, label_column=-1, sep=None,
     Examples
     --------
     >>> import io
-    >>> from sklearn_crf._conll import iter_conll
+    >>> from sklearn_crf._io.conll import iter_conll
     >>> text = "El O\\nAbogado B-PER\\n\\nMadrid B-LOC\\n\\nvive O\\n"
     >>> for chunk in iter_conll(io.StringIO(text), chunk_size=2):
     ...     print(chunk.tags, chunk.lines)

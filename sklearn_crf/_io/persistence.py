@@ -37,10 +37,10 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._crfsuite import tagger_weights
-from ._safe_io import check_dense_size, read_file_bytes
-from ._tagger import CRFTagger, TaggerWeights
-from ._version import __version__
+from .crfsuite import tagger_weights
+from .safe_io import check_dense_size, read_file_bytes
+from .._tagger import CRFTagger, TaggerWeights
+from .._version import __version__
 
 __all__ = ["load_model", "save_model"]
 
@@ -85,10 +85,10 @@ def _featurizer_class(name):
     """The featurizer class of that name (imported on first use: ``import
     sklearn_crf`` does not load the featurizers)."""
     if name == "SequenceFeaturizer":
-        from ._featurizer import SequenceFeaturizer
+        from .._features.featurizer import SequenceFeaturizer
 
         return SequenceFeaturizer
-    from ._templates import TemplateFeaturizer
+    from .._features.templates import TemplateFeaturizer
 
     return TemplateFeaturizer
 _PASSTHROUGH = "passthrough"

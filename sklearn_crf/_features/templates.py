@@ -12,9 +12,9 @@ import numpy as np
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._featurizer_base import _check_sentence_list, _Featurizer
-from ._vectorizer import ABSENT, first_seen_ids
-from ._word_vectors import LOOKUPS, WordVectors
+from .base import _check_sentence_list, _Featurizer
+from .vectorizer import ABSENT, first_seen_ids
+from .word_vectors import LOOKUPS, WordVectors
 
 __all__ = ["TemplateFeaturizer"]
 
@@ -174,7 +174,7 @@ _CHUNK = 1 << 15
 
 class _TemplateInterned:
     """The pids of one encoded call: per template, one per distinct expansion
-    (its name built once); see :func:`~sklearn_crf._vectorizer.encode_interned`."""
+    (its name built once); see :func:`~sklearn_crf._features.vectorizer.encode_interned`."""
 
     def __init__(self, names):
         self.names = names

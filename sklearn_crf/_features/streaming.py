@@ -6,9 +6,9 @@ from numbers import Integral
 
 import numpy as np
 
-from ._corpus_store import CorpusWriter, LabelCodes, load_corpus
-from ._validation import check_sequences, encode_labels
-from ._vectorizer import EncodedCorpus, SequenceVectorizer
+from .._io.corpus_store import CorpusWriter, LabelCodes, load_corpus
+from .validation import check_sequences, encode_labels
+from .vectorizer import EncodedCorpus, SequenceVectorizer
 
 __all__ = ["encode_stream"]
 
@@ -85,8 +85,8 @@ def encode_stream(batches, *, hashing=None, directory=None, overwrite=False,
 
     >>> import os, tempfile
     >>> from sklearn_crf import SequenceFeaturizer
-    >>> from sklearn_crf._conll import iter_conll
-    >>> from sklearn_crf._streaming import encode_stream
+    >>> from sklearn_crf._io.conll import iter_conll
+    >>> from sklearn_crf._features.streaming import encode_stream
     >>> from sklearn_crf.datasets import _conll2002
     >>> path = os.path.join(os.path.dirname(_conll2002.__file__), "data", "esp.testb.gz")
     >>> featurizer = SequenceFeaturizer()

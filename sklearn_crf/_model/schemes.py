@@ -11,7 +11,7 @@ that one definition come
   return), or, without a scheme, conlleval's (and seqeval's default) rules;
 * :func:`may_follow`, the transitions a sequence must keep for strict mode to
   read every one of its labels but ``"O"`` as part of an entity: the
-  decoding constraints of :mod:`sklearn_crf._constraints`.
+  decoding constraints of :mod:`sklearn_crf._model.constraints`.
 
 Roles are written with the letters of IOBES: ``B`` begin, ``I`` inside,
 ``E`` end, ``S`` single and ``O`` outside, so BILOU's ``L`` and ``U`` and

@@ -9,7 +9,7 @@ once: ``fit`` (check the parameters, or learn the vocabulary),
 ``fit_transform`` (one pass over X when encoded), ``transform``'s choice of
 output, and the encoded path (a sentence at a time through the fitted
 vectorizer's memo; the word vectors as the corpus's dense block;
-:func:`~sklearn_crf._vectorizer.encode_interned`).
+:func:`~sklearn_crf._features.vectorizer.encode_interned`).
 """
 
 from collections.abc import Mapping
@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import InvalidParameterError
 
-from ._vectorizer import FEW_TOKENS, encode_interned
-from ._word_vectors import WordVectors
+from .vectorizer import FEW_TOKENS, encode_interned
+from .word_vectors import WordVectors
 
 
 def _check_sentence_list(X):
@@ -49,7 +49,7 @@ class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         The ``output="dicts"`` result.
     ``_encoded_rows(checked)``
         ``(rows, seq_ptr, interned, max_entries)`` for
-        :func:`~sklearn_crf._vectorizer.encode_interned`: the features of
+        :func:`~sklearn_crf._features.vectorizer.encode_interned`: the features of
         the dicts, never built.
     ``_check_parameters()``
         The checks ``fit`` makes of the parameters' contents with

@@ -1,8 +1,8 @@
 """Reading files that are untrusted input: bounded sizes, no devices.
 
-Shared by the readers of CoNLL files (:mod:`sklearn_crf._conll`), CRFsuite
-model files (:mod:`sklearn_crf._crfsuite`) and this project's model files
-(:mod:`sklearn_crf._persistence`). A reader asks for the bytes of a path
+Shared by the readers of CoNLL files (:mod:`sklearn_crf._io.conll`), CRFsuite
+model files (:mod:`sklearn_crf._io.crfsuite`) and this project's model files
+(:mod:`sklearn_crf._io.persistence`). A reader asks for the bytes of a path
 through :func:`read_file_bytes`, which refuses, before reading anything, what
 would never end (``/dev/zero``, a terminal), a directory, and a file larger
 than the format allows; and a model reader checks with
@@ -57,7 +57,7 @@ def read_file_bytes(path, what, *, max_size=None, allow_pipe=False):
     Examples
     --------
     >>> import os, tempfile
-    >>> from sklearn_crf._safe_io import read_file_bytes
+    >>> from sklearn_crf._io.safe_io import read_file_bytes
     >>> folder = tempfile.mkdtemp()
     >>> path = os.path.join(folder, "data.txt")
     >>> with open(path, "wb") as f:
@@ -111,7 +111,7 @@ def check_dense_size(n_attributes, n_labels, file_size, fail):
 
     Examples
     --------
-    >>> from sklearn_crf._safe_io import check_dense_size
+    >>> from sklearn_crf._io.safe_io import check_dense_size
     >>> def fail(message):
     ...     raise ValueError("model.crf: " + message)
     >>> check_dense_size(1000, 9, 50_000, fail)  # fine: returns None

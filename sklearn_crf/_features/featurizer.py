@@ -11,9 +11,9 @@ import numpy as np
 
 from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
 
-from ._featurizer_base import _check_sentence_list, _Featurizer
-from ._vectorizer import ABSENT, first_seen_ids
-from ._word_vectors import LOOKUPS, WordVectors
+from .base import _check_sentence_list, _Featurizer
+from .vectorizer import ABSENT, first_seen_ids
+from .word_vectors import LOOKUPS, WordVectors
 
 __all__ = ["SequenceFeaturizer"]
 
@@ -404,7 +404,7 @@ class _Interned:
     value of its feature (``base + value index``): its str values, or
     ``[False, True]`` for a flag (``[True]`` for the bias, BOS and EOS).
     Names and memo keys are built from the blocks, only for the pids that
-    occur (:func:`~sklearn_crf._vectorizer.encode_interned`).
+    occur (:func:`~sklearn_crf._features.vectorizer.encode_interned`).
     """
 
     def __init__(self):

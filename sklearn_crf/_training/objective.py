@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._engine import (
+from .._engine import (
     attribute_ranges,
     block_bounds,
     entry_index,
@@ -24,7 +24,7 @@ from ._engine import (
     state_scores_dense_range,
     transition_gradient,
 )
-from ._engine.dense import (
+from .._engine.dense import (
     add_dense_scores,
     add_distinct_counts,
     add_distinct_scores,
@@ -128,7 +128,7 @@ def build_layout(
 ):
     """The parameter layout seen in training data, exactly as CRFsuite builds it.
 
-    ``corpus`` is an :class:`~sklearn_crf._vectorizer.EncodedCorpus`. CRFsuite's
+    ``corpus`` is an :class:`~sklearn_crf._features.vectorizer.EncodedCorpus`. CRFsuite's
     rule (``crf1df_generate``): the candidate state features are the (a, y)
     pairs where attribute ``a`` occurs (with any value, 0 included: the
     corpus's zero entries) on a token labelled ``y``, with frequency the sum of
@@ -183,14 +183,14 @@ class CRFObjective:
     """f(w) = Σ_s v_s (log Z_s - score_s) + c2·‖w‖² and its gradient.
 
     The smooth part of CRFsuite's objective: the weighted negative
-    log-likelihood of an :class:`~sklearn_crf._vectorizer.EncodedCorpus` plus
+    log-likelihood of an :class:`~sklearn_crf._features.vectorizer.EncodedCorpus` plus
     the L2 term; the L1 term ``c1·‖w‖₁`` is the solver's business (see
-    :func:`~sklearn_crf._optimize.minimize_crf`). ``v_s`` are per-sequence
+    :func:`~sklearn_crf._training.optimize.minimize_crf`). ``v_s`` are per-sequence
     weights. Everything is arrays before the optimizer starts; a call does no
     per-token Python work.
 
     With ``constraints`` (a
-    :class:`~sklearn_crf._constraints.TransitionConstraints`: allowed
+    :class:`~sklearn_crf._model.constraints.TransitionConstraints`: allowed
     transitions, first and last labels), the objective of
     ``CRFTagger(constrain_training=True)``: the partition function ``Z'_s``
     sums only over the label sequences the constraints allow, so the
@@ -201,7 +201,7 @@ class CRFObjective:
     state scores of the first and last tokens, run through the same kernels
     (which then work in log space); the training label sequences must be
     allowed (the caller checks them,
-    :func:`~sklearn_crf._constraints.check_allowed_labels`).
+    :func:`~sklearn_crf._model.constraints.check_allowed_labels`).
 
     The gradient is computed on ``n_chunks`` threads over fixed blocks of
     sequences (``block_tokens`` tokens, default
@@ -468,7 +468,7 @@ class CRFObjective:
 
 class ConstrainedCRFObjective(CRFObjective):
     """:class:`CRFObjective` under transition constraints ``masks`` (a
-    :class:`~sklearn_crf._constraints.TransitionConstraints`): the objective
+    :class:`~sklearn_crf._model.constraints.TransitionConstraints`): the objective
     of ``CRFTagger(constrain_training=True)``, ``p(y | x, y allowed)``."""
 
     def __init__(self, corpus, layout, labels, seq_weight, *, c2, masks, n_chunks,

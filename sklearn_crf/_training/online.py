@@ -14,7 +14,7 @@ labels), so the drivers renumber the labels that way internally.
 The algorithms are sequential: each instance is decoded with the weights left
 by the previous one, so an epoch runs on one thread (as in CRFsuite). The
 kernels work on one sequence at a time over the parameter vector in
-:class:`~sklearn_crf._objective.ParameterLayout` order and touch only the
+:class:`~sklearn_crf._training.objective.ParameterLayout` order and touch only the
 parameters of that sequence's attributes (sparse updates; l2sgd keeps the L2
 decay as one lazy scale factor, as CRFsuite does).
 
@@ -42,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ._engine import (
+from .._engine import (
     ViterbiWorkspace,
     add_path_features_exact,
     forward_backward_scaled_crfsuite,
@@ -51,8 +51,8 @@ from ._engine import (
     state_scores_sparse_range_exact,
     viterbi_workspace,
 )
-from ._engine.config import exact_kernel
-from ._optimize import SolverResult, caller_stacklevel
+from .._engine.config import exact_kernel
+from .optimize import SolverResult, caller_stacklevel
 
 logger = logging.getLogger("sklearn_crf")
 
@@ -581,7 +581,7 @@ def _with_dense_attributes(corpus, layout):
 
 
 def _result(w, losses, loss):
-    """The :class:`~sklearn_crf._optimize.SolverResult` of an online fit.
+    """The :class:`~sklearn_crf._training.optimize.SolverResult` of an online fit.
 
     ``losses`` is CRFsuite's per-epoch "Loss": l2sgd the regularized negative
     log-likelihood ``Σ_s w_s·(log Z_s - score_s) + c2·‖w‖²`` at the end of the
@@ -606,7 +606,7 @@ def fit_averaged_perceptron(
     Each epoch visits the sequences in a new shuffled order; a sequence whose
     Viterbi path has ``d`` wrong labels moves the weights towards its gold
     features and away from the predicted ones. Returns the averaged weights
-    (layout order) and an :class:`~sklearn_crf._optimize.SolverResult`; training stops when the
+    (layout order) and an :class:`~sklearn_crf._training.optimize.SolverResult`; training stops when the
     epoch's loss divided by the number of sequences is below ``epsilon``.
     """
     p = _Problem(corpus, layout, labels, seq_weight)
@@ -635,7 +635,7 @@ def fit_passive_aggressive(
     """CRFsuite's passive-aggressive training (``pa``), types 0, 1 and 2.
 
     Returns the weights (averaged as in the perceptron when ``averaging``) in
-    layout order and an :class:`~sklearn_crf._optimize.SolverResult`; training stops when the epoch's
+    layout order and an :class:`~sklearn_crf._training.optimize.SolverResult`; training stops when the epoch's
     summed cost divided by the number of sequences is below ``epsilon``.
     """
     p = _Problem(corpus, layout, labels, seq_weight)
@@ -670,7 +670,7 @@ def fit_arow(
 
     Keeps a mean weight and a diagonal variance per feature (starting at
     ``variance``); ``gamma`` trades off the two. Returns the mean weights in
-    layout order and an :class:`~sklearn_crf._optimize.SolverResult`; training stops when the
+    layout order and an :class:`~sklearn_crf._training.optimize.SolverResult`; training stops when the
     epoch's summed cost divided by the number of sequences is at most
     ``epsilon`` (``<=``, as in CRFsuite: with the default 0 it stops after
     an epoch without mistakes).
