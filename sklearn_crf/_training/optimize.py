@@ -390,7 +390,7 @@ def caller_stacklevel():
     line of the caller's code that called ``fit``."""
     import sklearn.base
 
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     wrapper = os.path.abspath(sklearn.base.__file__)
     frame = sys._getframe(1)  # the caller of this function: level 1 for warn
     level = 1
