@@ -140,7 +140,7 @@ def _solve(corpus, labels, n_labels, max_iter):
     from sklearn.exceptions import ConvergenceWarning
 
     from sklearn_crf import CRFTagger
-    from sklearn_crf._training.objective import build_layout
+    from sklearn_crf._model.layout import build_layout
     from sklearn_crf._training.solvers import SOLVERS, TrainingData
 
     params = CRFTagger(max_iter=max_iter, n_jobs=1, **PARAMS).get_params()

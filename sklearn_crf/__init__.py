@@ -14,7 +14,7 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
 from ._compat import CRF
-from ._training.objective import ParameterLayout
+from ._model.layout import ParameterLayout
 from ._tagger import CRFTagger, InconsistentVersionWarning
 from ._features.vectorizer import EncodedCorpus, SequenceVectorizer
 from ._version import __version__

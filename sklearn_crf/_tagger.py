@@ -4,11 +4,9 @@ import logging
 import warnings
 import weakref
 from numbers import Integral, Real
-from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -17,14 +15,16 @@ from . import _engine
 from ._inference import explain as _explain, inspection as _inspection
 from ._engine.decoding import best_path_labels, node_marginals
 from ._engine.dense import dense_scores
-from ._training.objective import CRFObjective, ParameterLayout, build_layout
-from ._training.optimize import ValidationMonitor, progress_logging
-from ._training.distributed import ShardedCorpus, fit_sharded, prepare_sharded
-from ._training.solvers import SOLVERS, TrainingData, check_solver_params
+from ._engine.first_use import note_compilation as _note_compilation
+from ._features.validation import check_n_dense as _check_n_dense
+from ._model.layout import layout_from_pairs
+from ._model.weights import FittedModel
+from ._training.fit import fit_model
+from ._training.solvers import SOLVERS, check_solver_params
 from ._engine.threads import MIN_TOKENS_PER_THREAD
 from ._engine.threads import n_threads as _n_threads
-from ._features.validation import check_sequence_weight, check_sequences, encode_labels, label_array
-from ._features.vectorizer import EncodedCorpus, SequenceVectorizer
+from ._features.validation import label_array
+from ._features.vectorizer import SequenceVectorizer
 from ._version import __version__
 
 logger = logging.getLogger("sklearn_crf")
@@ -35,41 +35,6 @@ VALIDATION_SCORERS = (
     "entity_f1", "entity_precision", "entity_recall", "flat_accuracy", "flat_f1",
     "sequence_accuracy",
 )
-
-
-class TaggerWeights(NamedTuple):
-    """Everything a fitted CRFTagger's predictions depend on, as plain arrays.
-
-    The data that model files (CRFsuite's, this project's) hold, and that
-    :meth:`CRFTagger.from_weights` builds a fitted tagger from.
-
-    Attributes
-    ----------
-    classes : list
-        The labels, sorted.
-    attributes : list of str
-        Distinct attribute names, in vocabulary order.
-    state_attr, state_label : ndarray of shape (n_state_weights,), int64
-        The (attribute index, label index) of each state weight.
-    trans_from, trans_to : ndarray of shape (n_transition_weights,), int64
-        The (from label, to label) index pair of each transition weight; all
-        pairs distinct.
-    coef : ndarray of shape (n_state_weights + n_transition_weights,), float64
-        The state weights, then the transition weights, in that order.
-    dense_coef : ndarray of shape (n_dense, n_classes), float64, default empty
-        The weights of the dense token features: ``dense_coef[j, k]`` is the
-        weight of dimension ``j`` for label ``classes[k]``. Empty (size 0)
-        for a model without dense features.
-    """
-
-    classes: list
-    attributes: list
-    state_attr: np.ndarray
-    state_label: np.ndarray
-    trans_from: np.ndarray
-    trans_to: np.ndarray
-    coef: np.ndarray
-    dense_coef: np.ndarray = np.zeros((0, 0))
 
 
 class CRFTagger(BaseEstimator):
@@ -637,140 +602,26 @@ class CRFTagger(BaseEstimator):
         True
         """
         check_solver_params(self)  # no parameter of another solver
-        solver = SOLVERS[self.solver]
-        if X_val is not None and not solver.early_stopping:
-            raise ValueError(
-                f"solver={self.solver!r} takes no validation set (X_val, y_val): "
-                "validation scores and early stopping need solver 'lbfgs' or 'l-bfgs-b'"
-            )
-        if (X_val is None) != (y_val is None):
-            raise ValueError(
-                "X_val and y_val must be given together: got only "
-                + ("X_val" if y_val is None else "y_val")
-            )
-        if isinstance(X, ShardedCorpus):
-            return self._fit_sharded(X, y, sample_weight, X_val, y_val)
-        if X_val is None and self.early_stopping:
-            X, y, sample_weight, X_val, y_val, val_weight = _split_validation(
-                X, y, sample_weight, self.validation_fraction, self.random_state
-            )
-        else:
-            val_weight = None
-        _check_constraint_labels(self.transition_constraints, y)
-        vectorizer, corpus = self._encode_training(X)
-        classes, labels = encode_labels(y, corpus.seq_ptr)
-        seq_weight = check_sequence_weight(sample_weight, corpus.n_sequences)
-        if seq_weight is None:
-            seq_weight = np.ones(corpus.n_sequences)
-        layout = build_layout(
-            corpus, labels, len(classes),
-            min_freq=self.min_freq,
-            all_possible_states=self.all_possible_states,
-            all_possible_transitions=self.all_possible_transitions,
+        previous = self._fitted_model() if self.warm_start and hasattr(self, "coef_") else None
+        outcome = fit_model(
+            self.get_params(deep=False), X, y, sample_weight, X_val, y_val,
+            previous=previous, tagger_for=self._tagger_for,
         )
-        masks = None
-        if self.constrain_training and self.transition_constraints is not None:
-            masks = _constraints.build_constraints(
-                self.transition_constraints, classes.tolist()
-            )
-            _constraints.check_allowed_labels(
-                masks, labels, corpus.seq_ptr, classes.tolist()
-            )
-        logger.debug(
-            "%d sequences, %d tokens, %d attributes, %d dense features, %d labels, "
-            "%d parameters", corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
-            corpus.n_dense, len(classes), layout.n_params,
-        )
-        with progress_logging(self.verbose), _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
-            _note_compilation()
-            monitor = None
-            if X_val is not None:
-                score = _validation_score(
-                    self.validation_scoring, vectorizer, classes, layout, X_val,
-                    y_val, val_weight, n_threads,
-                )
-                monitor = ValidationMonitor(
-                    score, self.n_iter_no_change if self.early_stopping else None
-                )
-            result = solver.run(
-                solver, TrainingData(corpus, layout, labels, seq_weight),
-                self.get_params(deep=False), n_threads=n_threads,
-                w0=self._warm_start_weights(vectorizer, classes, layout),
-                constraints=masks, monitor=monitor, verbose=self.verbose,
-            )
-        return self._set_fitted(classes, vectorizer, layout, result)
+        return self._set_fitted(outcome)
 
-    def _fit_sharded(self, X, y, sample_weight, X_val, y_val):
-        """fit on a :class:`~sklearn_crf.ShardedCorpus`: data-parallel on its
-        Dask cluster (:mod:`sklearn_crf._training.distributed`)."""
-        if y is not None or sample_weight is not None:
-            raise ValueError(
-                "X is a ShardedCorpus: its labels and sequence weights come with its "
-                "shards; call fit(X, None) without sample_weight"
-            )
-        if X_val is None and self.early_stopping:
-            raise ValueError(
-                "early_stopping on a ShardedCorpus needs X_val and y_val: no part of "
-                "the shards is set aside"
-            )
-        if self.constrain_training and self.transition_constraints is not None:
-            raise ValueError("constrain_training is not supported on a ShardedCorpus")
-        params = self.get_params(deep=False)
-        problem = prepare_sharded(X, params)
-        try:
-            _check_constraint_labels(self.transition_constraints, [problem.classes.tolist()])
-            with progress_logging(self.verbose), _n_threads(
-                    self.n_jobs, problem.n_tokens) as n_threads:
-                monitor = None
-                if X_val is not None:
-                    score = _validation_score(
-                        self.validation_scoring, problem.vectorizer, problem.classes,
-                        problem.layout, X_val, y_val, None, n_threads,
-                    )
-                    monitor = ValidationMonitor(
-                        score, self.n_iter_no_change if self.early_stopping else None
-                    )
-                fit = fit_sharded(
-                    problem, params,
-                    w0=self._warm_start_weights(problem.vectorizer, problem.classes,
-                                                problem.layout),
-                    monitor=monitor, verbose=self.verbose,
-                )
-        finally:
-            problem.close()
-        return self._set_fitted(fit.classes, fit.vectorizer, fit.layout, fit.result)
-
-    def _encode_training(self, X):
-        """(vectorizer, corpus) of the training X: a new vectorizer fitted on
-        X, or the ``vectorizer`` of an EncodedCorpus X (which is the corpus)."""
-        if isinstance(X, EncodedCorpus):
-            if X.vectorizer is None:
-                raise ValueError(
-                    "X is an EncodedCorpus without a vectorizer: fit needs the attribute "
-                    "names; encode X with SequenceVectorizer.fit_encode or encode"
-                )
-            if X.vectorizer.n_features != self.hashing:
-                raise ValueError(
-                    f"X is an EncodedCorpus of a SequenceVectorizer with n_features="
-                    f"{X.vectorizer.n_features!r}, but this CRFTagger has hashing="
-                    f"{self.hashing!r}; give them the same value"
-                )
-            return X.vectorizer, X
-        vectorizer = SequenceVectorizer(n_features=self.hashing)
-        return vectorizer, vectorizer.fit_encode(X)
-
-    def _set_fitted(self, classes, vectorizer, layout, result):
-        """Set the fitted attributes from the labels, the fitted vectorizer, the
-        parameter layout and a :class:`~sklearn_crf._training.optimize.SolverResult`
-        (the end of every fit); returns self."""
-        if result.w.shape != (layout.n_params,):
+    def _set_fitted(self, outcome):
+        """Set the fitted attributes from a fit's
+        :class:`~sklearn_crf._training.fit.FitOutcome` (the end of every fit);
+        returns self."""
+        model, result = outcome
+        if result.w.shape != (model.layout.n_params,):
             raise ValueError(
                 f"the solver returned {result.w.shape} weights for a layout of "
-                f"{layout.n_params}"
+                f"{model.layout.n_params}"
             )
-        self.classes_ = classes
-        self.vectorizer_ = vectorizer
-        self.layout_ = layout
+        self.classes_ = model.classes
+        self.vectorizer_ = model.vectorizer
+        self.layout_ = model.layout
         self.coef_ = result.w
         self.n_iter_ = result.n_iter
         self.loss_curve_ = result.losses
@@ -780,46 +631,21 @@ class CRFTagger(BaseEstimator):
         self._sklearn_crf_version = __version__
         return self
 
-    def _warm_start_weights(self, vectorizer, classes, layout):
-        """Zeros, or with ``warm_start`` the previous weights of the same features
-        (the dense weights when the number of dense features is unchanged)."""
-        w0 = np.zeros(layout.n_params)
-        if not (self.warm_start and hasattr(self, "coef_")):
-            return w0
-        old_layout = self.layout_
-        label_map = {label: i for i, label in enumerate(classes.tolist())}
-        old_to_new_label = np.array(
-            [label_map.get(label, -1) for label in self.classes_.tolist()], dtype=np.int64
-        )
-        old_to_new_attr = _attribute_map(self.vectorizer_, vectorizer)
-        L = len(classes)
-        # state features: match (attribute, label) keys
-        old_attr = old_to_new_attr[old_layout.state_pairs()]
-        old_label = old_to_new_label[old_layout.attr_label]
-        ok = (old_attr >= 0) & (old_label >= 0)
-        old_keys = old_attr[ok] * L + old_label[ok]
-        _copy_matching(
-            w0[: layout.n_state], layout.dense_index(), old_keys,
-            self.coef_[: old_layout.n_state][ok],
-        )
-        # transitions
-        f = old_to_new_label[old_layout.trans_from]
-        t = old_to_new_label[old_layout.trans_to]
-        ok = (f >= 0) & (t >= 0)
-        _copy_matching(
-            layout.transition_weights(w0),
-            layout.trans_from.astype(np.int64) * L + layout.trans_to,
-            f[ok] * L + t[ok],
-            old_layout.transition_weights(self.coef_)[ok],
-        )
-        # dense weights: the same dimensions (when their number is the same),
-        # matched by label
-        if layout.n_dense and old_layout.n_dense == layout.n_dense:
-            ok = old_to_new_label >= 0
-            layout.dense_matrix(w0)[:, old_to_new_label[ok]] = (
-                old_layout.dense_matrix(self.coef_)[:, ok]
-            )
-        return w0
+    def _fitted_model(self):
+        """The fitted model as a :class:`~sklearn_crf._model.weights.FittedModel`."""
+        return FittedModel(self.classes_, self.vectorizer_, self.layout_, self.coef_)
+
+    def _tagger_for(self, model):
+        """A fitted tagger with this tagger's parameters and the arrays of
+        ``model`` (a :class:`~sklearn_crf._model.weights.FittedModel`): what the
+        fit's validation scorers predict with, so that they score exactly what
+        :meth:`predict` returns. ``self`` is left as it is."""
+        tagger = type(self)(**self.get_params(deep=False))
+        tagger.classes_ = model.classes
+        tagger.vectorizer_ = model.vectorizer
+        tagger.layout_ = model.layout
+        tagger.coef_ = model.coef
+        return tagger
 
     def _infer(self, X, kernel):
         """Vectorize X, score its tokens and run ``kernel(scores, seq_ptr,
@@ -1419,7 +1245,7 @@ class CRFTagger(BaseEstimator):
         --------
         >>> import numpy as np
         >>> from sklearn_crf import CRFTagger
-        >>> from sklearn_crf._tagger import TaggerWeights
+        >>> from sklearn_crf._model.weights import TaggerWeights
         >>> weights = TaggerWeights(
         ...     classes=["N", "V"], attributes=["w:dog", "w:runs"],
         ...     state_attr=np.array([0, 1]), state_label=np.array([0, 1]),
@@ -1432,10 +1258,6 @@ class CRFTagger(BaseEstimator):
         crf = cls(**params)
         classes, attributes = weights.classes, weights.attributes
         L, A = len(classes), len(attributes)
-        state_attr = np.asarray(weights.state_attr, dtype=np.int64)
-        state_label = np.asarray(weights.state_label, dtype=np.int64)
-        trans_from = np.asarray(weights.trans_from, dtype=np.int64)
-        trans_to = np.asarray(weights.trans_to, dtype=np.int64)
         coef = np.asarray(weights.coef, dtype=np.float64)
         dense_coef = np.asarray(weights.dense_coef, dtype=np.float64)
         n_dense = dense_coef.shape[0] if dense_coef.size else 0
@@ -1444,18 +1266,10 @@ class CRFTagger(BaseEstimator):
                 f"dense_coef must have shape (n_dense, {L}) for {L} labels, got "
                 f"{dense_coef.shape}"
             )
-        S = len(state_attr)
-        so = np.lexsort((state_label, state_attr))
-        to = np.lexsort((trans_to, trans_from))
-        layout = ParameterLayout(
-            attr_ptr=np.concatenate(
-                [[0], np.cumsum(np.bincount(state_attr, minlength=A))]
-            ).astype(np.int64),
-            attr_label=state_label[so].astype(np.int32),
-            trans_from=trans_from[to].astype(np.int32),
-            trans_to=trans_to[to].astype(np.int32),
-            n_labels=L,
-            n_dense=n_dense,
+        S = len(weights.state_attr)
+        layout, so, to = layout_from_pairs(
+            weights.state_attr, weights.state_label, weights.trans_from, weights.trans_to,
+            A, L, n_dense,
         )
         # the vocabulary, through the public API: one token whose numeric
         # features are the attribute names, so each name becomes attribute i
@@ -1532,175 +1346,6 @@ def _transitions(layout, coef):
     return trans
 
 
-def _note_compilation():
-    """The one-time INFO line of a process whose first call compiles the kernels."""
-    if _engine.needs_compiling():
-        logger.info(
-            "compiling the numba kernels on first use (numba's cache holds none "
-            "for them): this takes a while once; later calls, and later processes "
-            "through the cache, reuse them"
-        )
-
-
-def _n_sequences(X):
-    """Number of sequences of a training X, after the checks of
-    :func:`~sklearn_crf._features.validation.check_sequences` when X holds no dense
-    array (the vectorizer checks the dense forms)."""
-    if isinstance(X, EncodedCorpus):
-        return X.n_sequences
-    if isinstance(X, (list, tuple)) and any(
-        (isinstance(seq, np.ndarray) and seq.ndim == 2)
-        or (isinstance(seq, tuple) and len(seq) == 2 and isinstance(seq[1], np.ndarray))
-        for seq in X
-    ):
-        return len(X)
-    check_sequences(X, "X")
-    return len(X)
-
-
-def _split_validation(X, y, sample_weight, fraction, random_state):
-    """Set aside ``ceil(fraction · n)`` random sequences as a validation set.
-
-    Returns ``X, y, sample_weight`` of the training part and ``X_val, y_val,
-    val_weight`` of the validation part, each in the input's order.
-    """
-    n = _n_sequences(X)
-    check_sequences(y, "y")
-    if len(y) != n:
-        raise ValueError(
-            f"X and y have different numbers of sequences: {n} and {len(y)}"
-        )
-    n_val = int(np.ceil(fraction * n))
-    if n_val >= n:
-        raise ValueError(
-            f"early_stopping needs at least 2 sequences to set "
-            f"validation_fraction={fraction} of them aside, got {n}; lower "
-            "validation_fraction or give X_val, y_val to fit"
-        )
-    perm = check_random_state(random_state).permutation(n)
-    val = np.sort(perm[:n_val])
-    train = np.sort(perm[n_val:])
-    if sample_weight is None:
-        weight_train = weight_val = None
-    else:
-        weights = check_sequence_weight(sample_weight, n)
-        weight_train, weight_val = weights[train], weights[val]
-    if isinstance(X, EncodedCorpus):
-        X_train, X_val = X[train], X[val]
-    else:
-        X_train, X_val = [X[i] for i in train], [X[i] for i in val]
-    return (
-        X_train, [y[i] for i in train], weight_train,
-        X_val, [y[i] for i in val], weight_val,
-    )
-
-
-
-def _validation_score(scoring, vectorizer, classes, layout, X_val, y_val, weight, n_threads):
-    """``score(w)``: the validation score of the weights w (higher is better).
-
-    ``scoring`` None: minus the weighted negative log-likelihood per token of
-    the validation set; otherwise the named scorer of
-    :func:`sklearn_crf.metrics.get_scorer` on its Viterbi labels. Called, like
-    ``score``, inside the fit's thread-count block (``n_threads`` in force).
-    """
-    corpus = vectorizer.encode(X_val)
-    _check_n_dense(corpus.n_dense, layout.n_dense, "X_val")
-    val_classes, codes = encode_labels(y_val, corpus.seq_ptr)
-    if weight is None:
-        weight = np.ones(corpus.n_sequences)
-    weight = check_sequence_weight(weight, corpus.n_sequences)
-    lengths = np.diff(corpus.seq_ptr)
-    if scoring is None:
-        index = {label: i for i, label in enumerate(classes.tolist())}
-        unseen = [label for label in val_classes.tolist() if label not in index]
-        if unseen:
-            raise ValueError(
-                f"y_val has the label {unseen[0]!r}, which does not occur in the "
-                "training labels: the validation loss is undefined; give "
-                "validation_scoring a scorer name such as 'entity_f1'"
-            )
-        remap = np.array([index[label] for label in val_classes.tolist()], np.int32)
-        labels = remap[codes]
-        total = float(weight @ lengths)
-        if not total > 0:
-            raise ValueError(
-                "the validation set has no (weighted) token: the validation loss "
-                "per token is undefined"
-            )
-        objective = CRFObjective(corpus, layout, labels, weight, c2=0.0, n_chunks=n_threads)
-
-        def score(w):
-            return -objective.nll(w)[0] / total
-
-        return score
-
-    from .metrics import get_scorer
-
-    scorer = get_scorer(scoring)
-    iterate = _Iterate(layout, classes, corpus, n_threads)
-    kwargs = {} if np.all(weight == 1.0) else {"sample_weight": weight}
-
-    def score(w):
-        iterate.w = w
-        return scorer(iterate, X_val, y_val, **kwargs)
-
-    return score
-
-
-class _Iterate(BaseEstimator):
-    """A scorer's view of the solver's iterate: ``predict`` gives the Viterbi
-    labels of the (already encoded) validation corpus under the weights ``w``;
-    its argument is not read. Runs in the numba thread count in force."""
-
-    def __init__(self, layout, classes, corpus, n_threads):
-        self.layout = layout
-        self.classes = classes
-        self.corpus = corpus
-        self.n_threads = n_threads
-        self.w = None
-        self._w_attr = None
-
-    def predict(self, X):
-        corpus = self.corpus
-        layout = self.layout
-        self._w_attr = layout.attribute_matrix(self.w, out=self._w_attr)
-        scores = _engine.state_scores_dense(
-            self._w_attr, corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
-        )
-        if layout.n_dense:
-            scores += dense_scores(corpus.dense, layout.dense_matrix(self.w))
-        codes = _engine.viterbi_batch(
-            scores, layout.transition_matrix(self.w), corpus.seq_ptr, self.n_threads
-        ).labels
-        labels = self.classes.tolist()
-        flat = [labels[c] for c in codes.tolist()]
-        bounds = corpus.seq_ptr.tolist()
-        return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-def _check_n_dense(n_dense, fitted, name="X"):
-    """ValueError when X's number of dense features is not the fit's."""
-    if n_dense != fitted:
-        raise ValueError(
-            f"{name} has {n_dense} dense features per token, but this CRFTagger "
-            f"was fitted with {fitted}"
-        )
-
-
-def _check_constraint_labels(spec, y):
-    """At fit: a ValueError when a label breaks the naming of the scheme of
-    ``transition_constraints`` or a constraint pair names an unknown label.
-    Malformed ``y`` is left to the checks of fit."""
-    if spec is None:
-        return
-    try:
-        labels = {label for seq in y for label in seq}
-    except TypeError:
-        return
-    _constraints.check_scheme_labels(spec, sorted(labels, key=repr))
-
-
 def _encode_known_labels(y, classes, seq_ptr):
     """Label codes (n_tokens,) of y; errors name the sequence and token."""
     n_seq = len(seq_ptr) - 1
@@ -1720,18 +1365,6 @@ def _encode_known_labels(y, classes, seq_ptr):
                     f"y[{s}][{t}] is {label!r}, which is not one of the labels {classes}"
                 ) from None
     return codes
-
-
-def _attribute_map(old, new):
-    """New attribute id of each old attribute id (-1 where it has none)."""
-    if old.n_features is None and new.n_features is None:
-        vocab = new.vocabulary_
-        return np.array([vocab.get(name, -1) for name in old.feature_names_], dtype=np.int64)
-    if old.n_features == new.n_features:  # the same hash slots
-        ids = new.slot_ids_
-        return np.array([ids.get(slot, -1) for slot in old.hash_slots_.tolist()],
-                        dtype=np.int64)
-    return np.full(old.n_attributes_, -1, dtype=np.int64)
 
 
 class InconsistentVersionWarning(UserWarning):
@@ -1790,16 +1423,3 @@ def _check_fitted_state(state, version):
             f"cannot read this CRFTagger ({made_by}): coef_ does not match its "
             "parameter layout; refit it"
         )
-
-
-def _copy_matching(dest, dest_keys, src_keys, src_values):
-    """dest[i] = src_values[j] wherever dest_keys[i] == src_keys[j] (unique keys)."""
-    if len(src_keys) == 0 or len(dest_keys) == 0:
-        return
-    order = np.argsort(src_keys, kind="stable")
-    sorted_keys = src_keys[order]
-    pos = np.clip(np.searchsorted(sorted_keys, dest_keys), 0, len(sorted_keys) - 1)
-    hit = sorted_keys[pos] == dest_keys
-    dest[hit] = src_values[order[pos[hit]]]
-
-

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from sklearn_crf import SequenceVectorizer
-from sklearn_crf._training.objective import build_layout
+from sklearn_crf._model.layout import build_layout
 from sklearn_crf._features.validation import encode_labels
 
 

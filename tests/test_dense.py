@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_crf._training.objective import CRFObjective, build_layout
+from sklearn_crf._model.layout import build_layout
+from sklearn_crf._training.objective import CRFObjective
 from sklearn_crf._tagger import CRFTagger
 from sklearn_crf._features.validation import encode_labels
 from sklearn_crf._features.vectorizer import SequenceVectorizer

@@ -21,7 +21,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_crf
 from sklearn_crf import CRFTagger, SequenceFeaturizer
-from sklearn_crf._training.objective import CRFObjective, build_layout
+from sklearn_crf._model.layout import build_layout
+from sklearn_crf._training.objective import CRFObjective
 from sklearn_crf._training.optimize import ValidationMonitor
 from sklearn_crf._training.distributed import (
     ShardedCorpus,

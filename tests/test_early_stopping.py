@@ -226,3 +226,25 @@ def test_validation_fraction_weights_the_scorer_too():
         )
         expected = flat_accuracy_score(y_val, plain.predict(X_val), sample_weight=weights[val])
         assert crf.validation_scores_[k - 1] == expected
+
+
+
+@pytest.mark.parametrize("decoder", ["viterbi", "posterior"])
+def test_validation_scores_what_predict_returns_under_constraints(decoder):
+    # the data alternate A and B; the constraints allow no A -> B, so predict's
+    # labels (constrained, under the tagger's decoder) are not the free
+    # Viterbi labels: the recorded score of the kept weights must be predict's
+    rng = np.random.default_rng(0)
+    X, y = [], []
+    for _ in range(60):
+        n = int(rng.integers(2, 7))
+        y.append(["A" if t % 2 == 0 else "B" for t in range(n)])
+        X.append([{"w": lab, "r": str(rng.integers(3))} for lab in y[-1]])
+    allowed = [("A", "A"), ("B", "A"), ("B", "B")]
+    crf = CRFTagger(**ES, validation_scoring="flat_accuracy", decoder=decoder,
+                    transition_constraints=allowed)
+    crf.fit(X[:40], y[:40], X_val=X[40:], y_val=y[40:])
+    predicted = crf.predict(X[40:])
+    assert all(not (a == "A" and b == "B") for seq in predicted for a, b in zip(seq, seq[1:]))
+    recorded = crf.validation_scores_[crf.best_iteration_ - 1]
+    assert recorded == flat_accuracy_score(y[40:], predicted) < 1.0

@@ -29,7 +29,8 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_crf import CRFTagger, InconsistentVersionWarning, __version__, _engine
-from sklearn_crf._training.objective import CRFObjective, build_layout
+from sklearn_crf._model.layout import build_layout
+from sklearn_crf._training.objective import CRFObjective
 from sklearn_crf._engine.threads import MIN_TOKENS_PER_THREAD
 from sklearn_crf._features.vectorizer import EncodedCorpus
 

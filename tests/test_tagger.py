@@ -209,11 +209,12 @@ def test_convergence_warning_points_at_the_callers_line():
     assert len(caught) == 1 and caught[0].filename == __file__
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_from_weights_builds_the_fitted_tagger_that_fit_built(toy_ner):
     """CRFTagger.from_weights on a fitted tagger's weights gives its predictions and weights."""
     import numpy as np
 
-    from sklearn_crf._tagger import TaggerWeights
+    from sklearn_crf._model.weights import TaggerWeights
 
     X, y = toy_ner
     crf = CRFTagger(c2=0.1, max_iter=30, tol=0).fit(X, y)

@@ -158,3 +158,12 @@ def check_sequence_weight(sample_weight, n_sequences):
             "and non-negative"
         )
     return weights
+
+
+def check_n_dense(n_dense, fitted, name="X"):
+    """ValueError when X's number of dense features is not the fit's."""
+    if n_dense != fitted:
+        raise ValueError(
+            f"{name} has {n_dense} dense features per token, but this CRFTagger "
+            f"was fitted with {fitted}"
+        )

@@ -20,7 +20,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .safe_io import check_dense_size, read_file_bytes
-from .._tagger import CRFTagger, TaggerWeights
+from .._model.weights import TaggerWeights
+from .._tagger import CRFTagger
 
 __all__ = ["load_crfsuite", "save_crfsuite"]
 

@@ -39,7 +39,8 @@ import numpy as np
 
 from .crfsuite import tagger_weights
 from .safe_io import check_dense_size, read_file_bytes
-from .._tagger import CRFTagger, TaggerWeights
+from .._model.weights import TaggerWeights
+from .._tagger import CRFTagger
 from .._version import __version__
 
 __all__ = ["load_model", "save_model"]

@@ -17,7 +17,7 @@ and its sequence weights. A fit on it (:func:`prepare_sharded`, then
    Each shard gets the map of its attribute ids and label codes to the merged
    ones. Shards of a corpus store already share its vocabulary.
 2. **Parameter layout.** Each shard sends the sufficient statistics of
-   CRFsuite's rules (:func:`~sklearn_crf._training.objective.build_layout`) in merged
+   CRFsuite's rules (:func:`~sklearn_crf._model.layout.build_layout`) in merged
    ids: its (attribute, label) pairs seen (with any value, 0 included) with the
    sums of their values (:func:`~sklearn_crf._engine.pair_frequencies`, the
    kernel build_layout runs), and its label bigram counts; the driver adds
@@ -65,8 +65,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._engine import pair_frequencies
-from .objective import CRFObjective, ParameterLayout
+from .._model.layout import (
+    ParameterLayout,
+    layout_from_pair_statistics,
+    merge_pair_statistics,
+    pair_statistics,
+    restrict_layout,
+)
+from .objective import CRFObjective
 from .optimize import minimize_crf
 from .._engine.threads import n_threads
 from .._features.validation import check_sequence_weight, check_sequences, encode_labels
@@ -253,59 +259,12 @@ def summarize_shard(shard):
                         corpus.n_sequences, corpus.n_tokens, corpus.n_dense)
 
 
-class PairStatistics(NamedTuple):
-    """The sufficient statistics of CRFsuite's layout rules, in merged ids.
-
-    Attributes
-    ----------
-    keys : ndarray of int64, shape (n_pairs,)
-        ``attribute * n_labels + label`` of each (attribute, label) pair that
-        occurs (with any value, 0 included) on a token with that label;
-        sorted, distinct.
-    freq : ndarray of float64, shape (n_pairs,)
-        The sum of the pair's values.
-    bigrams : ndarray of float64, shape (n_labels * n_labels,)
-        Count of each label bigram ``from * n_labels + to`` within sequences.
-    """
-
-    keys: np.ndarray
-    freq: np.ndarray
-    bigrams: np.ndarray
-
-
 def shard_pair_statistics(shard, attr_map, label_map, n_labels):
-    """The :class:`PairStatistics` of a shard (on the worker), in the merged
-    attribute ids ``attr_map[local id]`` (the shard's ids for None) and label
-    codes ``label_map[code]``.
-
-    Frequencies are summed token by token as in
-    :func:`~sklearn_crf._training.objective.build_layout` (its kernel,
-    :func:`~sklearn_crf._engine.pair_frequencies`, on the shard's own ids).
-    """
-    corpus = shard.corpus
-    L = n_labels
+    """The :class:`~sklearn_crf._model.layout.PairStatistics` of a shard (on
+    the worker), in the merged attribute ids ``attr_map[local id]`` (the
+    shard's ids for None) and label codes ``label_map[code]``."""
     labels = label_map[shard.labels].astype(np.int32)
-    freq, seen = pair_frequencies(corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, labels,
-                                  corpus.n_attributes, L)
-    if len(corpus.zero_tok):
-        seen[corpus.zero_attr, labels[corpus.zero_tok]] = True
-    attr, label = np.nonzero(seen)
-    merged = attr if attr_map is None else attr_map[attr]
-    keys = merged.astype(np.int64) * L + label
-    order = np.argsort(keys, kind="stable")
-    return PairStatistics(keys[order], freq[attr, label][order],
-                          _bigram_counts(labels, corpus.seq_ptr, L))
-
-
-def _bigram_counts(labels, seq_ptr, L):
-    """Label bigram counts within sequences, as build_layout counts them."""
-    starts = seq_ptr[:-1]
-    has_prev = np.ones(len(labels), dtype=bool)
-    has_prev[starts[seq_ptr[1:] > starts]] = False
-    idx = np.flatnonzero(has_prev)
-    return np.bincount(
-        labels[idx - 1].astype(np.int64) * L + labels[idx], minlength=L * L
-    ).astype(np.float64)
+    return pair_statistics(shard.corpus, labels, n_labels, attr_map)
 
 
 class ShardObjective(NamedTuple):
@@ -329,31 +288,6 @@ class ShardObjective(NamedTuple):
     layout: ParameterLayout
     param_map: np.ndarray | None
     n_params: int
-
-
-def restrict_layout(layout, attr_map):
-    """The parameters of ``layout`` (merged ids) of the attributes ``attr_map``
-    (the merged id of each local attribute id), in local ids.
-
-    Returns the local :class:`~sklearn_crf._training.objective.ParameterLayout` (the
-    same labels per attribute, in the same order; every transition and dense
-    weight) and the merged index of each of its parameters.
-    """
-    attr_map = np.asarray(attr_map, dtype=np.int64)
-    starts = layout.attr_ptr[attr_map]
-    counts = layout.attr_ptr[attr_map + 1] - starts
-    attr_ptr = np.zeros(len(attr_map) + 1, dtype=np.int64)
-    np.cumsum(counts, out=attr_ptr[1:])
-    state_map = np.repeat(starts - attr_ptr[:-1], counts) + np.arange(attr_ptr[-1])
-    # then every transition and every dense weight, in order
-    param_map = np.concatenate(
-        [state_map, np.arange(layout.n_state, layout.n_params, dtype=np.int64)])
-    local = ParameterLayout(
-        attr_ptr=attr_ptr, attr_label=layout.attr_label[state_map],
-        trans_from=layout.trans_from, trans_to=layout.trans_to, n_labels=layout.n_labels,
-        n_dense=layout.n_dense,
-    )
-    return local, param_map
 
 
 def build_shard_objective(shard, attr_map, label_map, layout):
@@ -781,50 +715,6 @@ def _reason(error):
     return "; ".join(str(x) for x in (reason, msg) if x) or type(error).__name__
 
 
-def layout_from_pair_statistics(stats, n_attributes, n_labels, *, min_freq,
-                                all_possible_states, all_possible_transitions, n_dense=0):
-    """CRFsuite's parameter layout from the corpus's :class:`PairStatistics`.
-
-    The rules of :func:`~sklearn_crf._training.objective.build_layout`, on its
-    sufficient statistics: a pair seen with any value (or every pair with
-    ``all_possible_states``, frequency 0 when unseen) is kept when its
-    frequency is at least ``min_freq``; a label bigram when its count is at
-    least ``min_freq`` and, without ``all_possible_transitions``, positive;
-    every dense dimension has a weight per label.
-    """
-    L = n_labels
-    keep = np.zeros((n_attributes, L), dtype=bool)
-    if all_possible_states and 0.0 >= min_freq:
-        keep[:] = True  # the unseen pairs (frequency 0), then the seen ones' rule
-    flat = keep.ravel()
-    flat[stats.keys] = stats.freq >= min_freq
-    attr_label = (np.nonzero(flat)[0] % L).astype(np.int32)
-    attr_ptr = np.zeros(n_attributes + 1, dtype=np.int64)
-    np.cumsum(keep.sum(axis=1), out=attr_ptr[1:])
-    del keep, flat
-    counts = stats.bigrams
-    keep_trans = counts >= min_freq
-    if not all_possible_transitions:
-        keep_trans &= counts > 0
-    trans_from, trans_to = np.divmod(np.flatnonzero(keep_trans), L)
-    return ParameterLayout(
-        attr_ptr=attr_ptr, attr_label=attr_label, trans_from=trans_from.astype(np.int32),
-        trans_to=trans_to.astype(np.int32), n_labels=L, n_dense=n_dense,
-    )
-
-
-def _merge_pair_statistics(total, stats):
-    """``total`` and a shard's statistics added up (``total`` first)."""
-    if total is None:
-        return stats
-    keys = np.concatenate([total.keys, stats.keys])
-    values = np.concatenate([total.freq, stats.freq])
-    merged, inverse = np.unique(keys, return_inverse=True)
-    freq = np.zeros(len(merged))
-    np.add.at(freq, inverse, values)  # in order: the total's value, then the shard's
-    return PairStatistics(merged, freq, total.bigrams + stats.bigrams)
-
-
 class _VocabularyMerger:
     """The shards' vocabularies merged in shard order: a name (or hash slot)
     gets the next merged id when no earlier shard had it, so the merged order
@@ -937,7 +827,7 @@ def prepare_sharded(sharded, params):
                for shard, (ids, label_map) in zip(sharded.shards, maps)]
     total = None
     for k, future in enumerate(futures):
-        total = _merge_pair_statistics(total, _result(future, sharded, k))
+        total = merge_pair_statistics(total, _result(future, sharded, k))
     del futures
     layout = layout_from_pair_statistics(
         total, n_attributes, L, min_freq=params["min_freq"],

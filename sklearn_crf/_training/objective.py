@@ -1,13 +1,9 @@
-"""Parameter layout and the regularized negative log-likelihood of a linear-chain CRF.
+"""The regularized negative log-likelihood of a linear-chain CRF and its gradient.
 
-The parameter vector is CRFsuite's: one weight per (attribute, label) state
-feature, attribute-major (``attr_ptr`` / ``attr_label`` CSR), followed by one
-weight per allowed (from label, to label) transition, followed by one weight
-per (dense dimension, label) pair, ``(n_dense, n_labels)`` row-major (every
-pair has one: dense dimensions are never pruned).
+The parameter vector is CRFsuite's, laid out by
+:class:`~sklearn_crf._model.layout.ParameterLayout`: state weights, then
+transitions, then dense weights.
 """
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,7 +14,6 @@ from .._engine import (
     forward_backward_blocks_log,
     gradient_blocks_scaled,
     observed_counts,
-    pair_frequencies,
     run_ranges,
     scatter_state_counts,
     state_scores_dense_range,
@@ -36,147 +31,6 @@ from .._engine.dense import (
     observed_distinct_counts,
     sum_blocks,
 )
-
-
-@dataclass(frozen=True)
-class ParameterLayout:
-    """Which (attribute, label) and (label, label) pairs carry a weight.
-
-    The weight vector ``w`` is ``[state | transitions | dense]``: ``n_state``
-    weights of the (attribute, label) pairs in ``attr_ptr`` / ``attr_label``
-    order, ``n_trans`` weights of the (``trans_from``, ``trans_to``) pairs,
-    then ``n_dense * n_labels`` weights of the dense dimensions, row-major
-    (``w[dense_start + j * n_labels + k]`` is the weight of dimension ``j``
-    for label ``k``). Layouts pickled before the dense part existed read as
-    ``n_dense = 0``.
-    """
-
-    attr_ptr: np.ndarray  # (n_attributes + 1,) int64
-    attr_label: np.ndarray  # (n_state,) int32
-    trans_from: np.ndarray  # (n_trans,) int32
-    trans_to: np.ndarray  # (n_trans,) int32
-    n_labels: int
-    n_dense: int = 0
-
-    @property
-    def n_state(self):
-        """Number of state weights."""
-        return self.attr_label.shape[0]
-
-    @property
-    def n_trans(self):
-        """Number of transition weights."""
-        return self.trans_from.shape[0]
-
-    @property
-    def dense_start(self):
-        """Index in ``w`` of the first dense weight (``n_state + n_trans``)."""
-        return self.n_state + self.trans_from.shape[0]
-
-    @property
-    def n_params(self):
-        """Length of the weight vector."""
-        return self.dense_start + self.n_dense * self.n_labels
-
-    def transition_weights(self, w):
-        """The transition part of ``w``, shape (n_trans,) (a view)."""
-        return w[self.n_state : self.dense_start]
-
-    def dense_matrix(self, w):
-        """The dense weights of ``w`` as an (n_dense, n_labels) view."""
-        return w[self.dense_start : self.n_params].reshape(self.n_dense, self.n_labels)
-
-    def transition_index(self):
-        """Parameter index (L, L) int64 of each transition, -1 where it has none."""
-        index = np.full((self.n_labels, self.n_labels), -1, dtype=np.int64)
-        index[self.trans_from, self.trans_to] = self.n_state + np.arange(
-            len(self.trans_from)
-        )
-        return index
-
-    def transition_matrix(self, w):
-        """Dense (L, L) transition weights from the parameter vector."""
-        trans = np.zeros((self.n_labels, self.n_labels))
-        trans[self.trans_from, self.trans_to] = self.transition_weights(w)
-        return trans
-
-    def state_pairs(self):
-        """Attribute id of each state parameter, (n_state,) int64."""
-        return np.repeat(np.arange(len(self.attr_ptr) - 1), np.diff(self.attr_ptr))
-
-    def dense_index(self):
-        """Flat index of each state parameter in an (n_attributes, L) matrix."""
-        return self.state_pairs() * self.n_labels + self.attr_label
-
-    def attribute_matrix(self, w, dense_index=None, out=None):
-        """Dense (n_attributes, L) state weights from the parameter vector.
-
-        ``out``, a matrix this method returned before for the same layout, is
-        refilled in place and returned (its entries without a parameter are
-        still 0).
-        """
-        if dense_index is None:
-            dense_index = self.dense_index()
-        if out is None:
-            out = np.zeros((len(self.attr_ptr) - 1, self.n_labels))
-        out.ravel()[dense_index] = w[: self.n_state]
-        return out
-
-
-def build_layout(
-    corpus, labels, n_labels, *, min_freq, all_possible_states, all_possible_transitions,
-):
-    """The parameter layout seen in training data, exactly as CRFsuite builds it.
-
-    ``corpus`` is an :class:`~sklearn_crf._features.vectorizer.EncodedCorpus`. CRFsuite's
-    rule (``crf1df_generate``): the candidate state features are the (a, y)
-    pairs where attribute ``a`` occurs (with any value, 0 included: the
-    corpus's zero entries) on a token labelled ``y``, with frequency the sum of
-    those values; the candidate transitions are the label bigrams of the data,
-    with frequency their count. ``all_possible_states`` adds every (attribute,
-    label) pair and ``all_possible_transitions`` every label pair, with
-    frequency 0 when unseen. A candidate is kept when its frequency is at least
-    ``min_freq`` (for ``min_freq=0`` too: a pair whose values sum to a
-    negative number is dropped). The corpus's dense dimensions (``n_dense``)
-    get a weight for every label, whatever ``min_freq``.
-    """
-    L = n_labels
-    n_attributes = corpus.n_attributes
-    freq, seen = pair_frequencies(
-        corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, labels, n_attributes, L
-    )
-    if all_possible_states:
-        seen[:] = True
-    elif len(corpus.zero_tok):
-        seen[corpus.zero_attr, labels[corpus.zero_tok]] = True
-    seen &= freq >= min_freq
-    del freq
-    attr_label = np.nonzero(seen.ravel())[0]
-    attr_label %= L
-    attr_label = attr_label.astype(np.int32)
-    attr_ptr = np.zeros(n_attributes + 1, dtype=np.int64)
-    np.cumsum(seen.sum(axis=1), out=attr_ptr[1:])
-    del seen
-    seq_ptr = corpus.seq_ptr
-    starts = seq_ptr[:-1]
-    has_prev = np.ones(len(labels), dtype=bool)
-    has_prev[starts[seq_ptr[1:] > starts]] = False
-    idx = np.flatnonzero(has_prev)
-    counts = np.bincount(
-        labels[idx - 1].astype(np.int64) * L + labels[idx], minlength=L * L
-    ).astype(np.float64)
-    keep = counts >= min_freq
-    if not all_possible_transitions:
-        keep &= counts > 0
-    trans_from, trans_to = np.divmod(np.flatnonzero(keep), L)
-    return ParameterLayout(
-        attr_ptr=attr_ptr,
-        attr_label=attr_label,
-        trans_from=trans_from.astype(np.int32),
-        trans_to=trans_to.astype(np.int32),
-        n_labels=L,
-        n_dense=corpus.n_dense,
-    )
 
 
 class CRFObjective:

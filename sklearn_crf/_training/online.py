@@ -14,7 +14,7 @@ labels), so the drivers renumber the labels that way internally.
 The algorithms are sequential: each instance is decoded with the weights left
 by the previous one, so an epoch runs on one thread (as in CRFsuite). The
 kernels work on one sequence at a time over the parameter vector in
-:class:`~sklearn_crf._training.objective.ParameterLayout` order and touch only the
+:class:`~sklearn_crf._model.layout.ParameterLayout` order and touch only the
 parameters of that sequence's attributes (sparse updates; l2sgd keeps the L2
 decay as one lazy scale factor, as CRFsuite does).
 
