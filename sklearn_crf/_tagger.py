@@ -271,7 +271,8 @@ class CRFTagger(BaseEstimator):
         :mod:`logging`). They are shown on stderr without any logging set-up;
         when logging is configured they go to its handlers instead (once
         each). The first fit or prediction of a process that has to compile
-        the numba kernels says so at INFO level. The losses are kept in
+        the numba kernels says so at INFO level (one line on stderr when
+        logging is not configured at all). The losses are kept in
         ``loss_curve_`` whatever ``verbose``.
 
     Attributes

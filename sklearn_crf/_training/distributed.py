@@ -1,61 +1,14 @@
 """Data-parallel training on a Dask cluster: the shards of a corpus live on the
 workers, the driver runs the optimizer.
 
-A :class:`ShardedCorpus` is a list of shards, each a contiguous range of the
-training sequences held by a Dask worker as a :class:`Shard`: its encoded
-sequences (with the shard's own vocabulary, or a corpus store's), its labels
-and its sequence weights. A fit on it (:func:`prepare_sharded`, then
-:func:`fit_sharded`) runs in three map-reduce steps and one loop:
-
-1. **Vocabulary and labels.** Each shard sends its vocabulary (a
-   :class:`~sklearn_crf._features.vectorizer.VocabularyState`: the attribute names, or
-   hash slots, in the order its vectorizer first saw them, and the memo of
-   its (key, value) items) and its labels in first-seen order; the driver
-   merges them in shard order, which gives exactly the first-seen order of
-   the whole corpus, i.e. the vocabulary of the local fit, and the labels
-   with the local fit's rules (:func:`~sklearn_crf._features.validation.encode_labels`).
-   Each shard gets the map of its attribute ids and label codes to the merged
-   ones. Shards of a corpus store already share its vocabulary.
-2. **Parameter layout.** Each shard sends the sufficient statistics of
-   CRFsuite's rules (:func:`~sklearn_crf._model.layout.build_layout`) in merged
-   ids: its (attribute, label) pairs seen (with any value, 0 included) with the
-   sums of their values (:func:`~sklearn_crf._engine.pair_frequencies`, the
-   kernel build_layout runs), and its label bigram counts; the driver adds
-   them up in shard order and applies the rules
-   (:func:`layout_from_pair_statistics`). The candidates are the union of the
-   shards' (so the local fit's), the bigram counts are integers (exact), and
-   the frequencies are the local fit's exactly when the sums are exact in
-   float64 (integer values: binary and count features, e.g. every
-   :class:`~sklearn_crf.SequenceFeaturizer` feature); with other values they
-   may differ in the last bits, which matters only for a frequency within
-   rounding of ``min_freq``.
-3. **Shard objectives.** Each worker builds, per shard, a
-   :class:`~sklearn_crf._training.objective.CRFObjective` over the parameters of the
-   attributes the shard has (its part of the merged layout,
-   :func:`restrict_layout`: its score and gradient are bitwise those of the
-   shard under the whole layout) and keeps it.
-4. **The solver loop.** Each evaluation broadcasts the weights ``w`` (one
-   scatter), each worker returns its shards' unregularized loss and gradient,
-   the driver adds them up in shard order, adds the L2 term and runs the same
-   :func:`~sklearn_crf._training.optimize.minimize_crf` as the local fit (L-BFGS-B, or
-   OWL-QN for ``c1 > 0``), with early stopping through a
-   :class:`~sklearn_crf._training.optimize.ValidationMonitor` scored on the driver.
-
-The driver holds the model (the vocabulary, the layout, a few weight vectors)
-and never a shard. Every worker computation is deterministic (the engine gives
-the same bits for any thread count), so a fit is deterministic for a given
-sharding, and a shard objective recomputed after a worker was lost gives the
-same bits as the one lost.
-
-Faults: a shard made by a task (:meth:`ShardedCorpus.from_store`, a range of a
-store; :meth:`ShardedCorpus.from_sources`, a source read on a worker) is
-recomputed by Dask from its source when the worker holding it dies, and so is
-its objective (from the shard and the layout, which the driver scatters again
-if it was lost too): the fit continues to the same model, bit for bit. A
-shard scattered from the driver's memory (:meth:`ShardedCorpus.from_sequences`)
-cannot be recomputed by Dask: when it is lost, the fit stops with a
-:class:`ShardLostError` naming it; so does a task whose workers keep dying
-(Dask's ``KilledWorker``).
+A fit (:func:`prepare_sharded`, then :func:`fit_sharded`) merges the shards'
+vocabularies and labels in shard order, builds CRFsuite's layout from their
+summed pair statistics (:mod:`sklearn_crf._model.layout`), keeps one
+objective per shard on its worker and sums the shards' losses and gradients
+in shard order at each evaluation: the local fit's model, deterministic for
+a given sharding. Lost shards made by a task are recomputed; a lost shard
+scattered from the driver stops the fit with :class:`ShardLostError`.
+``docs/developers.rst`` ("The sharded fit") tells the steps in full.
 """
 
 import logging

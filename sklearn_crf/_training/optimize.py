@@ -407,16 +407,13 @@ def caller_stacklevel():
 # OWL-QN's vector work: a few NumPy and BLAS passes per iteration
 # --------------------------------------------------------------------------
 #
-# Written with NumPy and scipy's BLAS rather than as numba kernels: a kernel
-# costs compile time at the first fit (these three took about 0.4 s, issue 20),
-# and these passes are as fast (the masks are applied arithmetically: NumPy's
-# masked selections are ten times slower on a random mask). The dot products
-# and ``y += a·x`` go to scipy's BLAS (``ddot``, ``daxpy``; the library
-# numba's ``np.dot`` calls): the same dot products as the kernels had; daxpy
-# rounds ``a·x[i] + y[i]`` once (FMA) in its vector part and twice in its
-# short tail, where the kernels' contracted loops had one rounding
-# throughout, so the last bits of a fit differ from those of the kernels. The
-# solver runs on one thread: the results do not depend on the thread count.
+# Written with NumPy and scipy's BLAS rather than as numba kernels: kernels
+# would cost compile time at the first fit, and these passes are as fast (the
+# masks are applied arithmetically: NumPy's masked selections are much slower
+# on a random mask). The dot products and ``y += a·x`` go to scipy's BLAS
+# (``ddot``, ``daxpy``); daxpy rounds ``a·x[i] + y[i]`` once (FMA) in its
+# vector part and twice in its short tail. The solver runs on one thread: the
+# results do not depend on the thread count.
 
 
 def owlqn_pseudo_gradient(w, g, c1, out):
