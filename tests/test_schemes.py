@@ -89,3 +89,13 @@ def test_bilou_and_bmes_reject_the_tags_of_iobes():
         read_entities(["B-PER", "I-PER"], "BMES")
     with pytest.raises(ValueError, match=r"must be one of B, I, L, O, U$"):
         read_entities(["S-PER"], "BILOU")
+
+
+def test_constraints_read_labels_as_the_entity_metrics_do():
+    # one reading of a label: "B-" and "I-" are an entity of type "_" for both
+    from sklearn_crf._model.constraints import build_constraints
+    from sklearn_crf._model.schemes import read_entities
+
+    assert read_entities(["B-", "I-"], "IOB2") == [("_", 0, 2)]
+    masks = build_constraints("IOB2", ["B-", "I-", "O"])
+    assert masks.transitions[0, 1] and not masks.start[1]

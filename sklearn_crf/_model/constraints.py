@@ -7,7 +7,8 @@ mask of the labels each token may take. :mod:`sklearn_crf._engine.decoding` appl
 them as -inf scores.
 
 A scheme's masks are the transitions of :func:`sklearn_crf._model.schemes.may_follow`
-(a label is ``"O"`` or ``"<tag>-<type>"``, split at the first ``"-"``): those
+(a label is read as entity metrics read it:
+:func:`~sklearn_crf._model.schemes.read_label`): those
 under which every label belongs to an entity that seqeval's strict mode reads
 for the scheme, as :mod:`sklearn_crf._model.schemes` lists.
 """
@@ -18,7 +19,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from .schemes import ROLES, SCHEMES, Token, may_follow
+from .schemes import SCHEMES, may_follow, read_label
 
 __all__ = [
     "SCHEMES",
@@ -53,19 +54,17 @@ class TransitionConstraints(NamedTuple):
 
 
 def split_label(label, scheme):
-    """The :class:`~sklearn_crf._model.schemes.Token` of a label in ``scheme``.
+    """The :class:`~sklearn_crf._model.schemes.Token` of a label in ``scheme``
+    (:func:`~sklearn_crf._model.schemes.read_label`, the reading of entity
+    metrics and ``predict_entities``).
 
     Raises a ValueError naming the label and the scheme's tags when the label
     does not follow the scheme's naming.
     """
-    tags = SCHEMES[scheme]
-    if label == "O":
-        return Token("O", None)
-    if isinstance(label, str) and "-" in label:
-        tag, type_ = label.split("-", 1)
-        if type_ and tag in tags:
-            return Token(ROLES[tags.index(tag)], type_)
-    expected = ", ".join(f"'{t}-<type>'" for t in tags if t is not None)
+    token = read_label(label, scheme) if isinstance(label, str) and label else None
+    if token is not None:
+        return token
+    expected = ", ".join(f"'{t}-<type>'" for t in SCHEMES[scheme] if t is not None)
     raise ValueError(
         f"label {label!r} does not follow the {scheme} scheme of "
         f"transition_constraints: labels must be 'O' or one of {expected}"

@@ -29,6 +29,7 @@ BMES' ``M`` are read as ``E``, ``S`` and ``I``. The rules that
   end tag, nor ends with a begin or inside tag.
 """
 
+import functools
 from typing import NamedTuple, Optional
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "Token",
     "may_follow",
     "read_entities",
+    "read_label",
 ]
 
 
@@ -148,11 +150,28 @@ PATTERNS = {
 _BOUNDARY = Token("O", "_")
 
 
+@functools.lru_cache(maxsize=None)
 def _role_letters(scheme):
-    """``{tag: role letter}`` of the tags of ``scheme``, ``"O"`` included."""
+    """``{tag: role letter}`` of the tags of ``scheme``, ``"O"`` included
+    (shared: never written)."""
     letters = {tag: role for tag, role in zip(SCHEMES[scheme], ROLES) if tag}
     letters["O"] = "O"
     return letters
+
+
+def read_label(label, scheme, *, suffix=False):
+    """The :class:`Token` of a non-empty str label in ``scheme``, as seqeval's
+    strict mode reads it, or None when its tag is not one of the scheme's.
+
+    The tag is the label's first character (its last with ``suffix``), the
+    type the rest without its ``"-"`` (``"_"`` when empty); the tag ``"O"``
+    is outside. The one reading of a label for entities
+    (:func:`read_entities`) and for decoding constraints
+    (:mod:`sklearn_crf._model.constraints`).
+    """
+    tag, type_ = (label[-1], label[:-1]) if suffix else (label[0], label[1:])
+    role = _role_letters(scheme).get(tag)
+    return None if role is None else Token(role, type_.strip("-") or "_")
 
 
 def _matches(patterns, prev, token):
@@ -260,16 +279,15 @@ def read_entities(labels, scheme=None, *, suffix=False, where="seq"):
     """
     if scheme is None:
         return _conlleval_entities(labels, suffix, where)
-    roles = _role_letters(scheme)
     tokens = []
     for i, label in enumerate(labels):
         _check_label(label, f"{where}[{i}]")
-        tag, type_ = (label[-1], label[:-1]) if suffix else (label[0], label[1:])
-        if tag not in roles:
+        token = read_label(label, scheme, suffix=suffix)
+        if token is None:
             raise ValueError(
                 f"{where}[{i}] is {label!r}, not a label of scheme {scheme}: its "
                 f"{'suffix' if suffix else 'prefix'} must be one of "
-                f"{', '.join(sorted(roles))}"
+                f"{', '.join(sorted(_role_letters(scheme)))}"
             )
-        tokens.append(Token(roles[tag], type_.strip("-") or "_"))
+        tokens.append(token)
     return _strict_entities(tokens, scheme)
