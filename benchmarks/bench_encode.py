@@ -1,9 +1,8 @@
 """Per-token cost of SequenceVectorizer's encoding: the working tree against a git revision.
 
 For users who bring their own ``word2features``: the cost of turning feature
-dicts into an EncodedCorpus (issue 20, item 4). The revision's
-``sklearn_crf/_vectorizer.py`` (``git show``) is loaded next to the working
-tree's, in this one process, as a module of the working tree's package (so its
+dicts into an EncodedCorpus. The revision's vectorizer module (``git show``)
+is loaded next to the working tree's, in this one process, as a module of the working tree's package (so its
 relative imports are the working tree's), and the two alternate (A B, B A, ...)
 on the same feature dicts: ``SequenceFeaturizer()`` of CoNLL-2002 esp.train and
 esp.testb. Both suffer the same load, so their ratio is fair on a busy machine
@@ -56,46 +55,58 @@ def git_source(rev, path):
 
 
 class RevisionModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports ``sklearn_crf.<name>`` modules that the working tree no longer has
-    (e.g. ``_kernels``, which the revision's vectorizer imports) from the revision."""
+    """Imports ``sklearn_crf`` modules that the working tree no longer has
+    (e.g. ``_kernels``, which an old revision's vectorizer imports) from the revision."""
 
     def __init__(self, rev):
         self.rev = rev
         self.dir = tempfile.mkdtemp(prefix="bench_encode_")  # numba caches need real files
 
+    @staticmethod
+    def _path(fullname):
+        return fullname.replace(".", "/") + ".py"
+
     def find_spec(self, fullname, path=None, target=None):
-        head, _, name = fullname.rpartition(".")
-        if head != "sklearn_crf":
+        if not fullname.startswith("sklearn_crf."):
             return None
-        if os.path.exists(os.path.join(ROOT, "sklearn_crf", name + ".py")):
+        if os.path.exists(os.path.join(ROOT, self._path(fullname))):
             return None
-        if git_source(self.rev, f"sklearn_crf/{name}.py") is None:
+        if git_source(self.rev, self._path(fullname)) is None:
             return None
         return importlib.util.spec_from_loader(fullname, self)
 
     def exec_module(self, module):
-        name = module.__name__.rpartition(".")[2]
-        source = git_source(self.rev, f"sklearn_crf/{name}.py")
-        module.__file__ = os.path.join(self.dir, f"{name}.py")
+        source = git_source(self.rev, self._path(module.__name__))
+        module.__file__ = os.path.join(self.dir, module.__name__ + ".py")
         with open(module.__file__, "w", encoding="utf-8") as f:
             f.write(source)
         exec(compile(source, module.__file__, "exec"), module.__dict__)
 
 
+#: where the vectorizer module lived: (path, its package), newest layout first
+VECTORIZER_PATHS = (
+    ("sklearn_crf/_features/vectorizer.py", "sklearn_crf._features"),
+    ("sklearn_crf/_vectorizer.py", "sklearn_crf"),
+)
+
+
 def load_revision(rev):
-    """The revision's ``_vectorizer`` module, inside the working tree's package
+    """The revision's vectorizer module, inside the working tree's package
     (modules it imports that the working tree no longer has come from the revision)."""
-    source = git_source(rev, "sklearn_crf/_vectorizer.py")
-    if source is None:
-        raise SystemExit(f"{rev} has no sklearn_crf/_vectorizer.py")
+    for path, package in VECTORIZER_PATHS:
+        source = git_source(rev, path)
+        if source is not None:
+            break
+    else:
+        raise SystemExit(f"{rev} has no vectorizer module ({', '.join(p for p, _ in VECTORIZER_PATHS)})")
     import sklearn_crf
 
     sys.meta_path.append(RevisionModules(rev))
-    name = "sklearn_crf._vectorizer_rev"
+    name = package + "._vectorizer_rev"
     spec = importlib.util.spec_from_loader(name, loader=None)
     module = importlib.util.module_from_spec(spec)
-    module.__package__ = "sklearn_crf"
-    module.__file__ = f"<{rev}:sklearn_crf/_vectorizer.py>"
+    module.__package__ = package
+    module.__file__ = f"<{rev}:{path}>"
     sys.modules[name] = module
     exec(compile(source, module.__file__, "exec"), module.__dict__)
     assert sklearn_crf.__file__.startswith(ROOT), sklearn_crf.__file__
