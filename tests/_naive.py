@@ -423,3 +423,64 @@ def posterior_path(paths, total, L):
     _, node, _ = path_marginals(paths, total, L)
     gain = node[np.arange(paths.shape[1]), paths].sum(axis=1)
     return paths[int(np.argmax(gain))]
+
+
+# --------------------------------------------------------------------------
+# training on partial labels: brute force over the paths they allow
+# --------------------------------------------------------------------------
+
+
+def path_expectations(paths, total, L):
+    """log Z, node marginals (n, L) and summed edge marginals (L, L) over the
+    given paths."""
+    log_z, node, p = path_marginals(paths, total, L)
+    edge = np.zeros((L, L))
+    for t in range(1, paths.shape[1]):
+        np.add.at(edge, (paths[:, t - 1], paths[:, t]), p)
+    return log_z, node, edge
+
+
+def partial_objective(w, layout, corpus, allowed, seq_weight, c2, constraints=None):
+    """The regularized weighted NLL of partial labels by brute force, and its
+    gradient: Σ_s v_s (log Z_s − log Z_s(allowed)) + c2‖w‖², the paths of both
+    partition functions restricted by the transition ``constraints`` (a
+    TransitionConstraints or None), the second also by ``allowed`` (n_tokens,
+    L) bool, the labels each token may take."""
+    seq_ptr = corpus.seq_ptr
+    L = layout.n_labels
+    scores = all_state_scores(w, layout, corpus)
+    trans = layout.transition_matrix(w)
+    masks = {} if constraints is None else dict(
+        allowed_trans=constraints.transitions, start=constraints.start, end=constraints.end)
+    loss = 0.0
+    d_scores = np.zeros_like(scores)
+    d_trans = np.zeros((L, L))
+    for s in range(len(seq_ptr) - 1):
+        a, b = seq_ptr[s], seq_ptr[s + 1]
+        if a == b:
+            continue
+        v = seq_weight[s]
+        log_z, node, edge = path_expectations(*allowed_paths(scores[a:b], trans, **masks), L)
+        log_zc, node_c, edge_c = path_expectations(
+            *allowed_paths(scores[a:b], trans, token_mask=allowed[a:b], **masks), L)
+        loss += v * (log_z - log_zc)
+        d_scores[a:b] = v * (node - node_c)
+        d_trans += v * (edge - edge_c)
+    grad = parameter_gradient(d_scores, d_trans, layout, corpus)
+    return loss + c2 * (w @ w), grad + 2 * c2 * w
+
+
+def parameter_gradient(d_scores, d_trans, layout, corpus):
+    """The gradient in the weights from the derivatives in the state scores
+    (n_tokens, L) and the transition weights (L, L)."""
+    tok_ptr, tok_attr, tok_val = corpus.tok_ptr, corpus.tok_attr, corpus.tok_val
+    n_attr = len(layout.attr_ptr) - 1
+    d_attr = np.zeros((n_attr, layout.n_labels))
+    rows = np.repeat(np.arange(len(tok_ptr) - 1), np.diff(tok_ptr))
+    np.add.at(d_attr, tok_attr, tok_val[:, None] * d_scores[rows])
+    parts = [d_attr[layout.state_pairs(), layout.attr_label],
+             d_trans[layout.trans_from, layout.trans_to]]
+    if layout.n_dense:
+        dense = np.asarray(corpus.dense, dtype=np.float64)
+        parts.append((dense.T @ d_scores).ravel())
+    return np.concatenate(parts)

@@ -2,6 +2,7 @@
 
 from collections.abc import Mapping, Sequence
 from itertools import chain, repeat
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -74,6 +75,15 @@ def encode_labels(y, seq_ptr):
             f"y holds no labels: all {n_seq} sequences are empty; fitting needs "
             "at least one labelled token"
         )
+    classes, order = _sorted_classes(labels)
+    remap = np.empty(len(labels), dtype=np.int32)
+    remap[order] = np.arange(len(labels), dtype=np.int32)
+    return classes, remap[codes]
+
+
+def _sorted_classes(labels):
+    """The distinct ``labels`` (a list) as a sorted label array, and the order
+    that sorts them; a TypeError when they are of several types."""
     types = {_label_kind(label) for label in labels}
     if len(types) > 1:
         kinds = sorted(types)
@@ -86,31 +96,42 @@ def encode_labels(y, seq_ptr):
         order = sorted(range(len(labels)), key=labels.__getitem__)
     except TypeError:
         order = list(range(len(labels)))
-    classes = label_array([labels[i] for i in order])
-    remap = np.empty(len(labels), dtype=np.int32)
-    remap[order] = np.arange(len(labels), dtype=np.int32)
-    return classes, remap[codes]
+    return label_array([labels[i] for i in order]), order
 
 
 def _not_a_label(label):
-    """Whether a label is None or NaN (which equals nothing, itself included)."""
-    return label is None or (isinstance(label, float) and label != label)
+    """Whether a label is None or NaN (which equals nothing, itself included),
+    or a set of labels (a partial label)."""
+    return (label is None or (isinstance(label, float) and label != label)
+            or _is_label_set(label))
 
 
 def _raise_bad_label(y):
-    """Raise the error of the first label of y that is unhashable, None or NaN."""
+    """Raise the error of the first label of y that is unhashable, None, NaN or
+    a set (a partial label, which only :func:`encode_partial_labels` reads)."""
     for s, seq in enumerate(y):
         for t, label in enumerate(seq):
-            try:
-                hash(label)
-            except TypeError:
-                raise TypeError(
-                    f"y[{s}][{t}] is a {type(label).__name__}, which is not "
-                    "hashable; labels must be str, int or another hashable"
-                ) from None
-            if _not_a_label(label):
-                raise ValueError(f"y[{s}][{t}] is {label!r}, not a label")
+            if label is None or _is_label_set(label):
+                raise ValueError(
+                    f"y[{s}][{t}] is {label!r}, not a label: partial labels "
+                    "(None for unknown, a set of labels) are read only by "
+                    "CRFTagger.fit with a batch solver on data in memory"
+                )
+            _check_label(label, s, t)
     raise AssertionError("no bad label found")  # pragma: no cover
+
+
+def _check_label(label, s, t):
+    """Raise the error of ``y[s][t]`` when it is unhashable, None, NaN or a set."""
+    try:
+        hash(label)
+    except TypeError:
+        raise TypeError(
+            f"y[{s}][{t}] is a {type(label).__name__}, which is not "
+            "hashable; labels must be str, int or another hashable"
+        ) from None
+    if _not_a_label(label):
+        raise ValueError(f"y[{s}][{t}] is {label!r}, not a label")
 
 
 def _label_kind(label):
@@ -135,6 +156,110 @@ def label_array(labels):
     arr = np.empty(len(labels), dtype=object)
     arr[:] = labels
     return arr
+
+
+class EncodedLabels(NamedTuple):
+    """The labels of y as codes, for training on partial labels.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_labels,)
+        The labels, sorted (as :func:`encode_labels` sorts them): those of
+        y, the members of its sets included.
+    codes : ndarray of int32, shape (n_tokens,)
+        Each labelled token's label code; for a token that may take several
+        labels, the first of them.
+    allowed : ndarray of bool, shape (n_tokens, n_labels), or None
+        The labels each token may take; None when every token has one label
+        (y is fully labelled).
+    """
+
+    classes: np.ndarray
+    codes: np.ndarray
+    allowed: Optional[np.ndarray]
+
+
+def _is_label_set(entry):
+    return isinstance(entry, (set, frozenset))
+
+
+def _has_partial_entry(y):
+    """Whether a token of y is None or a set of labels (C loops over the tokens;
+    other bad labels are left to :func:`encode_labels`)."""
+    try:
+        distinct = set(chain.from_iterable(y))
+    except TypeError:  # a set (unhashable) or another unhashable entry
+        return any(_is_label_set(entry) for seq in y for entry in seq)
+    return any(entry is None or _is_label_set(entry) for entry in distinct)
+
+
+def _check_lengths(y, seq_ptr):
+    """ValueError when y has not one entry per token of each sequence of X."""
+    n_seq = len(seq_ptr) - 1
+    if len(y) != n_seq:
+        raise ValueError(
+            f"X and y have different numbers of sequences: {n_seq} and {len(y)}"
+        )
+    lengths = np.fromiter(map(len, y), np.int64, n_seq)
+    wrong = np.flatnonzero(lengths != np.diff(seq_ptr))
+    if len(wrong):
+        s = int(wrong[0])
+        raise ValueError(
+            f"sequence {s} has {seq_ptr[s + 1] - seq_ptr[s]} tokens in X but "
+            f"{lengths[s]} labels in y"
+        )
+
+
+def encode_partial_labels(y, seq_ptr):
+    """Check y against the sequence offsets of X and encode its labels, which
+    may be partial: a token's entry is a label, None (unknown: any label) or
+    a set or frozenset of labels (one of them).
+
+    Returns an :class:`EncodedLabels`. Fully labelled y is encoded by
+    :func:`encode_labels` (the same classes and codes, ``allowed`` None);
+    the labels are the labels of y and the members of its sets. A set of
+    one label is that label.
+    """
+    check_sequences(y, "y")
+    if not _has_partial_entry(y):
+        return EncodedLabels(*encode_labels(y, seq_ptr), None)
+    _check_lengths(y, seq_ptr)
+    labels = {}
+    for s, seq in enumerate(y):
+        for t, entry in enumerate(seq):
+            if entry is None:
+                continue
+            members = entry if _is_label_set(entry) else (entry,)
+            if not members:
+                raise ValueError(
+                    f"y[{s}][{t}] is an empty set: a token must allow at least one label"
+                )
+            for label in members:
+                _check_label(label, s, t)
+                labels.setdefault(label, None)
+    if not labels:
+        raise ValueError(
+            "y holds no labels: every token is unknown (None); fitting needs at "
+            "least one label"
+        )
+    classes, _ = _sorted_classes(list(labels))
+    index = {label: i for i, label in enumerate(classes.tolist())}
+    n_tok = int(seq_ptr[-1])
+    allowed = np.zeros((n_tok, len(classes)), dtype=bool)
+    t0 = 0
+    for seq in y:
+        for entry in seq:
+            if entry is None:
+                allowed[t0] = True
+            elif _is_label_set(entry):
+                allowed[t0, [index[label] for label in entry]] = True
+            else:
+                allowed[t0, index[entry]] = True
+            t0 += 1
+    codes = np.argmax(allowed, axis=1).astype(np.int32)
+    if np.all(np.count_nonzero(allowed, axis=1) == 1):
+        allowed = None
+    return EncodedLabels(classes, codes, allowed)
 
 
 def check_sequence_weight(sample_weight, n_sequences):

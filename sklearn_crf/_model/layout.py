@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from scipy import sparse
 
 from .._engine import pair_frequencies
 
@@ -183,6 +184,40 @@ def pair_statistics(corpus, labels, n_labels, attr_map=None):
     return PairStatistics(keys, freq, bigram_counts(labels, corpus.seq_ptr, L))
 
 
+def partial_pair_statistics(corpus, allowed):
+    """The :class:`PairStatistics` of partial labels: ``allowed`` (n_tokens,
+    L) bool, the labels each token may take.
+
+    A token counts as a token of each label it may take (one, when it is
+    labelled: then these are :func:`pair_statistics`), except a token that
+    may take every label, which counts for none: it says nothing of its own.
+    A label bigram counts once for each pair of labels two neighbouring
+    tokens may take.
+    """
+    n_tok, L = allowed.shape
+    rows = (allowed & ~allowed.all(axis=1, keepdims=True)).astype(np.float64)
+    shape = (n_tok, corpus.n_attributes)
+
+    def by_pair(values, tokens, attrs):
+        return np.asarray(
+            sparse.csr_matrix((values, (tokens, attrs)), shape=shape).T @ rows
+        )
+
+    tokens = np.repeat(np.arange(n_tok), np.diff(corpus.tok_ptr))
+    freq = by_pair(corpus.tok_val, tokens, corpus.tok_attr)
+    seen = by_pair(np.ones(len(tokens)), tokens, corpus.tok_attr) > 0
+    if len(corpus.zero_tok):
+        seen |= by_pair(np.ones(len(corpus.zero_tok)), corpus.zero_tok,
+                        corpus.zero_attr) > 0
+    keys = np.flatnonzero(seen.ravel())
+    seq_ptr = corpus.seq_ptr
+    has_prev = np.ones(n_tok, dtype=bool)
+    has_prev[seq_ptr[:-1][seq_ptr[1:] > seq_ptr[:-1]]] = False
+    idx = np.flatnonzero(has_prev)
+    bigrams = (rows[idx - 1].T @ rows[idx]).ravel()
+    return PairStatistics(keys.astype(np.int64), freq.ravel()[keys], bigrams)
+
+
 def merge_pair_statistics(total, stats):
     """``total`` and another part's statistics added up (``total`` first; None
     for nothing yet)."""
@@ -230,16 +265,21 @@ def layout_from_pair_statistics(stats, n_attributes, n_labels, *, min_freq,
 
 def build_layout(
     corpus, labels, n_labels, *, min_freq, all_possible_states, all_possible_transitions,
+    allowed=None,
 ):
     """The parameter layout seen in training data, exactly as CRFsuite builds it.
 
     ``corpus`` is an :class:`~sklearn_crf.EncodedCorpus` and ``labels`` its
     label codes (n_tokens,): :func:`layout_from_pair_statistics` of
     :func:`pair_statistics`. The corpus's dense dimensions get a weight for
-    every label, whatever ``min_freq``.
+    every label, whatever ``min_freq``. With partial labels, ``allowed``
+    (n_tokens, L) bool, the labels each token may take, the statistics are
+    :func:`partial_pair_statistics`.
     """
+    stats = (pair_statistics(corpus, labels, n_labels) if allowed is None
+             else partial_pair_statistics(corpus, allowed))
     return layout_from_pair_statistics(
-        pair_statistics(corpus, labels, n_labels), corpus.n_attributes, n_labels,
+        stats, corpus.n_attributes, n_labels,
         min_freq=min_freq, all_possible_states=all_possible_states,
         all_possible_transitions=all_possible_transitions, n_dense=corpus.n_dense,
     )

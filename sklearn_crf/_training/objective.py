@@ -5,6 +5,9 @@ The parameter vector is CRFsuite's, laid out by
 transitions, then dense weights.
 """
 
+import dataclasses
+from typing import NamedTuple
+
 import numpy as np
 
 from .._engine import (
@@ -31,6 +34,8 @@ from .._engine.dense import (
     observed_distinct_counts,
     sum_blocks,
 )
+from .._features.vectorizer import EncodedCorpus
+from .._model.constraints import TransitionConstraints
 
 
 class CRFObjective:
@@ -99,7 +104,7 @@ class CRFObjective:
     """
 
     def __init__(self, corpus, layout, labels, seq_weight, *, c2, n_chunks,
-                 block_tokens=None, constraints=None):
+                 block_tokens=None, constraints=None, observed_weight=None):
         self.corpus = corpus
         self.layout = layout
         self.seq_weight = np.ascontiguousarray(seq_weight, dtype=np.float64)
@@ -107,10 +112,15 @@ class CRFObjective:
         self.n_chunks = int(n_chunks)
         self.constraints = constraints
         L = layout.n_labels
+        # the weights of the observed counts: the sequence weights, unless
+        # partial labels give some sequences none (PartialLabelObjective)
+        if observed_weight is None:
+            observed_weight = self.seq_weight
+        observed_weight = np.ascontiguousarray(observed_weight, dtype=np.float64)
         self.observed = observed_counts(
             corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, layout.attr_ptr,
             layout.attr_label, layout.transition_index(),
-            np.ascontiguousarray(labels, dtype=np.int32), corpus.seq_ptr, self.seq_weight,
+            np.ascontiguousarray(labels, dtype=np.int32), corpus.seq_ptr, observed_weight,
             layout.n_params,
         )
         seq_ptr = corpus.seq_ptr
@@ -125,7 +135,7 @@ class CRFObjective:
                     f"the corpus has dense features of shape {self._dense.shape}, the "
                     f"layout expects ({corpus.n_tokens}, {layout.n_dense})"
                 )
-            token_weight = np.repeat(self.seq_weight, np.diff(seq_ptr))
+            token_weight = np.repeat(observed_weight, np.diff(seq_ptr))
             labels64 = np.ascontiguousarray(labels, dtype=np.int64)
             self._distinct = distinct_rows(self._dense)
             if self._distinct is None:
@@ -329,3 +339,277 @@ class ConstrainedCRFObjective(CRFObjective):
                  block_tokens=None):
         super().__init__(corpus, layout, labels, seq_weight, c2=c2, n_chunks=n_chunks,
                          block_tokens=block_tokens, constraints=masks)
+
+
+def partial_sequences(allowed, seq_ptr):
+    """Which sequences are partially labelled, and which of those restrict
+    their paths at all.
+
+    Returns ``partial`` (n_sequences,) bool, a token of the sequence may take
+    several labels, and ``restricted`` (n_sequences,) bool, a token of the
+    sequence may not take some label (``allowed`` (n_tokens, L)).
+    """
+    n_seq = len(seq_ptr) - 1
+    seq = np.repeat(np.arange(n_seq), np.diff(seq_ptr))
+    several = np.count_nonzero(allowed, axis=1) > 1
+    missing = ~allowed.all(axis=1)
+    return (np.bincount(seq[several], minlength=n_seq) > 0,
+            np.bincount(seq[missing], minlength=n_seq) > 0)
+
+
+def select_tokens(corpus, tokens, seq_ptr, featureless=None):
+    """The corpus of the tokens ``tokens`` of ``corpus`` (in that order), as
+    sequences ``seq_ptr`` over them; the tokens where ``featureless`` (bool,
+    one per selected token) is True keep no entry and a zero dense row."""
+    n_own = np.diff(corpus.tok_ptr)[tokens]
+    if featureless is not None:
+        n_own = np.where(featureless, 0, n_own)
+    tok_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
+    np.cumsum(n_own, out=tok_ptr[1:])
+    entries = (np.repeat(corpus.tok_ptr[:-1][tokens] - tok_ptr[:-1], n_own)
+               + np.arange(tok_ptr[-1]))
+    dense = None
+    if corpus.dense is not None:
+        dense = np.ascontiguousarray(corpus.dense[tokens])
+        if featureless is not None:
+            dense[featureless] = 0.0
+    return EncodedCorpus(
+        tok_ptr=tok_ptr, tok_attr=corpus.tok_attr[entries],
+        tok_val=corpus.tok_val[entries], seq_ptr=np.asarray(seq_ptr, dtype=np.int64),
+        n_attributes=corpus.n_attributes, dense=dense,
+    )
+
+
+class PartialPaths(NamedTuple):
+    """The paths of partially labelled sequences, cut where they are known.
+
+    A token with one allowed label (*pinned*) fixes the path there, so the
+    sum over the allowed paths of a sequence is a product of independent
+    parts: the *windows*, maximal runs of tokens that may take several labels
+    with the pinned token on each side, and the rest, where the path is
+    known. A window's pinned edge tokens carry no state score there (their
+    state features, like every transition between two known labels, count
+    in the known part), so every state and transition feature of a path
+    counts exactly once.
+
+    Attributes
+    ----------
+    window_tokens : ndarray of int64
+        The tokens of the windows, window after window.
+    window_ptr : ndarray of int64
+        Window ``k`` is ``window_tokens[window_ptr[k]:window_ptr[k + 1]]``.
+    window_weight : ndarray of float64
+        The weight of each window's sequence.
+    edge : ndarray of bool, shape (len(window_tokens),)
+        The pinned edge tokens of the windows.
+    known_tokens, known_ptr, known_weight
+        The same for the runs of the known part (their transitions are those
+        between consecutive tokens of a run).
+    """
+
+    window_tokens: np.ndarray
+    window_ptr: np.ndarray
+    window_weight: np.ndarray
+    edge: np.ndarray
+    known_tokens: np.ndarray
+    known_ptr: np.ndarray
+    known_weight: np.ndarray
+
+
+def partial_paths(allowed, seq_ptr, keep, seq_weight):
+    """The :class:`PartialPaths` of the sequences ``keep`` (bool, one per
+    sequence) under ``allowed`` (n_tokens, L)."""
+    n_tok = allowed.shape[0]
+    seq = np.repeat(np.arange(len(seq_ptr) - 1), np.diff(seq_ptr))
+    kept = keep[seq]
+    pinned = np.count_nonzero(allowed, axis=1) == 1
+    free = kept & ~pinned
+    same_prev = np.zeros(n_tok, dtype=bool)
+    same_prev[1:] = seq[1:] == seq[:-1]
+    same_next = np.zeros(n_tok, dtype=bool)
+    same_next[:-1] = same_prev[1:]
+    in_window = free.copy()
+    in_window[:-1] |= free[1:] & same_next[:-1]
+    in_window[1:] |= free[:-1] & same_prev[1:]
+
+    def runs(mask):
+        tokens = np.flatnonzero(mask)
+        starts = mask & ~(np.concatenate([[False], mask[:-1]]) & same_prev)
+        ptr = np.append(np.flatnonzero(starts[tokens]), len(tokens)).astype(np.int64)
+        return tokens, ptr, np.ascontiguousarray(seq_weight[seq[tokens[ptr[:-1]]]],
+                                                 dtype=np.float64)
+
+    window_tokens, window_ptr, window_weight = runs(in_window)
+    edge = np.zeros(len(window_tokens), dtype=bool)
+    if len(window_tokens):
+        edge[window_ptr[:-1]] = True
+        edge[window_ptr[1:] - 1] = True
+    edge &= pinned[window_tokens]
+    known = kept & pinned
+    known[window_tokens[~edge]] = False
+    known_tokens, known_ptr, known_weight = runs(known)
+    return PartialPaths(window_tokens, window_ptr, window_weight, edge, known_tokens,
+                        known_ptr, known_weight)
+
+
+class AllowedPathsTerm(CRFObjective):
+    """g(w) = Σ_s v_s log Z_s(allowed) and its gradient, the weighted expected
+    feature counts under the label paths ``allowed`` allows.
+
+    ``allowed`` (n_tokens, L) bool are the labels each token of ``corpus``
+    may take. The labels a token may not take are -inf state scores, added
+    through the state weights: each distinct row of ``allowed`` with a
+    ``False`` is one more attribute, after the corpus's own, whose row of the
+    dense (attributes × labels) weight matrix is 0 where the row allows a
+    label and -inf where it does not, and which has no parameter (so
+    :meth:`ParameterLayout.attribute_matrix` never writes it); each such
+    token gets one entry of that attribute, value 1, after its own entries.
+    The state scores, forward-backward and counts are then
+    :class:`CRFObjective`'s, on the same kernels, with the same bits for any
+    ``n_chunks``; the sequences with a -inf score are completed in log
+    space, exact with -inf scores (as under ``constraints``, which apply
+    too). The observed counts are zero: :meth:`nll` returns ``(g(w), ∇g)``.
+    """
+
+    def __init__(self, corpus, layout, allowed, seq_weight, *, n_chunks,
+                 block_tokens=None, constraints=None):
+        n_tok = corpus.n_tokens
+        n_attr = corpus.n_attributes
+        restricted = ~allowed.all(axis=1)
+        patterns, pattern_of = np.unique(allowed[restricted], axis=0,
+                                         return_inverse=True)
+        # one more entry, after its own, for each token with a forbidden label
+        n_own = np.diff(corpus.tok_ptr)
+        tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
+        np.cumsum(n_own + restricted, out=tok_ptr[1:])
+        shift = np.repeat(tok_ptr[:-1] - corpus.tok_ptr[:-1], n_own)
+        own = np.arange(len(corpus.tok_attr)) + shift
+        tok_attr = np.empty(tok_ptr[-1], dtype=np.int32)
+        tok_val = np.ones(tok_ptr[-1])
+        tok_attr[own] = corpus.tok_attr
+        tok_val[own] = corpus.tok_val
+        tok_attr[tok_ptr[1:][restricted] - 1] = n_attr + pattern_of.ravel()
+        extended = EncodedCorpus(
+            tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=tok_val,
+            seq_ptr=corpus.seq_ptr, n_attributes=n_attr + len(patterns),
+            dense=corpus.dense,
+        )
+        attr_ptr = np.concatenate(
+            [layout.attr_ptr, np.full(len(patterns), layout.attr_ptr[-1])]
+        )
+        super().__init__(
+            extended, dataclasses.replace(layout, attr_ptr=attr_ptr),
+            np.zeros(n_tok, dtype=np.int32), seq_weight, c2=0.0, n_chunks=n_chunks,
+            block_tokens=block_tokens, constraints=constraints,
+            observed_weight=np.zeros(corpus.n_sequences),
+        )
+        self._w_attr[n_attr:] = np.where(patterns, 0.0, -np.inf)
+
+
+class PartialLabelObjective:
+    """f(w) = Σ_s v_s (log Z_s − log Z_s(allowed)) + c2·‖w‖² and its gradient:
+    the objective of partially labelled sequences.
+
+    ``allowed`` (n_tokens, L) bool are the labels each token may take (one
+    for a labelled token). The likelihood of a sequence is the total
+    probability of the label paths its partial labels allow, so the
+    gradient is the expected feature counts under the model minus those
+    under the model restricted to the allowed paths; for a fully labelled
+    sequence, the restricted expectation is the observed counts.
+
+    :class:`CRFObjective` over the whole corpus gives log Z and the expected
+    counts of every sequence, and the observed counts of the fully labelled
+    ones only: those sequences get exactly the terms, and bits, of
+    :class:`CRFObjective`. The restricted sums of the partially labelled
+    sequences are cut where their labels are known (:class:`PartialPaths`):
+    :class:`AllowedPathsTerm` over the windows, observed counts over the
+    rest, so that the forward-backward with -inf scores (log space) runs
+    over the tokens near an unknown label only. A sequence whose tokens all
+    allow every label has no term at all (its two terms would be equal).
+    ``labels`` are the label codes of the labelled tokens (any allowed label
+    elsewhere). Transition ``constraints`` apply to both terms (their first
+    and last labels as allowed labels of the first and last tokens); every
+    sequence must have an allowed path (the caller checks,
+    :func:`~sklearn_crf._engine.decoding.check_feasible`). Bitwise the same
+    for any ``n_chunks``.
+    """
+
+    def __init__(self, corpus, layout, labels, allowed, seq_weight, *, c2, n_chunks,
+                 block_tokens=None, constraints=None):
+        self.layout = layout
+        self.c2 = float(c2)
+        seq_weight = np.ascontiguousarray(seq_weight, dtype=np.float64)
+        seq_ptr = corpus.seq_ptr
+        partial, restricted = partial_sequences(allowed, seq_ptr)
+        free_weight = np.where(partial & ~restricted, 0.0, seq_weight)
+        self.free = CRFObjective(
+            corpus, layout, labels, free_weight, c2=0.0, n_chunks=n_chunks,
+            block_tokens=block_tokens, constraints=constraints,
+            observed_weight=np.where(partial, 0.0, seq_weight),
+        )
+        keep = partial & restricted & (seq_weight > 0)
+        window_constraints = None
+        if constraints is not None:
+            # the first and last labels as allowed labels of those tokens
+            lengths = np.diff(seq_ptr)
+            allowed = allowed.copy()
+            allowed[seq_ptr[:-1][lengths > 0]] &= constraints.start
+            allowed[seq_ptr[1:][lengths > 0] - 1] &= constraints.end
+            L = layout.n_labels
+            window_constraints = TransitionConstraints(
+                constraints.transitions, np.ones(L, dtype=bool), np.ones(L, dtype=bool),
+                None,
+            )
+        paths = partial_paths(allowed, seq_ptr, keep, seq_weight)
+        self.windows = None
+        if len(paths.window_weight):
+            tokens = paths.window_tokens
+            self.windows = AllowedPathsTerm(
+                select_tokens(corpus, tokens, paths.window_ptr, paths.edge), layout,
+                allowed[tokens], paths.window_weight, n_chunks=n_chunks,
+                block_tokens=block_tokens, constraints=window_constraints,
+            )
+        # the observed counts of the known part
+        tokens = paths.known_tokens
+        known = select_tokens(corpus, tokens, paths.known_ptr)
+        known_labels = np.argmax(allowed[tokens], axis=1)
+        self.known_counts = observed_counts(
+            known.tok_ptr, known.tok_attr, known.tok_val, layout.attr_ptr,
+            layout.attr_label, layout.transition_index(),
+            known_labels.astype(np.int32), known.seq_ptr, paths.known_weight,
+            layout.n_params,
+        )
+        if layout.n_dense and len(tokens):
+            token_weight = np.repeat(paths.known_weight, np.diff(paths.known_ptr))
+            self.known_counts[layout.dense_start:] = observed_dense_counts(
+                known.dense, known_labels.astype(np.int64), token_weight,
+                np.array([0, len(tokens)]), layout.n_labels,
+            ).ravel()
+
+    @property
+    def n_params(self):
+        """Length of the weight vector w."""
+        return self.layout.n_params
+
+    def nll(self, w):
+        """Unregularized weighted negative log-likelihood and its gradient in w."""
+        loss, grad = self.free.nll(w)
+        if self.windows is not None:
+            log_z, expected = self.windows.nll(w)
+            loss -= log_z
+            grad -= expected
+        loss -= w @ self.known_counts
+        grad -= self.known_counts
+        return loss, grad
+
+    __call__ = CRFObjective.__call__
+
+
+def crf_objective(corpus, layout, labels, seq_weight, *, allowed=None, **kwargs):
+    """The training objective of ``labels``: :class:`CRFObjective`, or
+    :class:`PartialLabelObjective` when ``allowed`` (n_tokens, L) bool, the
+    labels each token may take, is given (partial labels). ``kwargs`` are
+    those of :class:`CRFObjective`."""
+    if allowed is None:
+        return CRFObjective(corpus, layout, labels, seq_weight, **kwargs)
+    return PartialLabelObjective(corpus, layout, labels, allowed, seq_weight, **kwargs)
