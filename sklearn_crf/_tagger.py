@@ -566,7 +566,10 @@ class CRFTagger(BaseEstimator):
             (see "Input forms" in the class notes).
         y : list of sequences of labels
             One label per token. Labels may be str, int or any hashable, all of
-            one type.
+            one type. For partially labelled data (solvers ``"lbfgs"`` and
+            ``"l-bfgs-b"``), a token's entry may also be None (unknown) or a
+            set or frozenset of labels (one of them): the likelihood of a
+            sequence is then that of the label paths its labels allow.
         sample_weight : array-like of shape (n_sequences,), default=None
             Weight of each sequence in the likelihood (for ``"ap"``, ``"pa"``
             and ``"arow"``, in their updates, as CRFsuite's instance weight).

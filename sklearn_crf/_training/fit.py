@@ -13,9 +13,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._engine.decoding import apply_constraints, check_feasible
 from .._engine.first_use import note_compilation
 from .._engine.threads import n_threads as thread_count
-from .._features.validation import check_sequence_weight, encode_labels
+from .._features.validation import check_sequence_weight, encode_partial_labels
 from .._features.vectorizer import EncodedCorpus, SequenceVectorizer
 from .._model import constraints as _constraints
 from .._model.layout import build_layout
@@ -41,13 +42,16 @@ class TrainingProblem(NamedTuple):
     classes : ndarray of shape (n_classes,)
         The labels; code ``k`` is ``classes[k]``.
     labels : ndarray of int32, shape (n_tokens,)
-        The gold label codes.
+        The gold label codes (with partial labels, one allowed label).
     seq_weight : ndarray of float64, shape (n_sequences,)
         The sequence weights.
     layout : ParameterLayout
         The weights to learn (CRFsuite's rules on ``corpus`` and ``labels``).
     constraints : TransitionConstraints or None
         The masks of ``constrain_training``, None without it.
+    allowed : ndarray of bool, shape (n_tokens, n_classes), or None
+        With partial labels, the labels each token may take; None when
+        every token has its label.
     """
 
     vectorizer: Any
@@ -57,6 +61,7 @@ class TrainingProblem(NamedTuple):
     seq_weight: np.ndarray
     layout: Any
     constraints: Any
+    allowed: Any = None
 
 
 class FitOutcome(NamedTuple):
@@ -81,7 +86,13 @@ def check_constraint_labels(spec, y):
     if spec is None:
         return
     try:
-        labels = {label for seq in y for label in seq}
+        labels = set()
+        for seq in y:
+            for entry in seq:  # partial labels: None, or a set of labels
+                if isinstance(entry, (set, frozenset)):
+                    labels.update(entry)
+                elif entry is not None:
+                    labels.add(entry)
     except TypeError:
         return
     _constraints.check_scheme_labels(spec, sorted(labels, key=repr))
@@ -107,10 +118,17 @@ def encode_training(X, hashing):
     return vectorizer, vectorizer.fit_encode(X)
 
 
-def training_problem(params, vectorizer, corpus, classes, labels, seq_weight):
+def training_problem(params, vectorizer, corpus, classes, labels, seq_weight, allowed=None):
     """The :class:`TrainingProblem` of an encoded corpus: its layout by
     CRFsuite's rules under ``params`` (``min_freq``, ``all_possible_*``) and
-    the masks of ``constrain_training`` (the gold labels checked against them)."""
+    the masks of ``constrain_training`` (the gold labels checked against them).
+    ``allowed`` (n_tokens, n_classes) bool: partial labels, or None."""
+    if allowed is not None and SOLVERS[params["solver"]].kind == "online":
+        raise ValueError(
+            f"y has partial labels (None or a set of labels), which solver="
+            f"{params['solver']!r} cannot train on: its updates need one gold path; "
+            "use solver='lbfgs' or 'l-bfgs-b'"
+        )
     seq_weight = check_sequence_weight(seq_weight, corpus.n_sequences)
     if seq_weight is None:
         seq_weight = np.ones(corpus.n_sequences)
@@ -119,19 +137,30 @@ def training_problem(params, vectorizer, corpus, classes, labels, seq_weight):
         min_freq=params["min_freq"],
         all_possible_states=params["all_possible_states"],
         all_possible_transitions=params["all_possible_transitions"],
+        allowed=allowed,
     )
     masks = None
     if params["constrain_training"] and params["transition_constraints"] is not None:
         masks = _constraints.build_constraints(
             params["transition_constraints"], classes.tolist()
         )
-        _constraints.check_allowed_labels(masks, labels, corpus.seq_ptr, classes.tolist())
+        if allowed is None:
+            _constraints.check_allowed_labels(masks, labels, corpus.seq_ptr,
+                                              classes.tolist())
+        else:  # some path the partial labels allow must be allowed
+            L = len(classes)
+            check_feasible(
+                apply_constraints(np.zeros((corpus.n_tokens, L)), np.zeros((L, L)),
+                                  corpus.seq_ptr, masks, allowed),
+                "the partial labels of y and transition_constraints",
+            )
     logger.debug(
         "%d sequences, %d tokens, %d attributes, %d dense features, %d labels, "
         "%d parameters", corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
         corpus.n_dense, len(classes), layout.n_params,
     )
-    return TrainingProblem(vectorizer, corpus, classes, labels, seq_weight, layout, masks)
+    return TrainingProblem(vectorizer, corpus, classes, labels, seq_weight, layout, masks,
+                           allowed)
 
 
 def _monitor(params, model, X_val, y_val, val_weight, n_threads, tagger_for):
@@ -156,7 +185,7 @@ def solve(params, problem, *, w0, X_val=None, y_val=None, val_weight=None,
         monitor = _monitor(params, model, X_val, y_val, val_weight, n_threads, tagger_for)
         result = solver.run(
             solver, TrainingData(problem.corpus, problem.layout, problem.labels,
-                                 problem.seq_weight),
+                                 problem.seq_weight, problem.allowed),
             params, n_threads=n_threads, w0=w0, constraints=problem.constraints,
             monitor=monitor, verbose=params["verbose"],
         )
@@ -194,8 +223,9 @@ def fit_model(params, X, y, sample_weight=None, X_val=None, y_val=None, *, previ
             )
         check_constraint_labels(params["transition_constraints"], y)
         vectorizer, corpus = encode_training(X, params["hashing"])
-        classes, labels = encode_labels(y, corpus.seq_ptr)
-        problem = training_problem(params, vectorizer, corpus, classes, labels, sample_weight)
+        classes, labels, allowed = encode_partial_labels(y, corpus.seq_ptr)
+        problem = training_problem(params, vectorizer, corpus, classes, labels, sample_weight,
+                                   allowed)
         w0 = warm_start_weights(previous, vectorizer, classes, problem.layout)
         return solve(params, problem, w0=w0, X_val=X_val, y_val=y_val,
                      val_weight=val_weight, tagger_for=tagger_for)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional
 
 from . import online as _online, optimize as _optimize
-from .objective import CRFObjective
+from .objective import crf_objective
 
 
 class TrainingData(NamedTuple):
@@ -28,12 +28,17 @@ class TrainingData(NamedTuple):
         The gold label codes.
     seq_weight : ndarray of float64, shape (n_sequences,)
         The sequence weights.
+    allowed : ndarray of bool, shape (n_tokens, n_labels), or None
+        With partial labels, the labels each token may take (``labels`` then
+        holds one of them); None when every token has its label. Only the
+        batch solvers read it.
     """
 
     corpus: object
     layout: object
     labels: object
     seq_weight: object
+    allowed: object = None
 
 
 @dataclass(frozen=True)
@@ -100,9 +105,9 @@ class Solver:
 def run_batch(solver, data, params, *, n_threads, w0, constraints, monitor, verbose):
     """L-BFGS-B / OWL-QN (:func:`~sklearn_crf._training.optimize.minimize_crf`) on the
     objective of ``data``."""
-    objective = CRFObjective(
-        data.corpus, data.layout, data.labels, data.seq_weight, c2=params["c2"],
-        n_chunks=n_threads, constraints=constraints,
+    objective = crf_objective(
+        data.corpus, data.layout, data.labels, data.seq_weight, allowed=data.allowed,
+        c2=params["c2"], n_chunks=n_threads, constraints=constraints,
     )
     return _optimize.minimize_crf(
         objective, w0, c1=params["c1"], solver=solver.name,
@@ -119,7 +124,7 @@ def run_online(solver, data, params, *, n_threads, w0, constraints, monitor, ver
     if solver.epsilon is not None:
         kwargs["epsilon"] = float(solver.resolved_epsilon(params["epsilon"]))
     return solver.fit_function(
-        *data, max_iter=solver.resolved_max_iter(params["max_iter"]), verbose=verbose,
+        data.corpus, data.layout, data.labels, data.seq_weight, max_iter=solver.resolved_max_iter(params["max_iter"]), verbose=verbose,
         **kwargs,
     )
 

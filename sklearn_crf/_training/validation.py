@@ -15,10 +15,10 @@ from .._features.validation import (
     check_n_dense,
     check_sequence_weight,
     check_sequences,
-    encode_labels,
+    encode_partial_labels,
 )
 from .._features.vectorizer import EncodedCorpus
-from .objective import CRFObjective
+from .objective import crf_objective
 
 
 def n_training_sequences(X):
@@ -86,12 +86,13 @@ def validation_score(scoring, model, X_val, y_val, weight, n_threads, tagger_for
     """
     corpus = model.vectorizer.encode(X_val)
     check_n_dense(corpus.n_dense, model.layout.n_dense, "X_val")
-    val_classes, codes = encode_labels(y_val, corpus.seq_ptr)
+    val_classes, codes, val_allowed = encode_partial_labels(y_val, corpus.seq_ptr)
     if weight is None:
         weight = np.ones(corpus.n_sequences)
     weight = check_sequence_weight(weight, corpus.n_sequences)
     if scoring is None:
-        return _loss_score(model, corpus, val_classes, codes, weight, n_threads)
+        return _loss_score(model, corpus, val_classes, codes, val_allowed, weight,
+                           n_threads)
 
     from ..metrics import get_scorer
 
@@ -104,9 +105,10 @@ def validation_score(scoring, model, X_val, y_val, weight, n_threads, tagger_for
     return score
 
 
-def _loss_score(model, corpus, val_classes, codes, weight, n_threads):
+def _loss_score(model, corpus, val_classes, codes, val_allowed, weight, n_threads):
     """``score(w)``: minus the weighted NLL per token of the encoded
-    validation set."""
+    validation set (of its partial labels when ``val_allowed``, the labels
+    each token may take, is not None)."""
     index = {label: i for i, label in enumerate(model.classes.tolist())}
     unseen = [label for label in val_classes.tolist() if label not in index]
     if unseen:
@@ -117,14 +119,18 @@ def _loss_score(model, corpus, val_classes, codes, weight, n_threads):
         )
     remap = np.array([index[label] for label in val_classes.tolist()], np.int32)
     labels = remap[codes]
+    allowed = None
+    if val_allowed is not None:  # the columns of the fit's labels
+        allowed = np.zeros((corpus.n_tokens, len(index)), dtype=bool)
+        allowed[:, remap] = val_allowed
     total = float(weight @ np.diff(corpus.seq_ptr))
     if not total > 0:
         raise ValueError(
             "the validation set has no (weighted) token: the validation loss "
             "per token is undefined"
         )
-    objective = CRFObjective(corpus, model.layout, labels, weight, c2=0.0,
-                             n_chunks=n_threads)
+    objective = crf_objective(corpus, model.layout, labels, weight, allowed=allowed,
+                              c2=0.0, n_chunks=n_threads)
 
     def score(w):
         return -objective.nll(w)[0] / total
