@@ -38,6 +38,15 @@ sequences.
 
 ``sample_weight``, wherever accepted, holds one weight per sequence (finite
 and non-negative, as for :meth:`CRFTagger.fit <sklearn_crf.CRFTagger.fit>`).
+
+``y_true`` may hold partial labels, as ``CRFTagger.fit`` accepts them: a gold
+label None or a set of several labels is unknown (a set of one label is that
+label). The token-level metrics and the token counts of the reports leave the
+unknown tokens out, and :func:`sequence_accuracy_score` counts a sequence as
+correct when its known tokens are; the entity-level metrics read the gold
+entities with ``"O"`` at the unknown tokens and leave out every entity, true
+or predicted, that covers an unknown gold token or is next to one (there the
+true entity is not known).
 """
 
 from ._entity import (

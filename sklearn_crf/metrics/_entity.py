@@ -12,7 +12,7 @@ from sklearn.exceptions import UndefinedMetricWarning
 
 from .._model.schemes import SCHEMES, read_entities
 from .._features.validation import check_sequence_weight
-from ._flat import check_aligned_sequences
+from ._flat import check_aligned_sequences, is_unknown, known_label
 
 # ---------------------------------------------------------------------------
 # Entity extraction
@@ -180,8 +180,14 @@ def entity_matches(
 
     true_entities, pred_entities = set(), set()
     for index, (seq_true, seq_pred) in enumerate(zip(y_true, y_pred)):
-        true_entities.update((index, *e) for e in extract(seq_true, f"y_true[{index}]"))
-        pred_entities.update((index, *e) for e in extract(seq_pred, f"y_pred[{index}]"))
+        unknown = [t for t, label in enumerate(seq_true) if is_unknown(label)]
+        found_true = extract(_gold_without_unknown(seq_true, unknown), f"y_true[{index}]")
+        found_pred = extract(seq_pred, f"y_pred[{index}]")
+        if unknown:
+            found_true = _away_from(found_true, unknown, len(seq_true))
+            found_pred = _away_from(found_pred, unknown, len(seq_true))
+        true_entities.update((index, *e) for e in found_true)
+        pred_entities.update((index, *e) for e in found_pred)
 
     entities = sorted(true_entities | pred_entities)
     types = sorted({e[1] for e in entities})
@@ -194,6 +200,24 @@ def entity_matches(
 
     weights = None if sample_weight is None else sample_weight[[e[0] for e in entities]]
     return EntityMatches(types, classes(true_entities), classes(pred_entities), weights)
+
+
+def _gold_without_unknown(seq, unknown):
+    """The gold labels of one sequence, ``"O"`` at its unknown tokens (sets
+    of one label replaced by that label)."""
+    if not unknown and not any(isinstance(label, (set, frozenset)) for label in seq):
+        return seq
+    return ["O" if is_unknown(label) else known_label(label) for label in seq]
+
+
+def _away_from(entities, unknown, n):
+    """The entities (type, start, end) that neither cover an unknown gold
+    token nor touch one: only there is the gold entity known."""
+    near = np.zeros(n + 2, dtype=bool)
+    near[np.asarray(unknown) + 1] = True
+    before = np.concatenate([[0], np.cumsum(near)])  # near tokens in near[:k]
+    # tokens start - 1 .. end (exclusive end): near[start : end + 2]
+    return [e for e in entities if before[e[2] + 2] == before[e[1]]]
 
 
 def check_entity_options(average, beta, zero_division):

@@ -52,6 +52,38 @@ def check_aligned_sequences(y_true, y_pred):
     return y_true, y_pred
 
 
+def _has_partial_gold(y_true):
+    """Whether a gold label of ``y_true`` is None or a set (C loops)."""
+    kinds = set(map(type, (label for seq in y_true for label in seq)))
+    return bool(kinds & {type(None), set, frozenset})
+
+
+def is_unknown(label):
+    """Whether a gold label is unknown: None, or a set of several labels (the
+    partial labels of training data). A set of one label is that label."""
+    return label is None or (isinstance(label, (set, frozenset)) and len(label) != 1)
+
+
+def known_label(label):
+    """A known gold label: the label, or the member of a set of one label."""
+    return next(iter(label)) if isinstance(label, (set, frozenset)) else label
+
+
+def known_gold(y_true, y_pred):
+    """Aligned ``y_true`` and ``y_pred`` without the tokens whose gold label is
+    unknown (:func:`is_unknown`), sets of one label replaced by that label:
+    what the token-level metrics score. The lists themselves when no gold
+    label is None or a set."""
+    if not _has_partial_gold(y_true):
+        return y_true, y_pred
+    true_out, pred_out = [], []
+    for seq_true, seq_pred in zip(y_true, y_pred):
+        keep = [t for t, label in enumerate(seq_true) if not is_unknown(label)]
+        true_out.append([known_label(seq_true[t]) for t in keep])
+        pred_out.append([seq_pred[t] for t in keep])
+    return true_out, pred_out
+
+
 def _is_scalar_label(label):
     return isinstance(label, (str, bytes, Number, np.generic))
 
@@ -68,8 +100,9 @@ def _flat_labels(flat_true, flat_pred):
 
 
 def flatten(y_true, y_pred, sample_weight):
-    """Flatten aligned sequences; repeat each sequence weight for its tokens."""
-    y_true, y_pred = check_aligned_sequences(y_true, y_pred)
+    """Flatten aligned sequences; repeat each sequence weight for its tokens.
+    Tokens whose gold label is unknown are left out (:func:`known_gold`)."""
+    y_true, y_pred = known_gold(*check_aligned_sequences(y_true, y_pred))
     sample_weight = check_sequence_weight(sample_weight, len(y_true))
     flat_true, flat_pred = _flat_labels(
         [label for seq in y_true for label in seq],
@@ -275,7 +308,7 @@ def sequence_accuracy_score(y_true, y_pred, *, sample_weight=None):
     >>> sequence_accuracy_score([], [])
     0.0
     """
-    y_true, y_pred = check_aligned_sequences(y_true, y_pred)
+    y_true, y_pred = known_gold(*check_aligned_sequences(y_true, y_pred))
     weights = check_sequence_weight(sample_weight, len(y_true))
     total = len(y_true) if weights is None else weights.sum()
     if total == 0:
@@ -321,8 +354,9 @@ def token_counts(y_true, y_pred, labels=()):
 
     The labels are ``labels`` in order, then those of ``y_true`` and then of
     ``y_pred`` that are not among them, in order of first appearance.
+    Tokens whose gold label is unknown are left out (:func:`known_gold`).
     """
-    y_true, y_pred = check_aligned_sequences(y_true, y_pred)
+    y_true, y_pred = known_gold(*check_aligned_sequences(y_true, y_pred))
     labels = list(labels)
     index = {label: i for i, label in enumerate(labels)}
     codes = []
