@@ -224,8 +224,8 @@ def fit_model(params, X, y, sample_weight=None, X_val=None, y_val=None, *, previ
         check_constraint_labels(params["transition_constraints"], y)
         vectorizer, corpus = encode_training(X, params["hashing"])
         classes, labels, allowed = encode_partial_labels(y, corpus.seq_ptr)
-        problem = training_problem(params, vectorizer, corpus, classes, labels, sample_weight,
-                                   allowed)
+        problem = training_problem(params, vectorizer, corpus, classes, labels,
+                                   sample_weight, allowed)
         w0 = warm_start_weights(previous, vectorizer, classes, problem.layout)
         return solve(params, problem, w0=w0, X_val=X_val, y_val=y_val,
                      val_weight=val_weight, tagger_for=tagger_for)

@@ -124,8 +124,8 @@ def run_online(solver, data, params, *, n_threads, w0, constraints, monitor, ver
     if solver.epsilon is not None:
         kwargs["epsilon"] = float(solver.resolved_epsilon(params["epsilon"]))
     return solver.fit_function(
-        data.corpus, data.layout, data.labels, data.seq_weight, max_iter=solver.resolved_max_iter(params["max_iter"]), verbose=verbose,
-        **kwargs,
+        data.corpus, data.layout, data.labels, data.seq_weight,
+        max_iter=solver.resolved_max_iter(params["max_iter"]), verbose=verbose, **kwargs,
     )
 
 
