@@ -95,3 +95,32 @@ def iob2_corpus(seed, n_seq=80, max_len=7, types=("PER", "LOC")):
         ])
         y.append(labels)
     return X, y
+
+
+#: test modules that run subprocesses, compile from an empty cache, start Dask
+#: clusters or run scripts on CoNLL data: all of them are ``slow``
+SLOW_MODULES = {
+    "test_benchmarks.py", "test_docs.py", "test_examples.py", "test_first_use.py",
+    "test_dask.py", "test_distributed.py", "test_cli.py", "test_imports.py",
+    "test_fuzz_files.py",
+}
+#: single tests elsewhere that take more than a few seconds
+SLOW_TESTS = {
+    "test_first_use_without_a_cache_says_once_that_it_compiles",
+    "test_a_fit_whose_sequences_all_scale_compiles_no_log_space_kernel",
+    "test_grid_search_in_parallel_processes",
+    "test_tagger_predictions_do_not_depend_on_order_or_grouping",
+    "test_concurrent_predictions_equal_sequential_ones",
+    "test_threaded_calls_never_start_numbas_thread_pool",
+    "test_cross_validation",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of :data:`SLOW_MODULES` and :data:`SLOW_TESTS` ``slow``:
+    ``pytest -m "not slow"`` is the fast subset."""
+    slow = pytest.mark.slow
+    for item in items:
+        if item.path.name in SLOW_MODULES or item.originalname in SLOW_TESTS:
+            item.add_marker(slow)
