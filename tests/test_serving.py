@@ -384,3 +384,30 @@ def test_token_route_takes_a_hashing_vocabulary():
     y = [["B-PER", "O"], ["O", "O"], ["B-PER", "O"]]
     pipe = make_pipeline(SequenceFeaturizer(), CRFTagger(c2=0.1, hashing=64)).fit(X, y)
     assert pipe.predict(X) == _dict_route(pipe, X)
+
+
+def test_word_table_starts_again_when_full(pipelines, ner, monkeypatch):
+    from sklearn_crf._features import featurizer as _featurizer
+
+    _, test = ner
+    pipe = pipelines[1]
+    if not isinstance(pipe[0], SequenceFeaturizer):
+        pytest.skip("templates have no word table")
+    monkeypatch.setattr(_featurizer, "_MAX_WORDS", 40)
+    _featurizer._TOKEN_IDS.pop(pipe[-1].vectorizer_, None)
+    X = test.sentences[:30]
+    assert [y for x in X for y in pipe.predict([x])] == _dict_route(pipe, X)
+    table, = _featurizer._TOKEN_IDS[pipe[-1].vectorizer_].values()
+    assert table.n_rows <= 40 + 3
+
+
+def test_threads_share_a_served_pipeline(pipelines, ner):
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, test = ner
+    pipe = pipelines[1]
+    X = _sentences(test)
+    expected = _dict_route(pipe, X)
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda x: pipe.predict([x])[0], X * 3))
+    assert got == expected * 3

@@ -1,12 +1,13 @@
 """Turn tokenised sentences into per-token feature dicts for CRF taggers."""
 
 import re
+import threading
 import weakref
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from numbers import Integral
 from itertools import accumulate, chain, repeat
-from operator import add, itemgetter
+from operator import itemgetter
 
 import numpy as np
 
@@ -469,6 +470,8 @@ class _TokenIds:
         self.funcs = plan.word_funcs
         self.has_zeros = any(flag for g in self.layout if g[0] == "word"
                              for _, _, flag in g[4])
+        #: held by encode: the table grows (or starts again) as words come
+        self.lock = threading.Lock()
         self._reset(1024)
 
     def _reset(self, capacity):
@@ -528,7 +531,11 @@ class _TokenIds:
 
     def encode(self, sentences, vectorizer):
         """The :class:`~sklearn_crf.EncodedCorpus` of the checked sentences
-        (their lists of columns)."""
+        (their lists of columns); one thread at a time."""
+        with self.lock:
+            return self._encode(sentences, vectorizer)
+
+    def _encode(self, sentences, vectorizer):
         n_seq = len(sentences)
         if n_seq == 1:
             words = sentences[0][0]
@@ -537,9 +544,9 @@ class _TokenIds:
             words = list(chain.from_iterable(cols[0] for cols in sentences))
             lengths = list(map(len, (cols[0] for cols in sentences)))
         n_tok = len(words)
-        index = self.index
-        if not all(map(index.__contains__, words)):
+        if not all(map(self.index.__contains__, words)):
             self._add_words(words)
+        index = self.index
         w = self.window
         # the tokens' rows, with w absent rows (row 0) around each sentence: the
         # neighbour at offset o of the token at ``place`` is at place + o
