@@ -29,7 +29,9 @@ Two serving routes are measured the same way, sentence by sentence:
     sklearn-crfsuite's model file, feature dicts in: ``predict_single(x)``
     against the file read by ``load_crfsuite`` (``predict([x])``), and, when
     it is installed, crfs (a Rust port of CRFsuite; never a dependency),
-    ``Model.open(file).tag(items)``.
+    ``Model.open(file).tag(items)``; and the floor of any Python encoder of
+    the dicts: each (key, value) item looked up in the model's memo, nothing
+    else.
 
     python benchmarks/bench_latency.py                  # both models, 3 passes
     python benchmarks/bench_latency.py --n-test 300 --max-iter 30   # quicker
@@ -141,6 +143,7 @@ def route_calls(measure, models, sentences, X, tmp):
         calls = {"predict_single(x)": lambda i: theirs.predict_single(X[i])}
         migrated = load_crfsuite(theirs.modelfile.name)
         calls["load_crfsuite file predict([x])"] = lambda i: migrated.predict([X[i]])
+        calls["item-lookup floor"] = item_lookup_floor(migrated, X)
         try:
             import crfs
         except ImportError:
@@ -151,6 +154,25 @@ def route_calls(measure, models, sentences, X, tmp):
             calls["crfs Model.tag(items)"] = lambda i: model.tag(items[i])
         return calls
     raise ValueError(f"unknown route {measure!r}")
+
+
+def item_lookup_floor(tagger, X):
+    """``floor(i)``: each (key, value) item of the dicts of ``X[i]`` looked up
+    in the tagger's (key, value) memo, one C-level ``dict.get`` an item into an
+    array, and nothing else: the floor of a Python encoder of feature dicts."""
+    from itertools import chain, repeat
+
+    import numpy as np
+
+    tagger.predict(X[:50])  # a model read from a file: its memo is derived at a first miss
+    memo = tagger.vectorizer_._vocabulary(False).pairs
+
+    def floor(i):
+        tokens = X[i]
+        return np.fromiter(map(memo.get, chain.from_iterable(map(dict.items, tokens)),
+                               repeat(-1)), np.int64, sum(map(len, tokens)))
+
+    return floor
 
 
 def route_latencies(calls, n, repeats):
