@@ -17,9 +17,26 @@ only, so that a call does the same work with both models and only the model's
 size differs. A per-call cost that grows with the model's size shows as a
 larger latency on the big model.
 
+Two serving routes are measured the same way, sentence by sentence:
+
+``tokens``
+    Raw tokens to labels: the tutorial's ``word2features`` then
+    ``predict_single`` (sklearn-crfsuite) against a fitted
+    ``make_pipeline(SequenceFeaturizer(), CRFTagger())`` (the tagger fitted
+    above) and that Pipeline saved with ``save_model`` and read back with
+    ``load_model``: ``pipe.predict([sentence])``.
+``crfsuite``
+    sklearn-crfsuite's model file, feature dicts in: ``predict_single(x)``
+    against the file read by ``load_crfsuite`` (``predict([x])``), and, when
+    it is installed, crfs (a Rust port of CRFsuite; never a dependency),
+    ``Model.open(file).tag(items)``; and the floor of any Python encoder of
+    the dicts: each (key, value) item looked up in the model's memo, nothing
+    else.
+
     python benchmarks/bench_latency.py                  # both models, 3 passes
     python benchmarks/bench_latency.py --n-test 300 --max-iter 30   # quicker
     python benchmarks/bench_latency.py --scale 0 --measures predict   # predict only
+    python benchmarks/bench_latency.py --scale 0 --measures tokens,crfsuite
 """
 
 import argparse
@@ -29,6 +46,7 @@ import os
 import random
 import statistics
 import sys
+import tempfile
 import time
 import warnings
 
@@ -93,6 +111,113 @@ def latencies(models, X_test, repeats, measure="predict"):
     return {lib: [statistics.median(ts) for ts in per] for lib, per in times.items()}
 
 
+def crfsuite_items(x):
+    """A sentence of feature dicts as CRFsuite attributes, as sklearn-crfsuite
+    gives them to its tagger: ``"key:value"`` for a str value, else
+    ``(key, float(value))``."""
+    return [[f"{k}:{v}" if isinstance(v, str) else (k, float(v)) for k, v in token.items()]
+            for token in x]
+
+
+def route_calls(measure, models, sentences, X, tmp):
+    """``{contender: call(i)}`` of a serving route (``tokens`` or ``crfsuite``),
+    the reference (sklearn-crfsuite) first, on sentence ``i`` (raw tokens
+    ``sentences[i]``, feature dicts ``X[i]``)."""
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import SequenceFeaturizer, load_crfsuite, load_model, save_model
+
+    theirs = models["theirs"]
+    if measure == "tokens":
+        pipe = make_pipeline(SequenceFeaturizer(), models["ours"])
+        path = os.path.join(tmp, f"pipe{len(os.listdir(tmp))}.skcrf")
+        save_model(pipe, path)
+        loaded = load_model(path)
+        return {
+            "word2features + predict_single":
+                lambda i: theirs.predict_single(wl.tutorial_features(sentences[i])),
+            "Pipeline predict([sentence])": lambda i: pipe.predict([sentences[i]]),
+            "load_model file predict([sentence])": lambda i: loaded.predict([sentences[i]]),
+        }
+    if measure == "crfsuite":
+        calls = {"predict_single(x)": lambda i: theirs.predict_single(X[i])}
+        migrated = load_crfsuite(theirs.modelfile.name)
+        calls["load_crfsuite file predict([x])"] = lambda i: migrated.predict([X[i]])
+        calls["item-lookup floor"] = item_lookup_floor(migrated, X)
+        try:
+            import crfs
+        except ImportError:
+            print("  (crfs is not installed: not measured)", flush=True)
+        else:
+            model = crfs.Model.open(theirs.modelfile.name)
+            items = [crfsuite_items(x) for x in X]  # its input form, made beforehand
+            calls["crfs Model.tag(items)"] = lambda i: model.tag(items[i])
+        return calls
+    raise ValueError(f"unknown route {measure!r}")
+
+
+def item_lookup_floor(tagger, X):
+    """``floor(i)``: each (key, value) item of the dicts of ``X[i]`` looked up
+    in the tagger's (key, value) memo, one C-level ``dict.get`` an item into an
+    array, and nothing else: the floor of a Python encoder of feature dicts."""
+    from itertools import chain, repeat
+
+    import numpy as np
+
+    tagger.predict(X[:50])  # a model read from a file: its memo is derived at a first miss
+    memo = tagger.vectorizer_._vocabulary(False).pairs
+
+    def floor(i):
+        tokens = X[i]
+        return np.fromiter(map(memo.get, chain.from_iterable(map(dict.items, tokens)),
+                               repeat(-1)), np.int64, sum(map(len, tokens)))
+
+    return floor
+
+
+def route_latencies(calls, n, repeats):
+    """Per contender of ``calls`` and per sentence ``i < n``, the median over
+    ``repeats`` passes of the time of ``call(i)``, the contenders rotating
+    sentence by sentence."""
+    names = list(calls)
+    for i in range(min(n, 50)):  # warm-up
+        for name in names:
+            calls[name](i)
+    times = {name: [[] for _ in range(n)] for name in names}
+    clock = time.perf_counter
+    for r in range(repeats):
+        for i in range(n):
+            for name in wl.alternate(names, r + i):
+                call = calls[name]
+                t0 = clock()
+                call(i)
+                times[name][i].append(clock() - t0)
+    return {name: [statistics.median(ts) for ts in per] for name, per in times.items()}
+
+
+def report_route(model, measure, lat, n_attributes):
+    """Print each contender's p50 and p99 against the reference (the first);
+    the rows for the final table."""
+    names = list(lat)
+    ref = names[0]
+    ref50, ref99 = percentile(lat[ref], 50), percentile(lat[ref], 99)
+    print(f"  {model}, {measure}: {n_attributes} attributes; {ref}: p50 {ref50 * 1e6:.0f} µs, "
+          f"p99 {ref99 * 1e6:.0f} µs", flush=True)
+    rows = []
+    for name in names[1:]:
+        p50, p99 = percentile(lat[name], 50), percentile(lat[name], 99)
+        per_sentence = statistics.median(o / t for o, t in zip(lat[name], lat[ref]))
+        print(f"    {name}: p50 {p50 * 1e6:.0f} µs, p99 {p99 * 1e6:.0f} µs; "
+              f"ratio {p50 / ref50:.2f} / {p99 / ref99:.2f} (p50 / p99), median "
+              f"per-sentence ratio {per_sentence:.2f}", flush=True)
+        rows.append({"model": model, "measure": measure, "n_attributes": n_attributes,
+                     "call": f"{name} / {ref}", "ours_us": p50 * 1e6,
+                     "ours_p99_us": p99 * 1e6, "theirs_us": ref50 * 1e6,
+                     "theirs_p99_us": ref99 * 1e6, "ratio": p50 / ref50,
+                     "ratio_p99": p99 / ref99, "per_sentence_ratio": per_sentence})
+    return rows
+
+
 def percentile(values, q):
     """The ``q``-th percentile (nearest rank) of ``values``."""
     values = sorted(values)
@@ -126,8 +251,8 @@ def main(argv=None):
     parser.add_argument("--max-iter", type=int, default=100)
     parser.add_argument("--n-train", type=int, default=None)
     parser.add_argument("--n-test", type=int, default=None)
-    parser.add_argument("--measures", default="predict,marginals,nbest",
-                        help="comma-separated: predict, marginals, nbest")
+    parser.add_argument("--measures", default="predict,marginals,nbest,tokens,crfsuite",
+                        help="comma-separated: predict, marginals, nbest, tokens, crfsuite")
     parser.add_argument("--scale", type=int, default=10,
                         help="attribute multiplier of the big model (0: skip it)")
     args = parser.parse_args(argv)
@@ -152,19 +277,31 @@ def main(argv=None):
         del X_train
     # a serving process holds the models, not the training corpus: drop it, so
     # that the garbage collector's full passes do not walk millions of dicts
-    X_test = data.X_test
+    X_test, sentences = data.X_test, data.test_sentences
     del data
     gc.collect()
+    tmp = tempfile.mkdtemp(prefix="bench_latency_")
     print("== latencies (the same test sentences for every model)")
     for measure in args.measures.split(","):
         for name, models in fitted.items():
+            n_attributes = models["ours"].vectorizer_.n_attributes_
+            if measure in ("tokens", "crfsuite"):
+                calls = route_calls(measure, models, sentences, X_test, tmp)
+                lat = route_latencies(calls, len(X_test), args.repeats)
+                results.extend(report_route(name, measure, lat, n_attributes))
+                continue
             lat = latencies(models, X_test, args.repeats, measure)
-            results.append(report(name, lat, models["ours"].vectorizer_.n_attributes_,
-                                  measure))
+            results.append(report(name, lat, n_attributes, measure))
     print("\n| model | call (ours / theirs) | attributes | sklearn-crfsuite p50 / p99 (µs) "
           "| sklearn-crf p50 / p99 (µs) | ours/theirs p50 / p99 |")
     print("|---|---|---:|---:|---:|---:|")
     for r in results:
+        if "call" in r:
+            print(f"| {r['model']} | {r['call']} | {r['n_attributes']:,} | "
+                  f"{r['theirs_us']:.0f} / {r['theirs_p99_us']:.0f} | "
+                  f"{r['ours_us']:.0f} / {r['ours_p99_us']:.0f} | "
+                  f"{r['ratio']:.2f} / {r['ratio_p99']:.2f} |")
+            continue
         ours_name, theirs_name = CALL_NAMES[r["measure"]]
         if "theirs_us" in r:
             theirs = f"{r['theirs_us']:.0f} / {r['theirs_p99_us']:.0f}"

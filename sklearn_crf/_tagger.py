@@ -651,6 +651,11 @@ class CRFTagger(BaseEstimator):
         tagger.coef_ = model.coef
         return tagger
 
+    def __sklearn_is_fitted__(self):
+        """Whether the model is set (by fit or from_weights): one lookup, for the
+        check scikit-learn makes at every call (e.g. a Pipeline's predict)."""
+        return "coef_" in self.__dict__
+
     def _infer(self, X, kernel):
         """Vectorize X, score its tokens and run ``kernel(scores, seq_ptr,
         n_threads)`` with the thread count in force; returns (result, seq_ptr)."""

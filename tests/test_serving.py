@@ -192,3 +192,222 @@ def test_compat_predict_single_is_the_batch_prediction():
     crf = CRF(c1=0.0, c2=0.1, max_iterations=30).fit(X, y)
     assert [crf.predict_single(x) for x in X] == crf.predict(X)
     assert [crf.predict_marginals_single(x) for x in X[:40]] == crf.predict_marginals(X[:40])
+
+
+# --------------------------------------------------------------------------
+# raw tokens through a Pipeline: the featurizer's output is encoded from the
+# tokens (FeatureDicts), with the answers of the feature dicts
+# --------------------------------------------------------------------------
+
+import warnings  # noqa: E402
+
+from sklearn.base import clone  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+
+from sklearn_crf import (  # noqa: E402
+    SequenceFeaturizer, SequenceVectorizer, TemplateFeaturizer, load_model, save_model,
+)
+from sklearn_crf._features import base as _base  # noqa: E402
+from sklearn_crf._features.vectorizer import FeatureDicts, _DERIVED_MEMOS  # noqa: E402
+from sklearn_crf.datasets import load_conll2002  # noqa: E402
+
+FEATURIZERS = {
+    "tutorial": SequenceFeaturizer(),
+    "wide": SequenceFeaturizer(window=2, prefixes=(1, 3), shape=True, identity=True,
+                               neighbor_features="all"),
+    "bare": SequenceFeaturizer(window=0, bias=False, bos_eos=False, suffixes=(2,)),
+    "templates": TemplateFeaturizer(),
+}
+
+
+@pytest.fixture(scope="module")
+def ner():
+    train = load_conll2002("train", n_sentences=300)
+    test = load_conll2002("testb", n_sentences=120)
+    return train, test
+
+
+@pytest.fixture(scope="module", params=list(FEATURIZERS))
+def pipelines(request, ner, tmp_path_factory):
+    """A fitted Pipeline and its load_model copy."""
+    train, _ = ner
+    pipe = make_pipeline(clone(FEATURIZERS[request.param]),
+                         CRFTagger(c2=0.1, max_iter=15, all_possible_transitions=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        pipe.fit(train.sentences, train.tags)
+    path = tmp_path_factory.mktemp("serve") / "model.skcrf"
+    save_model(pipe, path)
+    return pipe, load_model(path)
+
+
+def _dict_route(pipe, X):
+    """The answers through the feature dicts, as a list."""
+    return pipe[-1].predict(list(pipe[0].transform(X)))
+
+
+def _sentences(test):
+    # unseen words, a one-token sentence, repeats
+    return [*test.sentences[:60], ["Zyxwv", "qqq", "Madrid"], ["Hola"], test.sentences[0]]
+
+
+def test_pipeline_labels_are_the_dict_labels(pipelines, ner):
+    _, test = ner
+    X = _sentences(test)
+    for pipe in pipelines:
+        expected = _dict_route(pipe, X)
+        assert pipe.predict(X) == expected
+        assert [y for x in X for y in pipe.predict([x])] == expected
+    assert pipelines[0].predict(X) == pipelines[1].predict(X)
+
+
+def test_pipeline_marginals_are_the_dict_marginals_bitwise(pipelines, ner):
+    _, test = ner
+    X = _sentences(test)[:30]
+    pipe, loaded = pipelines
+    for p in (pipe, loaded):
+        dicts = p[-1].predict_marginals(list(p[0].transform(X)), output="array")
+        tagger, featurizer = p[-1], p[0]
+        fast = tagger.predict_marginals(featurizer.transform(X), output="array")
+        for a, b in zip(fast, dicts):
+            np.testing.assert_array_equal(a, b)
+        for x, b in zip(X, dicts):
+            np.testing.assert_array_equal(
+                tagger.predict_marginals(featurizer.transform([x]), output="array")[0], b)
+
+
+@pytest.mark.parametrize("name", list(FEATURIZERS) + ["columns"])
+def test_token_route_gives_the_corpus_of_the_dicts(name, ner):
+    """The encoded corpus itself, every array, against a vocabulary fitted on
+    the dicts: known and unknown words and columns, empty sentences."""
+    train, test = ner
+    if name == "columns":
+        featurizer = SequenceFeaturizer(window=2, columns=("pos", None))
+        data = [[(w, "N" if w.istitle() else "V", "x") for w in s] for s in train.sentences]
+        X = data[:100] + [[], [("Nuevo", "Q", "x")]] + data[150:170]
+    else:
+        featurizer = clone(FEATURIZERS[name])
+        data = train.sentences
+        X = test.sentences[:50] + [[], ["Nuevo"], []] + train.sentences[:20]
+    vectorizer = SequenceVectorizer().fit(list(featurizer.transform(data[:150])))
+    for batch in (X, X[:1], [X[-1]], [[]]):
+        fast = vectorizer.encode(featurizer.transform(batch))
+        slow = vectorizer.encode(list(featurizer.transform(batch)))
+        for field in ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr"):
+            a, b = getattr(fast, field), getattr(slow, field)
+            assert a.dtype == b.dtype, field
+            np.testing.assert_array_equal(a, b, err_msg=field)
+
+
+def test_feature_dicts_behave_as_their_list(ner):
+    _, test = ner
+    X = test.sentences[:3]
+    out = SequenceFeaturizer().transform(X)
+    assert type(out) is FeatureDicts and len(out) == 3
+    expected = [SequenceFeaturizer().transform([x])[0] for x in X]
+    assert out == expected and expected == out
+    assert out[1] == expected[1] and out[-2:] == expected[-2:]
+    assert list(out) == expected and repr(out) == repr(expected)
+    assert out + [] == expected and [] + out == expected
+    copy = pickle.loads(pickle.dumps(out))
+    assert type(copy) is list and copy == expected
+
+
+def test_dicts_once_read_are_what_a_tagger_encodes(pipelines, ner):
+    """Read (and changed in place) before the tagger sees them, the dicts are
+    encoded as they are."""
+    _, test = ner
+    pipe = pipelines[0]
+    x = test.sentences[5]
+    out = pipe[0].transform([x])
+    for token in out[0]:
+        token.clear()
+    assert pipe[-1].predict(out) == pipe[-1].predict([[{}] * len(x)])
+
+
+def test_transform_checks_the_parameters_once(monkeypatch):
+    calls = []
+    validate = SequenceFeaturizer._validate_params
+    monkeypatch.setattr(SequenceFeaturizer, "_validate_params",
+                        lambda self: calls.append(1) or validate(self))
+    featurizer = SequenceFeaturizer()
+    for _ in range(3):
+        featurizer.transform([["Hola", "Madrid"]])
+    assert len(calls) == 1
+    featurizer.set_params(window=2)
+    assert "+2:word.lower()" in featurizer.transform([["a", "b", "c"]])[0][0]
+    assert len(calls) == 2
+    featurizer.suffixes = [3]  # a list changed in place is seen too
+    featurizer.transform([["a"]])
+    featurizer.suffixes.append(2)
+    assert "word[-2:]" in featurizer.transform([["abc"]])[0][0]
+    with pytest.raises(ValueError, match="prefixes"):
+        featurizer.set_params(prefixes=(0,)).transform([["a"]])
+    assert len(_base._PLANS) >= 1
+
+
+def test_serving_a_pipeline_changes_nothing_on_it(pipelines, ner):
+    _, test = ner
+    for pipe in pipelines:
+        before = [dict(step.__dict__) for _, step in pipe.steps]
+        vectorizer = dict(pipe[-1].vectorizer_.__dict__)
+        data = pickle.dumps(pipe)
+        pipe.predict(test.sentences[:5])
+        pipe.predict([test.sentences[7]])
+        assert [step.__dict__ for _, step in pipe.steps] == before
+        assert pipe[-1].vectorizer_.__dict__.keys() == vectorizer.keys()
+        assert pickle.dumps(pipe) == data
+
+
+def test_a_loaded_tagger_reads_dicts_as_the_fitted_one(pipelines, ner):
+    """load_model's tagger (through from_weights: a memo of names only) gets a
+    memo of (key, value) pairs at its first miss, outside its state; the same
+    bits as the fitted tagger."""
+    _, test = ner
+    pipe, loaded = pipelines
+    X = list(pipe[0].transform(test.sentences[:40]))
+    vectorizer = loaded[-1].vectorizer_
+    state = pickle.dumps(vectorizer)
+    for x in X[:10]:
+        np.testing.assert_array_equal(
+            loaded[-1].predict_marginals([x], output="array")[0],
+            pipe[-1].predict_marginals([x], output="array")[0])
+    assert loaded[-1].predict(X) == pipe[-1].predict(X)
+    assert pickle.dumps(vectorizer) == state
+    if not isinstance(pipe[0], TemplateFeaturizer):  # str values: a derived memo
+        assert _DERIVED_MEMOS[vectorizer][2] is not vectorizer._pair_ids
+
+
+def test_token_route_takes_a_hashing_vocabulary():
+    X = [["Ana", "runs"], ["The", "end"], ["Ana", "ends"]]
+    y = [["B-PER", "O"], ["O", "O"], ["B-PER", "O"]]
+    pipe = make_pipeline(SequenceFeaturizer(), CRFTagger(c2=0.1, hashing=64)).fit(X, y)
+    assert pipe.predict(X) == _dict_route(pipe, X)
+
+
+def test_word_table_starts_again_when_full(pipelines, ner, monkeypatch):
+    from sklearn_crf._features import featurizer as _featurizer
+
+    _, test = ner
+    pipe = pipelines[1]
+    if not isinstance(pipe[0], SequenceFeaturizer):
+        pytest.skip("templates have no word table")
+    monkeypatch.setattr(_featurizer, "_MAX_WORDS", 40)
+    _featurizer._TOKEN_IDS.pop(pipe[-1].vectorizer_, None)
+    X = test.sentences[:30]
+    assert [y for x in X for y in pipe.predict([x])] == _dict_route(pipe, X)
+    table, = _featurizer._TOKEN_IDS[pipe[-1].vectorizer_].values()
+    assert table.n_rows <= 40 + 3
+
+
+def test_threads_share_a_served_pipeline(pipelines, ner):
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, test = ner
+    pipe = pipelines[1]
+    X = _sentences(test)
+    expected = _dict_route(pipe, X)
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda x: pipe.predict([x])[0], X * 3))
+    assert got == expected * 3

@@ -12,12 +12,13 @@ vectorizer's memo; the word vectors as the corpus's dense block;
 :func:`~sklearn_crf._features.vectorizer.encode_interned`).
 """
 
+import weakref
 from collections.abc import Mapping
 
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import InvalidParameterError
 
-from .vectorizer import FEW_TOKENS, encode_interned
+from .vectorizer import FEW_TOKENS, FeatureDicts, encode_interned
 from .word_vectors import WordVectors
 
 
@@ -30,6 +31,16 @@ def _check_sentence_list(X):
             "X must be a list of sentences (each a list of tokens), got "
             f"{type(X).__name__} {text}."
         )
+
+
+#: featurizer -> (its parameters' values, its plan): the parameters checked and
+#: compiled once, not at every call (kept outside the featurizer, whose state
+#: transform does not change)
+_PLANS = weakref.WeakKeyDictionary()
+
+
+def _frozen(value):
+    return tuple(map(_frozen, value)) if type(value) is list else value
 
 
 class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
@@ -51,10 +62,40 @@ class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         ``(rows, seq_ptr, interned, max_entries)`` for
         :func:`~sklearn_crf._features.vectorizer.encode_interned`: the features of
         the dicts, never built.
-    ``_check_parameters()``
-        The checks ``fit`` makes of the parameters' contents with
-        ``output="dicts"`` (no X needed).
+    ``_make_plan()``
+        The parameters checked and compiled for ``_checked`` (read through
+        :meth:`_plan`, which remembers it while the parameters keep their
+        values).
+    ``_token_ids(checked, vectorizer)``
+        The :class:`~sklearn_crf.EncodedCorpus` of the ``output="dicts"``
+        result under a fitted vectorizer, built from the tokens (no dict), or
+        None; without word vectors, ``transform`` returns a
+        :class:`~sklearn_crf._features.vectorizer.FeatureDicts` that a tagger
+        encodes through it.
     """
+
+    def _plan(self):
+        """The plan of the parameters' current values: checked
+        (``_validate_params`` and the contents) at the first call and after a
+        parameter changed, else the one made then."""
+        key = tuple(map(self.__dict__.get, self._parameter_constraints))
+        if list in map(type, key):  # (compared by value, not as the list that may change)
+            key = tuple(map(_frozen, key))
+        entry = _PLANS.get(self)
+        if entry is not None:
+            try:
+                if entry[0] == key:
+                    return entry[1]
+            except ValueError:  # e.g. an array among the values: checked below
+                pass
+        self._validate_params()
+        plan = self._make_plan()
+        _PLANS[self] = (key, plan)
+        return plan
+
+    def _check_parameters(self):
+        """The checks ``fit`` makes of the parameters with ``output="dicts"``."""
+        self._plan()
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -106,7 +147,11 @@ class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         """``transform``: the dicts, or the encoded corpus."""
         if self.output == "encoded":
             return self._encode(X, fitting=False)
-        return self._dicts(self._checked(X))
+        checked = self._checked(X)
+        if self.vectors is not None:
+            return self._dicts(checked)
+        return FeatureDicts(len(checked[1]), lambda: self._dicts(checked),
+                            lambda vectorizer: self._token_ids(checked, vectorizer))
 
     def _encode(self, X, fitting):
         """The encoded path: X as an EncodedCorpus, never building feature
@@ -121,9 +166,14 @@ class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
             self.__dict__.pop("vectorizer_", None)
             fitting = False
         vectorizer = None if fitting else self.__dict__.get("vectorizer_")
+        if (vectorizer is not None and self.vectors is None
+                and sum(map(len, words)) < FEW_TOKENS):
+            # a sentence at a time (serving): the tokens' ids cost less than the
+            # NumPy calls of the bulk path; the same corpus
+            corpus = self._token_ids(checked, vectorizer)
+            if corpus is not None:
+                return corpus
         if vectorizer is not None and sum(map(len, words)) < FEW_TOKENS:
-            # a sentence at a time (serving): the vectorizer's memo on the dicts
-            # costs less than the NumPy calls of the bulk path; the same corpus
             return vectorizer.encode(self._dicts(checked))
         dense = None
         if self.vectors is not None:

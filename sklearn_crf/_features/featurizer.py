@@ -1,10 +1,12 @@
 """Turn tokenised sentences into per-token feature dicts for CRF taggers."""
 
 import re
+import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from numbers import Integral
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 from operator import itemgetter
 
 import numpy as np
@@ -185,6 +187,9 @@ class _Plan:
             )
         self.window = int(est.window)
         self._builders = {}
+        #: what the features depend on (for the token route's tables)
+        self.signature = (tuple(self.word_keys), tuple(self.neighbor_mask),
+                          tuple(self.columns), self.bias, self.bos_eos, self.window)
 
         w = self.window
         all_keys = self._token_keys(0) + ["BOS", "EOS"] * self.bos_eos
@@ -390,6 +395,214 @@ def _featurize_sentence(cols, plan, cache):
     return out
 
 
+#: vectorizer -> {plan signature: _TokenIds}: kept outside the vectorizer
+#: (whose state encoding does not change), for as long as it lives
+_TOKEN_IDS = weakref.WeakKeyDictionary()
+_NO_TOK = np.zeros(0, dtype=np.int64)
+_NO_TOK.flags.writeable = False
+_NO_ATTR = np.zeros(0, dtype=np.int32)
+_NO_ATTR.flags.writeable = False
+#: most words a _TokenIds remembers; past it, it starts again (a served model
+#: meets words without end)
+_MAX_WORDS = 1 << 16
+
+
+class _TokenIds:
+    """A fitted vocabulary's attribute ids of a plan's features, word by word.
+
+    The token route of :class:`SequenceFeaturizer` into a tagger. A word's
+    features (its lower-cased form, suffixes, flags...) are computed once,
+    the first time the word is met, and each is looked up under the name it
+    has at every offset of the window (``"word.lower():juan"``,
+    ``"-1:word.lower():juan"``...). The results are a row of ``table``: one
+    cell per feature of a token's dict, in its order (``layout``: the bias,
+    the token, its left neighbours, BOS, its right neighbours, EOS), holding
+    the vectorizer's entry (``id`` for a value of 1, ``~id`` for a flag that
+    is False) or ``ABSENT`` (an attribute the vocabulary does not know). A
+    token's cells are then one gather: at each column, the row of the word
+    at the column's offset from the token (row 0, all ``ABSENT``, outside the
+    sentence; row 1 holds BOS and row 2 EOS, read by the first and last
+    tokens). Its entries are its cells but the ``ABSENT`` ones: those the
+    vectorizer gives its dict, with no dict built.
+    """
+
+    def __init__(self, plan, ids, lookup):
+        self.vocabulary = ids  # the vocabulary's dict, to see it change (a refit)
+        self.n_ids = len(ids)
+        self.lookup = lookup
+        w = self.window = plan.window
+        offsets = [0, *range(-1, -w - 1, -1), *range(1, w + 1)]
+        n_word = len(plan.word_specs)
+        # the columns of a token's cells, in the order of its dict: per group,
+        # (kind, offset, first column, past the last, names or extra column)
+        self.layout = []
+        col = 0
+
+        def group(kind, offset, width, what):
+            nonlocal col
+            if width:
+                self.layout.append((kind, offset, col, col + width, what))
+                col += width
+
+        group("bias", 0, int(plan.bias), None)
+        for offset in offsets:
+            if offset == 1:
+                group("BOS", 0, int(plan.bos_eos), None)
+            prefix = f"{offset:+d}:" if offset else ""
+            mask = [True] * n_word if offset == 0 else plan.neighbor_mask
+            spec = [(k, prefix + key, kind in _BOOL_KINDS)
+                    for k, ((key, kind, _), used) in enumerate(zip(plan.word_specs, mask))
+                    if used]
+            group("word", offset, len(spec), spec)
+            for name, j in plan.columns:
+                group("column", offset, 1, (j, prefix + name + ":", {}))
+        if not w:
+            group("BOS", 0, int(plan.bos_eos), None)
+        group("EOS", 0, int(plan.bos_eos), None)
+        self.width = col
+        self.offset_of = np.zeros(col, dtype=np.intp)  # each column's offset
+        for _, offset, lo, hi, _ in self.layout:
+            self.offset_of[lo:hi] = offset
+        self.column_index = np.arange(col, dtype=np.intp)
+        self.bos_col = next((lo for kind, _, lo, _, _ in self.layout if kind == "BOS"), None)
+        self.eos_col = next((lo for kind, _, lo, _, _ in self.layout if kind == "EOS"), None)
+        self.columns = [g for g in self.layout if g[0] == "column"]
+        self.funcs = plan.word_funcs
+        self.has_zeros = any(flag for g in self.layout if g[0] == "word"
+                             for _, _, flag in g[4])
+        #: held by encode: the table grows (or starts again) as words come
+        self.lock = threading.Lock()
+        self._reset(1024)
+
+    def _reset(self, capacity):
+        """An empty table: rows 0 (absent), 1 (BOS) and 2 (EOS), and their
+        words' rows from 3."""
+        self.index = {}
+        self.n_rows = 3
+        self.table = np.full((max(capacity, 3), self.width), ABSENT, dtype=np.int32)
+        for kind, _, lo, _, _ in self.layout:
+            name = {"bias": "bias", "BOS": "BOS", "EOS": "EOS"}.get(kind)
+            if name is not None:
+                idx = self.lookup(name)
+                row = 1 if kind == "BOS" else 2 if kind == "EOS" else slice(3, None)
+                self.table[row, lo] = ABSENT if idx is None else idx
+        #: a word's row before its features are looked up: the bias, else ABSENT
+        self.fresh = self.table[-1].copy()
+
+    def _add_words(self, words):
+        """Rows for the new ones among ``words`` (the table starts again when
+        full)."""
+        new = list(dict.fromkeys(w for w in words if w not in self.index))
+        if self.n_rows + len(new) > _MAX_WORDS:
+            self._reset(len(self.table))
+            new = list(dict.fromkeys(words))
+        start, stop = self.n_rows, self.n_rows + len(new)
+        if stop > len(self.table):
+            grown = np.empty((max(stop, 2 * len(self.table)), self.width), dtype=np.int32)
+            grown[:start] = self.table[:start]
+            grown[start:] = self.fresh
+            self.table = grown
+        values = [[func(word) for func in self.funcs] for word in new]
+        lookup = self.lookup
+        for kind, _, lo, hi, spec in self.layout:
+            if kind != "word":
+                continue
+            cells = []
+            for row in values:
+                for k, name, flag in spec:
+                    idx = lookup(name) if flag else lookup(name + ":" + row[k])
+                    cells.append(ABSENT if idx is None else idx if not flag or row[k]
+                                 else ~idx)
+            self.table[start:stop, lo:hi] = np.array(
+                cells, dtype=np.int32).reshape(len(new), hi - lo)
+        self.index.update(zip(new, range(start, stop)))
+        self.n_rows = stop
+
+    def _column_cells(self, memo, prefix, values):
+        """The cells of an extra column's values under a name prefix."""
+        if not all(map(memo.__contains__, values)):
+            if len(memo) + len(values) > _MAX_WORDS:
+                memo.clear()
+            for value in values:
+                if value not in memo:
+                    idx = self.lookup(prefix + value)
+                    memo[value] = ABSENT if idx is None else idx
+        return np.fromiter(map(memo.__getitem__, values), np.int32, len(values))
+
+    def encode(self, sentences, vectorizer):
+        """The :class:`~sklearn_crf.EncodedCorpus` of the checked sentences
+        (their lists of columns); one thread at a time."""
+        with self.lock:
+            return self._encode(sentences, vectorizer)
+
+    def _encode(self, sentences, vectorizer):
+        n_seq = len(sentences)
+        if n_seq == 1:
+            words = sentences[0][0]
+            lengths = [len(words)]
+        else:
+            words = list(chain.from_iterable(cols[0] for cols in sentences))
+            lengths = list(map(len, (cols[0] for cols in sentences)))
+        n_tok = len(words)
+        if not all(map(self.index.__contains__, words)):
+            self._add_words(words)
+        index = self.index
+        w = self.window
+        # the tokens' rows, with w absent rows (row 0) around each sentence: the
+        # neighbour at offset o of the token at ``place`` is at place + o
+        place = np.arange(w, n_tok + w, dtype=np.intp)
+        if n_seq == 1:
+            seq_ptr = np.array((0, n_tok), dtype=np.int64)
+            starts, ends = 0, n_tok - 1
+        else:
+            seq_ptr = np.fromiter(accumulate(lengths, initial=0), np.int64, n_seq + 1)
+            nonempty = np.flatnonzero(np.diff(seq_ptr))
+            starts, ends = seq_ptr[nonempty], seq_ptr[nonempty + 1] - 1
+            if w:
+                place += np.arange(0, 2 * w * n_seq, 2 * w, dtype=np.intp).repeat(lengths)
+        padded = np.zeros(n_tok + 2 * w * n_seq, dtype=np.intp)
+        padded[place] = np.fromiter(map(index.__getitem__, words), np.intp, n_tok)
+        source = padded[place[:, None] + self.offset_of]
+        if n_tok:
+            if self.bos_col is not None:
+                source[starts, self.bos_col] = 1
+            if self.eos_col is not None:
+                source[ends, self.eos_col] = 2
+        cells = self.table[source, self.column_index]
+        for _, offset, lo, _, (j, prefix, memo) in self.columns:
+            column = np.empty(len(padded), dtype=np.int32)
+            column.fill(ABSENT)
+            column[place] = self._column_cells(memo, prefix, list(
+                chain.from_iterable(cols[j] for cols in sentences if cols[0])))
+            cells[:, lo] = column[place + offset]
+        # the entries: ids (of value 1) and ~ids (a value of 0), taken apart as
+        # the vectorizer does; ABSENT cells dropped
+        flat = cells.ravel()
+        ones = flat.view(np.uint32) < ABSENT  # ~ids are >= 2**31 as uint32
+        tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
+        np.cumsum(ones.reshape(n_tok, self.width).sum(axis=1), out=tok_ptr[1:])
+        zero_tok, zero_attr = _NO_TOK, _NO_ATTR
+        if self.has_zeros:
+            zero = flat < 0
+            if zero.any():
+                zero_tok = zero.reshape(n_tok, self.width).nonzero()[0]
+                zero_attr = ~flat[zero]
+        return vectorizer._corpus_of_ids(tok_ptr, flat[ones], seq_ptr, zero_tok, zero_attr)
+
+
+def _token_ids(plan, sentences, vectorizer):
+    """The corpus of the checked sentences under a fitted vectorizer, from
+    their tokens (:class:`_TokenIds`, made once per vocabulary and plan)."""
+    ids, lookup = vectorizer._lookup()
+    tables = _TOKEN_IDS.get(vectorizer)
+    if tables is None:
+        tables = _TOKEN_IDS[vectorizer] = {}
+    table = tables.get(plan.signature)
+    if table is None or table.vocabulary is not ids or table.n_ids != len(ids):
+        table = tables[plan.signature] = _TokenIds(plan, ids, lookup)
+    return table.encode(sentences, vectorizer)
+
+
 #: tokens per block of the token-by-entry matrix of the encoded path (bounds
 #: its transient memory: 32768 tokens x 15 entries x 8 bytes = 3.9 MB)
 _CHUNK = 1 << 15
@@ -549,7 +762,7 @@ def _encoded_rows(plan, sentences):
     return chunks(), seq_ptr, interned, n_tok * width
 
 
-class SequenceFeaturizer(_Featurizer):
+class SequenceFeaturizer(_Featurizer, auto_wrap_output_keys=None):
     """Turn tokenised sentences into per-token feature dicts.
 
     Stateless transformer producing the input format of CRF sequence taggers
@@ -848,13 +1061,12 @@ class SequenceFeaturizer(_Featurizer):
         """
         return self._transform(X)
 
-    def _check_parameters(self):
-        _Plan(self)  # checks the content of the tuple-valued parameters
+    def _make_plan(self):
+        return _Plan(self)  # checks the content of the tuple-valued parameters
 
     def _checked(self, X):
         """(plan, the columns of each sentence)."""
-        self._validate_params()
-        plan = _Plan(self)
+        plan = self._plan()
         _check_sentence_list(X)
         n_columns = plan.n_columns
         return plan, [_split_sentence(sentence, s, n_columns)
@@ -883,6 +1095,13 @@ class SequenceFeaturizer(_Featurizer):
             (_featurize_sentence(cols, plan, cache), block)
             for cols, block in zip(sentences, blocks)
         ]
+
+    @staticmethod
+    def _token_ids(checked, vectorizer):
+        plan, sentences = checked
+        if plan.vectors is not None:
+            return None
+        return _token_ids(plan, sentences, vectorizer)
 
     @staticmethod
     def _encoded_rows(checked):

@@ -3,7 +3,7 @@
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 from typing import NamedTuple
 
 from numbers import Integral
@@ -136,10 +136,12 @@ def _token_columns(sentence, s):
     return rows
 
 
-def _featurize(rows, templates, s):
-    n = len(rows)
-    if n == 0:
-        return []
+def _template_columns(rows, templates, s):
+    """The columns the templates read, each padded with the ``_B-k``/``_B+k``
+    of CRF++ (``MAX_CONTEXT`` on each side); a ValueError names the first
+    template reading a column that a token of sentence ``s`` lacks."""
+    if not rows:
+        return {}
     width = min(map(len, rows))
     columns = {}
     for template in templates:
@@ -153,19 +155,48 @@ def _featurize(rows, templates, s):
                         f"{len(rows[t])} column(s)."
                     )
                 columns[column] = _BOS + tuple(r[column] for r in rows) + _EOS
+    return columns
+
+
+def _token_names(rows, templates, s):
+    """Per token of a sentence, the names of its expanded templates (in
+    template order, repeats included)."""
+    columns = _template_columns(rows, templates, s)
     out = []
-    for i in range(n):
+    for i in range(len(rows)):
         base = i + MAX_CONTEXT
-        features = {}
+        names = []
         for template in templates:
             literals, macros = template.literals, template.macros
             parts = [literals[0]]
             for k, (row, column) in enumerate(macros):
                 parts.append(columns[column][base + row])
                 parts.append(literals[k + 1])
-            features["".join(parts)] = 1.0
-        out.append(features)
+            names.append("".join(parts))
+        out.append(names)
     return out
+
+
+def _featurize(rows, templates, s):
+    return [dict.fromkeys(names, 1.0) for names in _token_names(rows, templates, s)]
+
+
+def _template_token_ids(rows_list, templates, vectorizer):
+    """The corpus of :func:`_featurize`'s dicts under a fitted vectorizer,
+    without the dicts: each token's names looked up in the vocabulary, a
+    repeated name once (as in its dict), unknown ones dropped."""
+    _, lookup = vectorizer._lookup()
+    entries, counts = [], []
+    for s, rows in enumerate(rows_list):
+        for names in _token_names(rows, templates, s):
+            ids = [i for i in map(lookup, dict.fromkeys(names)) if i is not None]
+            entries += ids
+            counts.append(len(ids))
+    tok_ptr = np.fromiter(accumulate(counts, initial=0), np.int64, len(counts) + 1)
+    seq_ptr = np.fromiter(accumulate(map(len, rows_list), initial=0), np.int64,
+                          len(rows_list) + 1)
+    return vectorizer._corpus_of_entries(
+        tok_ptr, np.array(entries, dtype=np.int32), seq_ptr)
 
 
 #: tokens per block of rows handed to encode_interned
@@ -280,7 +311,7 @@ def _encoded_template_rows(rows, templates):
     return chunks(), seq_ptr, _TemplateInterned(names), n_tok * len(pid_columns)
 
 
-class TemplateFeaturizer(_Featurizer):
+class TemplateFeaturizer(_Featurizer, auto_wrap_output_keys=None):
     """Per-token feature dicts from CRF++-style unigram templates.
 
     Each unigram template line such as ``U01:%x[0,1]/%x[1,1]`` gives every
@@ -437,15 +468,17 @@ class TemplateFeaturizer(_Featurizer):
         """
         return self._transform(X)
 
-    def _check_parameters(self):
-        self._parsed()
+    def _make_plan(self):
+        return self._parsed()
 
     def _checked(self, X):
         """(parsed templates, the checked token tuples of each sentence)."""
-        self._validate_params()
-        templates = self._parsed()
+        templates = self._plan()
         _check_sentence_list(X)
-        return templates, [_token_columns(sentence, s) for s, sentence in enumerate(X)]
+        rows = [_token_columns(sentence, s) for s, sentence in enumerate(X)]
+        for s, r in enumerate(rows):  # (the errors at transform, not when read)
+            _template_columns(r, templates, s)
+        return templates, rows
 
     @staticmethod
     def _words(checked):
@@ -460,6 +493,12 @@ class TemplateFeaturizer(_Featurizer):
         blocks = self.vectors.sentence_vectors(
             self._words(checked), lookup=self.vector_lookup, window=self.vector_window)
         return list(zip(features, blocks))
+
+    def _token_ids(self, checked, vectorizer):
+        if self.vectors is not None:
+            return None
+        templates, rows = checked
+        return _template_token_ids(rows, templates, vectorizer)
 
     @staticmethod
     def _encoded_rows(checked):

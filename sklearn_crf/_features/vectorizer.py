@@ -1,7 +1,9 @@
 """SequenceVectorizer: sequences of feature dicts → an :class:`EncodedCorpus`."""
 
 import math
+import weakref
 from array import array
+from functools import partial
 from itertools import accumulate, chain, compress, islice, repeat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +24,99 @@ from .validation import check_sequences
 _NUMBER_TYPES = (int, float, np.integer, np.floating, np.bool_)
 _MAX_ATTRIBUTES = 2**31 - 1  # attribute ids are int32
 _CONTAINER_TYPES = (list, tuple, set, frozenset)
+
+
+class FeatureDicts(Sequence):
+    """The feature dicts of sentences, built when first read.
+
+    What the featurizers' ``transform`` returns (without word vectors): a
+    read-only sequence of the sentences' lists of feature dicts, equal to
+    that list (``==``, ``repr``, ``list(X)``, ``X + [...]``; pickled or
+    copied, it is that list). The dicts are built the first time X is read;
+    a :class:`SequenceVectorizer` (so a :class:`~sklearn_crf.CRFTagger`,
+    e.g. the next step of a Pipeline) that gets X before that encodes the
+    sentences' tokens straight to its attribute ids, never building the
+    dicts: the same corpus, in less time.
+
+    Parameters
+    ----------
+    n_sequences : int
+        The number of sentences.
+    build : callable
+        ``build()``: the list of the sentences' lists of feature dicts.
+    encode : callable
+        ``encode(vectorizer)``: an :class:`EncodedCorpus` of those dicts
+        under a fitted vectorizer's vocabulary (unknown attributes dropped),
+        without building them, or None (then the vectorizer encodes the
+        dicts).
+
+    Examples
+    --------
+    >>> from sklearn_crf import SequenceFeaturizer
+    >>> X = SequenceFeaturizer().transform([["Hi", "there"]])
+    >>> len(X), sorted(X[0][0])[:3]
+    (1, ['+1:word.istitle()', '+1:word.isupper()', '+1:word.lower()'])
+    >>> X == [X[0]], type(list(X))
+    (True, <class 'list'>)
+    """
+
+    __slots__ = ("_n", "_build", "_encode_by", "_list")
+
+    def __init__(self, n_sequences, build, encode):
+        self._n = n_sequences
+        self._build = build
+        self._encode_by = encode
+        self._list = None
+
+    def _dicts(self):
+        """The list of the sentences' dicts (built once)."""
+        if self._list is None:
+            self._list = self._build()
+            self._build = self._encode_by = None
+        return self._list
+
+    def _encoded(self, vectorizer):
+        """The corpus of the tokens under ``vectorizer`` (None once the dicts
+        exist: they may have been changed in place)."""
+        if self._list is not None:
+            return None
+        return self._encode_by(vectorizer)
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, index):
+        return self._dicts()[index]
+
+    def __iter__(self):
+        return iter(self._dicts())
+
+    def __reversed__(self):
+        return reversed(self._dicts())
+
+    def __contains__(self, value):
+        return value in self._dicts()
+
+    def __eq__(self, other):
+        if isinstance(other, FeatureDicts):
+            other = other._dicts()
+        return self._dicts() == other
+
+    __hash__ = None
+
+    def __add__(self, other):
+        if isinstance(other, FeatureDicts):
+            other = other._dicts()
+        return self._dicts() + other
+
+    def __radd__(self, other):
+        return other + self._dicts()
+
+    def __repr__(self):
+        return repr(self._dicts())
+
+    def __reduce__(self):
+        return list, (self._dicts(),)
 
 
 def _empty(dtype):
@@ -671,8 +766,41 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             return _NameVocabulary({}, {}, grow=True)
         if "_n_slots" in self.__dict__:
             return _HashingSlots(self._n_slots, self._slot_ids, grow=False)
-        return _NameVocabulary(self.vocabulary_, self.__dict__.get("_pair_ids", {}),
-                               grow=False)
+        pairs = self.__dict__.get("_pair_ids", {})
+        entry = _DERIVED_MEMOS.get(self)
+        if entry is not None and entry[0] is pairs and entry[1] == len(pairs):
+            return _NameVocabulary(self.vocabulary_, entry[2], grow=False)
+        vocab = _NameVocabulary(self.vocabulary_, pairs, grow=False)
+        vocab.derive = partial(_derive_memo, self, pairs)
+        return vocab
+
+    def _corpus_of_entries(self, tok_ptr, entries, seq_ptr):
+        """The :class:`EncodedCorpus`, under this fitted vectorizer and without
+        dense features, of entries ``entries`` (int32: attribute ``a`` of value
+        1, or ``~a`` of value 0) of tokens ``tok_ptr``, sequences
+        ``seq_ptr``: what :meth:`encode` gives for dicts with these entries."""
+        return self._corpus(tok_ptr, entries, _NO_POS, _NO_VAL, seq_ptr, None)
+
+    def _corpus_of_ids(self, tok_ptr, tok_attr, seq_ptr, zero_tok, zero_attr):
+        """The :class:`EncodedCorpus` of entries of value 1 ``tok_attr`` (int32)
+        of tokens ``tok_ptr`` and of value 0 ``zero_attr`` of tokens
+        ``zero_tok``, under this fitted vectorizer, without dense features."""
+        tok_val = np.empty(len(tok_attr), dtype=np.float64)
+        tok_val.fill(1.0)
+        return EncodedCorpus(tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=tok_val,
+                             seq_ptr=seq_ptr, n_attributes=self.n_attributes_,
+                             zero_tok=zero_tok, zero_attr=zero_attr, vectorizer=self)
+
+    def _lookup(self):
+        """``(ids, lookup)``: the fitted vocabulary's own dict (attribute names,
+        or hash slots, to ids; another object after a fit, longer after a
+        :meth:`partial_fit_encode`) and ``lookup(name)``, the id of an
+        attribute name or None (unknown): how a feature dict's item is found,
+        for encoders that build the names themselves."""
+        vocab = self._vocabulary(False)
+        if type(vocab) is _NameVocabulary:
+            return vocab.ids, vocab.ids.get  # (it does not grow)
+        return vocab.ids, vocab.lookup
 
     def _encode(self, X, fitting):
         """The one pass over X behind every method: an :class:`EncodedCorpus`.
@@ -692,6 +820,11 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                     "fitted); fit a SequenceVectorizer on sequences of feature dicts"
                 )
             return self._map_corpus(X)
+        if type(X) is FeatureDicts:
+            corpus = None if fitting else X._encoded(self)
+            if corpus is not None:
+                return corpus
+            X = X._dicts()
         dense = None
         if type(X) is not list or not all(type(seq) is list for seq in X):
             X, dense = _split_dense(X, fitting)
@@ -1024,6 +1157,50 @@ def _pair_ids(str_ids, num_ids):
     return pairs
 
 
+#: vectorizer -> (its ``_pair_ids``, their number, the memo encode reads): a
+#: vocabulary fitted on names alone (numeric features: a model read from a
+#: file through :meth:`CRFTagger.from_weights`) gets, at its first miss, a
+#: memo derived from the names (:func:`_derive_memo`); kept outside the
+#: vectorizer, whose state it does not change
+_DERIVED_MEMOS = weakref.WeakKeyDictionary()
+
+
+def _derive_memo(vectorizer, pairs):
+    """The memo derived from the names when ``pairs`` (the fitted memo) has no
+    str-valued pair, else None (the fitted memo stays); remembered.
+
+    ``(name, True)`` -> id, ``(name, False)`` -> ``~id`` and, at every ``":"``
+    of a name, ``(before, after)`` -> id: what :func:`_encode_item` gives each
+    of these items (a str value is the name ``key + ":" + value``), so a
+    loaded model looks a token's items up as fast as a fitted one, with the
+    same entries."""
+    memo = pairs
+    if not any(type(key[1]) is str for key in pairs):
+        memo = dict(pairs)
+        keys = {}
+        for name, idx in vectorizer.vocabulary_.items():
+            memo[(name, True)] = idx
+            memo[(name, False)] = ~idx
+            cut = name.find(":")
+            while cut >= 0:
+                key = name[:cut]
+                memo[(keys.setdefault(key, key), name[cut + 1:])] = idx
+                cut = name.find(":", cut + 1)
+    _DERIVED_MEMOS[vectorizer] = (pairs, len(pairs), memo)
+    return None if memo is pairs else memo
+
+
+def _derived_lookup(vocab, items):
+    """After a miss: switch ``vocab`` to its derived memo, if it gets one, and
+    return ``items`` looked up in it (an int32 array), else None."""
+    derive, vocab.derive = vocab.derive, None
+    memo = derive()
+    if memo is None:
+        return None
+    vocab.pairs = memo
+    return np.fromiter(map(memo.get, items, repeat(_UNKNOWN)), np.int32, len(items))
+
+
 class _NameVocabulary:
     """Vocabulary strategy by name: attribute name → id, and the (key, value) memo.
 
@@ -1037,6 +1214,8 @@ class _NameVocabulary:
     """
 
     other_state = ("hash_slots_", "_slot_ids", "_n_slots", "_str_ids", "_num_ids")
+    #: ``derive()``: a memo derived from the names (see :func:`_derive_memo`), or None
+    derive = None
 
     def __init__(self, ids, pairs, grow):
         self.ids = ids
@@ -1062,6 +1241,7 @@ class _HashingSlots:
     own, so the fitted state grows with the slots, not with the names."""
 
     other_state = ("vocabulary_", "feature_names_", "_str_ids", "_num_ids", "_pair_ids")
+    derive = None
 
     def __init__(self, n_slots, ids, grow):
         self.n_slots = n_slots
@@ -1287,6 +1467,13 @@ def _encode_entries(X, vocab):
         slow = ()
         if ids is not None:
             miss = np.flatnonzero(ids == _UNKNOWN)
+            if len(miss) and vocab.derive is not None:
+                again = _derived_lookup(
+                    vocab, list(chain.from_iterable(map(dict.items, tokens))))
+                if again is not None:
+                    get_pair = vocab.pairs.get
+                    ids = again
+                    miss = np.flatnonzero(ids == _UNKNOWN)
             if len(miss):
                 ids, counts, slow = _resolve_misses(X, vocab, tokens, counts, ids, miss,
                                                     n_tok, seq_ptr)
@@ -1341,6 +1528,11 @@ def _encode_sentence(X, vocab):
     except TypeError:  # an unhashable value: a list, a dict
         return None
     miss = (ids == _UNKNOWN).nonzero()[0]
+    if len(miss) and vocab.derive is not None:
+        again = _derived_lookup(vocab, list(chain.from_iterable(map(dict.items, tokens))))
+        if again is not None:
+            ids = again
+            miss = (ids == _UNKNOWN).nonzero()[0]
     if len(miss):
         miss = miss.tolist()
         out = _sentence_misses(X, vocab, counts, miss)
