@@ -122,5 +122,5 @@ def pytest_collection_modifyitems(config, items):
     ``pytest -m "not slow"`` is the fast subset."""
     slow = pytest.mark.slow
     for item in items:
-        if item.path.name in SLOW_MODULES or item.originalname in SLOW_TESTS:
+        if item.path.name in SLOW_MODULES or getattr(item, "originalname", None) in SLOW_TESTS:
             item.add_marker(slow)
