@@ -223,8 +223,8 @@ def featurizer(**params):
     [
         (lambda: with_step(__import__("sklearn.preprocessing").preprocessing.FunctionTransformer()),
          "Pipeline step 'functiontransformer' is a FunctionTransformer: a model file holds"),
-        (lambda: with_step(featurizer(window=65)),
-         "pipeline.steps[0].params.window=65: larger than a model file may ask for (64)"),
+        (lambda: with_step(featurizer(window=9)),
+         "pipeline.steps[0].params.window=9: larger than a model file may ask for (8)"),
         (lambda: with_step(featurizer(columns=(object(),))),
          "Pipeline step 'sequencefeaturizer' (SequenceFeaturizer): the parameter columns="),
         (lambda: with_step(featurizer(columns=(("a", "b"),))), "nested lists are not model-file values"),

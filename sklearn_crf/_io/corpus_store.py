@@ -42,6 +42,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .atomic import atomic_write, temporary_path
 from .safe_io import read_file_bytes
 from .._features.validation import encode_labels, label_array
 from .._features.vectorizer import (
@@ -98,14 +99,18 @@ class LabelCodes(NamedTuple):
 
 class _NpyAppender:
     """A ``.npy`` file written in pieces: a header of fixed size first, rows
-    appended, the header rewritten with the final shape on :meth:`close`."""
+    appended, the header rewritten with the final shape on :meth:`close`.
+
+    The file is a temporary one next to ``path`` (``self.temporary``); the
+    writer renames it to ``path`` once the whole store is written."""
 
     def __init__(self, path, dtype, row_shape=()):
         self.path = path
+        self.temporary = temporary_path(path)
         self.dtype = np.dtype(dtype)
         self.row_shape = tuple(row_shape)
         self.n_rows = 0
-        self.file = open(path, "wb")
+        self.file = open(self.temporary, "xb")
         self.file.write(b"\0" * _HEADER)
 
     def append(self, rows):
@@ -125,10 +130,20 @@ class _NpyAppender:
         assert len(header) == _HEADER
         self.file.seek(0)
         self.file.write(header)
+        self.file.flush()
+        os.fsync(self.file.fileno())
         self.file.close()
 
     def abort(self):
         self.file.close()
+        _remove(self.temporary)
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
 
 
 class CorpusWriter:
@@ -140,11 +155,19 @@ class CorpusWriter:
     writes the vocabulary, the classes and the manifest. Used by
     :func:`save_corpus` and :func:`~sklearn_crf.encode_stream`.
 
+    Every file is written to a temporary file in ``directory`` first;
+    :meth:`close` renames them to their names once all are complete, the
+    manifest last (a store already there loses its manifest just before,
+    so that a failure during the renames leaves no store that looks
+    finished). A failure or :meth:`abort` before that removes the temporary
+    files and leaves a store already in ``directory`` as it was.
+
     Parameters
     ----------
     directory : str or path-like
         Created if missing; it must be empty, unless it holds a store and
-        ``overwrite`` is true (then the store's files are replaced).
+        ``overwrite`` is true (then the store's files are replaced when
+        :meth:`close` succeeds).
     overwrite : bool, default=False
         Replace a store already in ``directory``.
 
@@ -169,7 +192,8 @@ class CorpusWriter:
         _prepare_directory(self.directory, overwrite)
         self.files = {name: _NpyAppender(self._path(f"{name}.npy"), dtype)
                       for name, dtype in ARRAYS.items()}
-        self.dense = self.labels = None
+        self.dense = self.labels = self.hash_slots = None
+        self.json_files = {}
         self.n_attributes = 0
         self.n_chunks = 0
         self.with_labels = None
@@ -218,7 +242,15 @@ class CorpusWriter:
         """Finish the store: the vocabulary of ``vectorizer`` (a fitted
         :class:`SequenceVectorizer`, or None), the ``classes`` (labels by code)
         and the manifest. ``code_map`` (int32, optional) maps the codes written
-        to the final ones (applied in place, in blocks)."""
+        to the final ones (applied in place, in blocks). On failure the
+        temporary files are removed (as by :meth:`abort`) and the error raised."""
+        try:
+            self._finish(vectorizer, classes, code_map)
+        except BaseException:
+            self.abort()
+            raise
+
+    def _finish(self, vectorizer, classes, code_map):
         files = self.files
         n_tokens, n_entries = files["tok_ptr"].n_rows, files["tok_attr"].n_rows
         n_sequences = files["seq_ptr"].n_rows
@@ -230,12 +262,12 @@ class CorpusWriter:
         if self.with_labels:
             classes = np.asarray(classes)
             if code_map is not None:
-                codes = np.load(self._path("labels.npy"), mmap_mode="r+")
+                codes = np.load(self.labels.temporary, mmap_mode="r+")
                 for start in range(0, len(codes), _BLOCK):
                     codes[start:start + _BLOCK] = code_map[codes[start:start + _BLOCK]]
                 codes.flush()
                 del codes
-            _write_json(self._path("classes.json"), {"classes": _json_labels(classes)})
+            self._json("classes.json", {"classes": _json_labels(classes)})
             n_classes = len(classes)
         if vectorizer is not None:
             state = vocabulary_state(vectorizer)
@@ -244,29 +276,58 @@ class CorpusWriter:
                     f"the corpus has {self.n_attributes} attribute ids, but its "
                     f"vectorizer {vectorizer.n_attributes_}")
             if state.n_features is not None:
-                np.save(self._path("hash_slots.npy"), state.hash_slots, allow_pickle=False)
-            _write_json(self._path("vocabulary.json"), {
+                slots = _NpyAppender(self._path("hash_slots.npy"), np.int64)
+                self.hash_slots = slots
+                slots.append(state.hash_slots)
+                slots.close()
+            self._json("vocabulary.json", {
                 "n_features": state.n_features, "n_dense": state.n_dense,
                 "attributes": state.attributes, "str_pairs": state.str_pairs,
                 "num_keys": state.num_keys})
             self.n_attributes = vectorizer.n_attributes_
-        _write_json(self._path(MANIFEST), {
+        manifest = {
             "format": FORMAT, "version": VERSION, "n_sequences": n_sequences,
             "n_tokens": n_tokens, "n_entries": n_entries,
             "n_zeros": files["zero_tok"].n_rows, "n_attributes": self.n_attributes,
             "n_dense": 0 if self.dense is None else self.dense.row_shape[0],
             "dense_dtype": None if self.dense is None else str(self.dense.dtype),
-            "n_classes": n_classes, "vocabulary": vectorizer is not None})
+            "n_classes": n_classes, "vocabulary": vectorizer is not None}
+        self._commit(manifest)
         logger.info("corpus store %s: %d sequences, %d tokens in %d chunks",
                     self.directory, n_sequences, n_tokens, self.n_chunks)
 
+    def _json(self, name, obj):
+        """Write a JSON file of the store to its temporary file."""
+        path = self.json_files[name] = temporary_path(self._path(name))
+        with open(path, "x", encoding="utf-8") as f:
+            json.dump(obj, f)  # ensure_ascii: any str, lone surrogates too
+
+    def _commit(self, manifest):
+        """Rename the complete temporary files to their names, the manifest
+        last; files of a replaced store that the new one lacks are removed."""
+        written = {os.path.basename(a.path): a.temporary for a in self._appenders()}
+        written.update(self.json_files)
+        _remove(self._path(MANIFEST))  # from here, no finished store until the end
+        for name in FILES:
+            if name in written:
+                os.replace(written[name], self._path(name))
+            elif name != MANIFEST:
+                _remove(self._path(name))
+        self.json_files = {}
+        with atomic_write(self._path(MANIFEST), "w", encoding="utf-8") as f:
+            json.dump(manifest, f)
+
     def abort(self):
-        """Close the files of an unfinished store (it has no manifest)."""
+        """Remove the temporary files of an unfinished store (a store already
+        in the directory is left as it was)."""
         for appender in self._appenders():
             appender.abort()
+        for path in self.json_files.values():
+            _remove(path)
+        self.json_files = {}
 
     def _appenders(self):
-        extra = [a for a in (self.dense, self.labels) if a is not None]
+        extra = [a for a in (self.dense, self.labels, self.hash_slots) if a is not None]
         return list(self.files.values()) + extra
 
 
@@ -278,20 +339,12 @@ def _prepare_directory(directory, overwrite):
     if not present:
         return
     if MANIFEST in present and overwrite:
-        for name in FILES:
-            if name in present:
-                os.remove(os.path.join(directory, name))
-        return
+        return  # the store's files are replaced when the new one is complete
     raise FileExistsError(
         f"{directory} is not empty"
         + (": it holds a corpus store (pass overwrite=True to replace it)"
            if MANIFEST in present else "; a corpus store needs a directory of its own")
     )
-
-
-def _write_json(path, obj):
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(obj, f)  # ensure_ascii: any str, lone surrogates too
 
 
 def _json_labels(classes):
