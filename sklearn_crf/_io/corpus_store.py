@@ -34,16 +34,18 @@ finite, the vocabulary's names unique and its memo consistent; an error names
 the file.
 """
 
+import errno
 import json
 import logging
 import os
 import stat
+import struct
 from typing import NamedTuple
 
 import numpy as np
 
 from .atomic import atomic_write, temporary_path
-from .safe_io import read_file_bytes
+from .safe_io import NPY_HEADER, read_file_bytes
 from .._features.validation import encode_labels, label_array
 from .._features.vectorizer import (
     EncodedCorpus,
@@ -442,9 +444,15 @@ def load_corpus(directory, *, mmap=True, label_codes=False):
 
     Raises
     ------
+    FileNotFoundError
+        When ``directory`` does not exist (an OSError, as for every reader
+        of the package).
     ValueError
-        A file missing, unreadable or inconsistent with the others (the
-        message names it), or a store of another format or version.
+        A file of the store missing, unreadable, malformed (a ``.npy``
+        header that is not one NumPy writes for a C-order array, JSON that
+        does not parse or nests deeper than Python can read) or inconsistent
+        with the others (the message names it), or a store of another format
+        or version.
 
     Examples
     --------
@@ -458,6 +466,8 @@ def load_corpus(directory, *, mmap=True, label_codes=False):
     (memmap([0], dtype=int32), array(['O'], dtype='<U1'))
     """
     directory = os.fspath(directory)
+    if not os.path.exists(directory):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), directory)
     mode = "r" if mmap else None
     manifest = _read_manifest(directory)
     n_seq, n_tok = manifest["n_sequences"], manifest["n_tokens"]
@@ -514,7 +524,9 @@ def _read_json(directory, name):
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
-        _fail(directory, name, f"not valid JSON ({e})")
+        _fail(directory, name, f"not valid JSON ({str(e)[:100]})")
+    except RecursionError:
+        _fail(directory, name, "JSON nested too deeply")
     if not isinstance(obj, dict):
         _fail(directory, name, "not a JSON object")
     return obj
@@ -554,10 +566,11 @@ def _load_array(directory, name, dtype, shape, mode):
         _fail(directory, filename, "missing")
     if not stat.S_ISREG(info.st_mode):
         _fail(directory, filename, "not a regular file")
+    _check_npy_header(directory, filename, path)
     try:
         array = np.load(path, mmap_mode=mode, allow_pickle=False)
-    except (ValueError, OSError, EOFError, SyntaxError) as e:
-        _fail(directory, filename, f"not a readable .npy array ({e})")
+    except Exception as e:  # the header is checked: only a damaged file gets here
+        _fail(directory, filename, f"not a readable .npy array ({str(e)[:100]})")
     if not isinstance(array, np.ndarray):  # pragma: no cover - np.load of a .npz
         _fail(directory, filename, "not a .npy array")
     if array.dtype != dtype:
@@ -568,6 +581,34 @@ def _load_array(directory, name, dtype, shape, mode):
     if not array.flags.c_contiguous:
         _fail(directory, filename, "not in C order")
     return array
+
+
+#: the longest .npy header read (NumPy writes a few hundred bytes)
+_MAX_NPY_HEADER = 4096
+
+
+def _check_npy_header(directory, filename, path):
+    """Refuse a ``.npy`` file whose header is not of the form NumPy writes for
+    a C-order array, before :func:`numpy.load` evaluates it."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(12)
+            if start[:6] != b"\x93NUMPY" or len(start) < 10:
+                _fail(directory, filename, "not a .npy array (no NumPy magic)")
+            if start[6] == 1:
+                offset, (length,) = 10, struct.unpack_from("<H", start, 8)
+            elif start[6] in (2, 3) and len(start) == 12:
+                offset, (length,) = 12, struct.unpack_from("<I", start, 8)
+            else:
+                _fail(directory, filename, f"unsupported .npy version {start[6]}")
+            if length > _MAX_NPY_HEADER:
+                _fail(directory, filename, f"a .npy header of {length} bytes")
+            f.seek(offset)
+            header = f.read(length)
+    except OSError as e:
+        _fail(directory, filename, f"cannot be read ({e})")
+    if len(header) != length or NPY_HEADER.fullmatch(header.decode("latin-1")) is None:
+        _fail(directory, filename, "not the .npy header of a C-order array")
 
 
 def _blocks(n):
@@ -629,12 +670,20 @@ def _load_vocabulary(directory, manifest, mode):
     if n_features is not None:
         hash_slots = _load_array(directory, "hash_slots", np.int64,
                                  (manifest["n_attributes"],), mode)
+        _check_range(directory, "hash_slots", hash_slots, n_features, "hash slots")
+        if len(np.unique(hash_slots)) != len(hash_slots):
+            _fail(directory, "hash_slots.npy", "a hash slot is listed twice")
     state = VocabularyState(
         n_features=n_features, n_dense=vocab.get("n_dense"),
         attributes=vocab.get("attributes"), hash_slots=hash_slots,
         str_pairs=vocab.get("str_pairs", {}), num_keys=vocab.get("num_keys", {}))
     where = os.path.join(directory, "vocabulary.json")
-    vectorizer = vectorizer_from_state(state, where=where)
+    try:
+        vectorizer = vectorizer_from_state(state, where=where)
+    except RecursionError:
+        _fail(directory, "vocabulary.json", "nested too deeply")
+    except (TypeError, AttributeError, KeyError) as e:
+        _fail(directory, "vocabulary.json", f"malformed ({type(e).__name__}: {str(e)[:100]})")
     if vectorizer.n_attributes_ != manifest["n_attributes"]:
         _fail(directory, "vocabulary.json", f"{vectorizer.n_attributes_} attributes, but "
               f"{MANIFEST} says {manifest['n_attributes']}")

@@ -29,7 +29,6 @@ naming the file and the field.
 import io
 import json
 import os
-import re
 import struct
 import zipfile
 import zlib
@@ -39,7 +38,7 @@ import numpy as np
 
 from .atomic import atomic_write
 from .crfsuite import tagger_weights
-from .safe_io import check_dense_size, check_labels, read_file_bytes
+from .safe_io import NPY_HEADER, check_dense_size, check_labels, read_file_bytes
 from .._model.weights import TaggerWeights
 from .._tagger import CRFTagger
 from .._version import __version__
@@ -670,12 +669,6 @@ def _read_json(raw, fail):
     return doc
 
 
-#: the header numpy writes for a 1-d C-order array: only this form is read
-_NPY_HEADER = re.compile(
-    r"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': False, 'shape': \((\d+),\), \} *\n"
-)
-
-
 def _read_npy(raw, dtype, what, fail):
     """The 1-d array of exactly ``dtype`` in the ``.npy`` bytes ``raw``.
 
@@ -693,12 +686,12 @@ def _read_npy(raw, dtype, what, fail):
     else:
         fail(f"{what} has the unsupported .npy version {major}")
     header = raw[start:start + length]
-    match = _NPY_HEADER.fullmatch(header.decode("latin-1"))
-    if len(header) != length or match is None:
+    match = NPY_HEADER.fullmatch(header.decode("latin-1"))
+    if len(header) != length or match is None or not match.group(2).endswith(","):
         fail(f"{what} does not have the header of a 1-d array")
     if match.group(1) != np.dtype(dtype).str:
         fail(f"{what} has dtype {match.group(1)}, expected {np.dtype(dtype).str}")
-    n = int(match.group(2))
+    n = int(match.group(2)[:-1])
     offset = start + length
     found = np.dtype(dtype)
     if n * found.itemsize != len(raw) - offset:

@@ -11,10 +11,11 @@ proportion to the file's size.
 """
 
 import os
+import re
 import stat
 
 __all__ = [
-    "DENSE_BASE_BYTES", "DENSE_PER_FILE_BYTE", "QUOTE_LIMIT", "check_dense_size",
+    "DENSE_BASE_BYTES", "DENSE_PER_FILE_BYTE", "NPY_HEADER", "QUOTE_LIMIT", "check_dense_size",
     "check_labels", "quoted", "read_file_bytes",
 ]
 
@@ -25,6 +26,12 @@ DENSE_BASE_BYTES = 2**30
 DENSE_PER_FILE_BYTE = 64
 #: an error message quotes at most this many characters of the input
 QUOTE_LIMIT = 80
+#: the ``.npy`` header NumPy writes for a C-order array, the only form the
+#: readers accept (so that no other text reaches NumPy's header parser): the
+#: dtype, then the shape's integers (``"3,"`` for 1-d, ``"3, 2"`` for 2-d)
+NPY_HEADER = re.compile(
+    r"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': False, "
+    r"'shape': \((\d+,|\d+(?:, \d+)+|)\), \} *\n")
 
 
 def quoted(text, limit=QUOTE_LIMIT):
