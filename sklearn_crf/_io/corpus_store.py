@@ -44,7 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .atomic import atomic_write, temporary_path
+from .atomic import temporary_path
 from .safe_io import NPY_HEADER, read_file_bytes
 from .._features.validation import encode_labels, label_array
 from .._features.vectorizer import (
@@ -303,21 +303,23 @@ class CorpusWriter:
         path = self.json_files[name] = temporary_path(self._path(name))
         with open(path, "x", encoding="utf-8") as f:
             json.dump(obj, f)  # ensure_ascii: any str, lone surrogates too
+            f.flush()
+            os.fsync(f.fileno())
 
     def _commit(self, manifest):
         """Rename the complete temporary files to their names, the manifest
-        last; files of a replaced store that the new one lacks are removed."""
+        last; files of a replaced store that the new one lacks are removed.
+        Every byte is written before the first rename."""
+        self._json(MANIFEST, manifest)
         written = {os.path.basename(a.path): a.temporary for a in self._appenders()}
         written.update(self.json_files)
         _remove(self._path(MANIFEST))  # from here, no finished store until the end
-        for name in FILES:
+        for name in FILES[1:] + FILES[:1]:  # the manifest last
             if name in written:
                 os.replace(written[name], self._path(name))
-            elif name != MANIFEST:
+            else:
                 _remove(self._path(name))
         self.json_files = {}
-        with atomic_write(self._path(MANIFEST), "w", encoding="utf-8") as f:
-            json.dump(manifest, f)
 
     def abort(self):
         """Remove the temporary files of an unfinished store (a store already
