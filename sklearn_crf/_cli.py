@@ -394,13 +394,16 @@ def _load(model_path):
             f"first: '{PROG} convert {model_path} MODEL' (see '{PROG} convert --help')."
         )
     try:
-        return load_model(model_path, return_metadata=True)
-    except FileNotFoundError:
-        raise CommandError(f"{model_path}: no such model file.") from None
-    except OSError as exc:
-        raise CommandError(f"{model_path}: cannot read the model file ({exc.strerror}).") from None
-    except (ValueError, TypeError) as exc:
-        raise CommandError(_named(model_path, exc)) from None
+        with _about(model_path):
+            return load_model(model_path, return_metadata=True)
+    except CommandError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, FileNotFoundError):
+            raise CommandError(f"{model_path}: no such model file.") from cause
+        if isinstance(cause, OSError):
+            raise CommandError(
+                f"{model_path}: cannot read the model file ({cause.strerror}).") from cause
+        raise
 
 
 def _tagger_of(model):
@@ -758,7 +761,8 @@ def _cmd_train(args):
             "sklearn_crf_version": __version__,
         }
     }
-    save_model(make_pipeline(featurizer, crf), args.model, metadata=metadata)
+    with _about(args.model):
+        save_model(make_pipeline(featurizer, crf), args.model, metadata=metadata)
     logger.info("saved the model to %s", args.model)
     return 0
 
@@ -955,10 +959,8 @@ def _cmd_dump(args):
 
 
 def _cmd_convert(args):
-    from sklearn.pipeline import make_pipeline
-
-    from ._io.crfsuite import load_crfsuite, save_crfsuite
-    from ._io.persistence import load_model, save_model
+    from ._io.crfsuite import load_crfsuite
+    from ._io.persistence import load_model
 
     args.columns = _split_columns(args)
     featurizer_options = [name for name in FEATURIZER_OPTIONS if hasattr(args, name)]
@@ -976,11 +978,25 @@ def _cmd_convert(args):
                          "CRFsuite; a CRFsuite file written from INPUT holds no featurizer.")
     featurizer = _featurizer_settings(args, None) if with_featurizer else None
     try:
-        model = load_crfsuite(args.input) if source == "crfsuite" else load_model(args.input)
-    except FileNotFoundError:
-        raise CommandError(f"{args.input}: no such file.") from None
-    except (ValueError, TypeError, OSError) as exc:
-        raise CommandError(_named(args.input, exc)) from None
+        with _about(args.input):
+            model = load_crfsuite(args.input) if source == "crfsuite" else load_model(
+                args.input)
+    except CommandError as exc:
+        if isinstance(exc.__cause__, FileNotFoundError):
+            raise CommandError(f"{args.input}: no such file.") from exc.__cause__
+        raise
+    with _about(args.output):
+        _convert(args, source, model, featurizer)
+    return 0
+
+
+def _convert(args, source, model, featurizer):
+    """Write the converted ``model`` (see :func:`_cmd_convert`)."""
+    from sklearn.pipeline import make_pipeline
+
+    from ._io.crfsuite import save_crfsuite
+    from ._io.persistence import save_model
+
     if source == "crfsuite" and featurizer is not None:
         save_model(make_pipeline(featurizer, model), args.output)
         logger.info(
@@ -1006,7 +1022,6 @@ def _cmd_convert(args):
             "sklearn_crfsuite.CRF(model_filename=...) and 'crfsuite tag'",
             args.input, args.output, dropped,
         )
-    return 0
 
 
 def _cmd_data(args):
@@ -1033,8 +1048,9 @@ def _report(exc, *, debug=False):
     message = " ".join(message.split("\n")) if message else type(exc).__name__
     if len(message) > MAX_MESSAGE:
         message = message[:MAX_MESSAGE - 3] + "..."
-    if not debug and not isinstance(exc, CommandError) and not isinstance(
-            exc, (ValueError, TypeError, OSError)):
+    cause = exc.__cause__ if isinstance(exc, CommandError) else exc
+    if not debug and cause is not None and not isinstance(
+            cause, (ValueError, TypeError, OSError, CommandError)):
         message += " (an unexpected error; --debug shows where)"
     sys.stderr.write(f"{PROG}: error: {message}\n")
     if debug:
