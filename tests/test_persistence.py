@@ -706,7 +706,7 @@ def test_a_model_at_the_bounds_predicts_within_its_feature_budget(tmp_path):
                                  prefixes=tuple(range(1, 27)), suffixes=tuple(range(1, 27)),
                                  identity=True, shape=True)
     n_features, _, _ = featurizer_work(largest)
-    assert MAX_FEATURES_PER_TOKEN - 34 < n_features <= MAX_FEATURES_PER_TOKEN  # one more prefix: over
+    assert MAX_FEATURES_PER_TOKEN - 34 < n_features <= MAX_FEATURES_PER_TOKEN  # 2 more: over
     pipe = make_pipeline(largest, CRFTagger(c2=0.01)).fit(SENTENCES, LABELS)
     save_model(pipe, tmp_path / "m.crf")
     loaded = load_model(tmp_path / "m.crf")
@@ -716,5 +716,5 @@ def test_a_model_at_the_bounds_predicts_within_its_feature_budget(tmp_path):
     assert n_features - 2 <= max(len(token) for token in X[0]) <= n_features
     assert len(loaded.predict([sentence])[0]) == 40
     with pytest.raises(ValueError, match="features per token, more than a model file"):
-        save_model(make_pipeline(largest.set_params(prefixes=tuple(range(1, 28))), pipe[-1]),
+        save_model(make_pipeline(largest.set_params(prefixes=tuple(range(1, 29))), pipe[-1]),
                    tmp_path / "over.crf")
