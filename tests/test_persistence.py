@@ -718,3 +718,34 @@ def test_a_model_at_the_bounds_predicts_within_its_feature_budget(tmp_path):
     with pytest.raises(ValueError, match="features per token, more than a model file"):
         save_model(make_pipeline(largest.set_params(prefixes=tuple(range(1, 29))), pipe[-1]),
                    tmp_path / "over.crf")
+
+
+def test_word_vectors_are_refused_saying_what_to_use_instead(tmp_path):
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import SequenceFeaturizer, WordVectors
+
+    vectors = WordVectors({w: np.ones(2) for s in SENTENCES for w in s})
+    pipe = make_pipeline(SequenceFeaturizer(vectors=vectors), CRFTagger(c2=0.01)).fit(
+        SENTENCES, LABELS)
+    with pytest.raises(ValueError, match="holds word vectors .* pickle, joblib or skops.io, or "
+                                         "save the tagger alone with save_model"):
+        save_model(pipe, tmp_path / "m.crf")
+    assert not (tmp_path / "m.crf").exists()
+
+
+def test_invalid_model_file_has_a_public_name(tmp_path):
+    (tmp_path / "m.crf").write_bytes(b"PK not a zip")
+    with pytest.raises(ValueError) as err:
+        load_model(tmp_path / "m.crf")
+    assert type(err.value).__name__ == "InvalidModelFile"
+    assert "_InvalidModelFile" not in repr(err.value)
+
+
+def test_a_missing_file_is_file_not_found_for_every_reader(tmp_path):
+    from sklearn_crf import read_conll
+    from sklearn_crf._io.corpus_store import load_corpus
+
+    for read in (load_model, load_crfsuite, read_conll, load_corpus):
+        with pytest.raises(FileNotFoundError):
+            read(tmp_path / "missing")

@@ -307,6 +307,13 @@ def _split_model(model):
             )
         params = {}
         for param, value in step.get_params(deep=False).items():
+            if param == "vectors" and value is not None:
+                raise ValueError(
+                    f"Pipeline step {name!r} ({kind}) holds word vectors (vectors=...), "
+                    "which a model file does not store: save this Pipeline with pickle, "
+                    "joblib or skops.io, or save the tagger alone with save_model and "
+                    "build the featurizer again with its WordVectors when loading"
+                )
             try:
                 params[param] = _featurizer_value(value)
             except ValueError as err:
