@@ -54,7 +54,7 @@ from .._features.vectorizer import (
     vocabulary_state,
 )
 
-__all__ = ["CorpusWriter", "LabelCodes", "load_corpus", "save_corpus"]
+__all__ = ["CorpusWriter", "LabelCodes", "checked_label_codes", "load_corpus", "save_corpus"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +97,43 @@ class LabelCodes(NamedTuple):
 
     codes: np.ndarray
     classes: np.ndarray
+
+
+def checked_label_codes(y, n_tokens):
+    """(classes, codes) of a :class:`LabelCodes` for a corpus of ``n_tokens``
+    tokens: the classes distinct and sorted (as a fit sorts them), the codes
+    int32 and in range, checked in blocks (a memory-mapped array stays on
+    disk, no Python object per token).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_crf._io.corpus_store import LabelCodes, checked_label_codes
+    >>> checked_label_codes(LabelCodes(np.int32([1, 0]), np.array(["B", "O"])), 2)
+    (array(['B', 'O'], dtype='<U1'), array([1, 0], dtype=int32))
+    >>> checked_label_codes(LabelCodes(np.int32([2]), np.array(["B", "O"])), 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: y: label codes must be in [0, 2); index 0 is 2
+    """
+    classes = np.asarray(y.classes)
+    codes = np.asarray(y.codes)
+    if classes.ndim != 1 or not len(classes):
+        raise ValueError("y: LabelCodes.classes must be a non-empty 1-d array of labels")
+    listed = classes.tolist()
+    if any(not a < b for a, b in zip(listed, listed[1:])):
+        raise ValueError("y: LabelCodes.classes must be sorted and distinct, as a fit "
+                         "sorts its labels (CRFTagger.classes_)")
+    if codes.shape != (n_tokens,) or codes.dtype.kind not in "iu":
+        raise ValueError(f"y: LabelCodes.codes must be {n_tokens} int codes, one per token "
+                         f"of X; got {codes.dtype} of shape {codes.shape}")
+    for start in _blocks(len(codes)):
+        block = codes[start:start + _BLOCK]
+        bad = np.flatnonzero((block < 0) | (block >= len(classes)))
+        if len(bad):
+            raise ValueError(f"y: label codes must be in [0, {len(classes)}); index "
+                             f"{start + int(bad[0])} is {block[bad[0]]}")
+    return label_array(listed), np.ascontiguousarray(codes, dtype=np.int32)
 
 
 class _NpyAppender:

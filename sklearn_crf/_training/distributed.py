@@ -863,12 +863,14 @@ def prepare_sharded(sharded, params):
 def _wait(future, sharded, k, lost_ok=False):
     """Wait for a task of shard ``k`` without fetching its result (errors as
     :func:`_result`'s)."""
-    from distributed import wait
+    from distributed import CancelledError, wait
 
     try:
         wait([future], timeout=TASK_TIMEOUT)
     except TimeoutError as error:
         _raise_timed_out(sharded, k, error)
+    except CancelledError:  # FuturesCancelledError: the status says it, below
+        pass
     if future.status != "finished":
         _result(future, sharded, k, lost_ok)  # raises the task's error
 
