@@ -8,12 +8,14 @@ corpus as it does in real data. Then, per size, each route runs in a child
 process of its own and reports its peak RSS (``ru_maxrss``):
 
 * ``dict``: today's in-memory route: every sentence read and featurized into
-  feature dicts, encoded at once (``SequenceVectorizer.fit_encode``), then the
-  batch solver (what ``CRFTagger.fit`` does). Skipped with a message when its
+  feature dicts, encoded at once (``SequenceVectorizer.fit_encode``), then
+  ``CRFTagger.fit(corpus, y)``. Skipped with a message when its
   estimated peak (1.3 GB per million tokens) would not fit in the memory
   available.
 * ``stream``: :func:`sklearn_crf.encode_stream` from ``iter_conll`` chunks
-  into a corpus store, memory-mapped back, then the same solver.
+  into a corpus store, memory-mapped back with ``label_codes=True``, then
+  ``CRFTagger.fit(corpus, label_codes)``: the public route, the labels as
+  memory-mapped int32 codes.
 * ``dask``: a 2-worker ``LocalCluster`` (processes, 1 thread each); one shard
   per file (4), each read and encoded on a worker with ``encode_stream``
   (:meth:`ShardedCorpus.from_sources`), then the data-parallel fit; the peak
@@ -21,7 +23,9 @@ process of its own and reports its peak RSS (``ru_maxrss``):
 
 Times: "encode" is reading, featurizing and encoding (for dask: until the
 shard objectives are built on the workers); "s/iter" is the solver's time
-per iteration (``--max-iter`` iterations, line searches included). Seconds
+per iteration (``--max-iter`` iterations, line searches included; for dict
+and stream, the whole ``CRFTagger.fit`` on the encoded corpus, its layout
+included, divided by the iterations). Seconds
 are wall clock: on a loaded machine they are indicative only; the RSS figures
 are not affected by load.
 
@@ -133,34 +137,26 @@ def peak_rss():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def _solve(corpus, labels, n_labels, max_iter):
-    """The local fit's layout and batch solver on an encoded corpus."""
+def _fit(corpus, y, max_iter):
+    """``CRFTagger.fit(corpus, y)``, the public route, on an encoded corpus: the
+    tagger, and the seconds of the fit (the layout and the solver)."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
 
     from sklearn_crf import CRFTagger
-    from sklearn_crf._model.layout import build_layout
-    from sklearn_crf._training.solvers import SOLVERS, TrainingData
 
-    params = CRFTagger(max_iter=max_iter, n_jobs=1, **PARAMS).get_params()
-    layout = build_layout(corpus, labels, n_labels, min_freq=params["min_freq"],
-                          all_possible_states=params["all_possible_states"],
-                          all_possible_transitions=params["all_possible_transitions"])
-    solver = SOLVERS["lbfgs"]
-    data = TrainingData(corpus, layout, labels, np.ones(corpus.n_sequences))
+    crf = CRFTagger(max_iter=max_iter, n_jobs=1, **PARAMS)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        result = solver.run(solver, data, params, n_threads=1, w0=np.zeros(layout.n_params),
-                            constraints=None, monitor=None, verbose=0)
-    return layout, result, time.perf_counter() - start
+        crf.fit(corpus, y)
+    return crf, time.perf_counter() - start
 
 
 def route_dict(paths, max_iter):
     from sklearn_crf import SequenceFeaturizer, SequenceVectorizer
     from sklearn_crf._io.conll import read_conll
-    from sklearn_crf._features.validation import encode_labels
 
     start = time.perf_counter()
     X, y = [], []
@@ -169,14 +165,12 @@ def route_dict(paths, max_iter):
         data = read_conll(path)
         X.extend(featurizer.transform(data.sentences))
         y.extend(data.tags)
-    vectorizer = SequenceVectorizer()
-    corpus = vectorizer.fit_encode(X)
-    classes, labels = encode_labels(y, corpus.seq_ptr)
+    corpus = SequenceVectorizer().fit_encode(X)  # an EncodedCorpus with its vectorizer
     encode = time.perf_counter() - start
-    layout, result, seconds = _solve(corpus, labels, len(classes), max_iter)
+    crf, seconds = _fit(corpus, y, max_iter)
     return dict(n_tokens=corpus.n_tokens, n_attributes=corpus.n_attributes,
-                n_params=layout.n_params, encode_s=encode, iter_s=seconds / result.n_iter,
-                rss=peak_rss()), result.w
+                n_params=crf.coef_.shape[0], encode_s=encode, iter_s=seconds / crf.n_iter_,
+                rss=peak_rss()), crf.coef_
 
 
 def route_stream(paths, max_iter, workdir):
@@ -190,11 +184,10 @@ def route_stream(paths, max_iter, workdir):
     corpus, y = encode_stream(all_batches(), directory=pathlib.Path(workdir) / "store",
                               overwrite=True, label_codes=True)
     encode = time.perf_counter() - start
-    labels = np.ascontiguousarray(y.codes, dtype=np.int32)
-    layout, result, seconds = _solve(corpus, labels, len(y.classes), max_iter)
+    crf, seconds = _fit(corpus, y, max_iter)  # y: LabelCodes, memory-mapped int32 codes
     return dict(n_tokens=corpus.n_tokens, n_attributes=corpus.n_attributes,
-                n_params=layout.n_params, encode_s=encode, iter_s=seconds / result.n_iter,
-                rss=peak_rss()), result.w
+                n_params=crf.coef_.shape[0], encode_s=encode, iter_s=seconds / crf.n_iter_,
+                rss=peak_rss()), crf.coef_
 
 
 def route_dask(paths, max_iter):

@@ -10,23 +10,31 @@ The command line holds no default of its own: a training or featurizer
 option that is not given is not passed, so the estimator's default applies,
 and ``--help`` shows the estimator's defaults. Every command checks what it
 can before working (its output files can be written, a model is given where
-one is needed, the input's columns fit the model), and reports a problem as
-one line, ``sklearn-crf: error: FILE[, line N]: ...``.
+one is needed, the input's columns fit the model). :func:`main` is the one
+error boundary: whatever fails is reported as one line, ``sklearn-crf:
+error: FILE[, line N]: what is wrong``, with a non-zero exit status and no
+traceback (``--debug`` shows it). An output file is written whole or not at
+all (:mod:`sklearn_crf._io.atomic`): a failed run leaves an existing one as it
+was.
 """
 
 import argparse
+import contextlib
 import io
 import json
 import logging
 import os
+import re
 import sys
 import time
 import warnings
 from typing import NamedTuple
 
+from ._io.atomic import atomic_write
 from ._io.conll import read_conll, write_conll
 from ._model.constraints import SCHEMES
 from ._io.crfsuite import MAGIC as CRFSUITE_MAGIC
+from ._io.persistence import MAX_WINDOW
 from ._version import __version__
 
 PROG = "sklearn-crf"
@@ -50,6 +58,8 @@ FEATURIZER_OPTIONS = (
 )
 
 logger = logging.getLogger("sklearn_crf")
+#: the longest error message the command line prints (one line)
+MAX_MESSAGE = 500
 
 
 class CommandError(Exception):
@@ -125,25 +135,70 @@ def _read(path, **kwargs):
     return read_conll(path, **kwargs), path
 
 
+class _TrainingFile(NamedTuple):
+    """One training file as ``train`` read it.
+
+    Attributes
+    ----------
+    name : str
+        Its name for messages (``<stdin>`` for ``-``).
+    sentences, tags : list
+        As :func:`read_conll` gives them.
+    lines : ndarray
+        The first line of each sentence, for messages.
+    """
+
+    name: str
+    sentences: list
+    tags: list
+    lines: object
+
+
 def _read_training_files(paths, label_column, sep):
-    sentences, tags, n_columns = [], [], None
+    """The training files (each a :class:`_TrainingFile`) and their number of columns."""
+    files, n_columns = [], None
     for path in paths:
-        data, name = _read(path, label_column=label_column, sep=sep)
+        with _about("<stdin>" if path == "-" else path):
+            data, name = _read(path, label_column=None, sep=sep)
         if not data.sentences:
             raise CommandError(f"{name}: no sentences.")
+        if data.n_columns < 2:
+            raise CommandError(
+                f"{name}, line {data.lines[0]}: 1 column; training needs a token "
+                "column and a label column (--label-column says which, the last by default)."
+            )
+        index = _label_index(data.n_columns, label_column, name, data.lines[0])
         if n_columns is not None and data.n_columns != n_columns:
             raise CommandError(
                 f"{name}, line {data.lines[0]}: {data.n_columns} columns, but "
                 f"{paths[0]} has {n_columns}."
             )
         n_columns = data.n_columns
-        sentences += data.sentences
-        tags += data.tags
+        sentences, tags = _split_column(data.sentences, index)
+        files.append(_TrainingFile(name, sentences, tags, data.lines))
         logger.info(
             "read %s: %d sentences, %d tokens, %d columns",
             name, len(data.sentences), sum(map(len, data.sentences)), data.n_columns,
         )
-    return sentences, tags, n_columns
+    return files, n_columns
+
+
+def _label_index(n_columns, label_column, name, line):
+    """The index of ``--label-column`` among ``n_columns`` columns, or a
+    CommandError naming the file and line."""
+    if not -n_columns <= label_column < n_columns or label_column % n_columns == 0:
+        raise CommandError(
+            f"{name}, line {line}: --label-column {label_column} does not name a "
+            f"column after the token of {n_columns} columns."
+        )
+    return label_column % n_columns
+
+
+def _split_column(sentences, index):
+    """The sentences without column ``index``, and that column (the labels)."""
+    rest = [[t[:index] + t[index + 1:] for t in s] for s in sentences]
+    column = [[t[index] for t in s] for s in sentences]
+    return rest, column
 
 
 def _split_columns(args):
@@ -250,11 +305,17 @@ def _make_featurizer(settings):
     else:
         raise CommandError(f"unknown featurizer settings in the model file: {settings!r}")
     featurizer.fit([])  # validates the settings
+    from ._io.persistence import check_featurizer_work
+
+    def fail(what):
+        raise CommandError(f"invalid featurizer settings in the model file ({what}).")
+
+    check_featurizer_work(featurizer, f"{METADATA_KEY}.featurizer", fail)
     return featurizer
 
 
-#: bounds on the featurizer settings read from a model file (untrusted input)
-_MAX_WINDOW = 64
+#: bound on the lists of featurizer settings read from a model file (untrusted
+#: input); the featurizer's work per token is bounded as load_model bounds it
 _MAX_LIST = 1000
 
 
@@ -307,7 +368,7 @@ def _cli_metadata(metadata, model_path, *, featurizer):
         if not isinstance(params, dict):
             raise bad("params")
         window = params.get("window", 1)
-        if not is_int(window) or not 0 <= window <= _MAX_WINDOW:
+        if not is_int(window) or not 0 <= window <= MAX_WINDOW:
             raise bad(f"window={window!r}")
         for name, value in params.items():
             if isinstance(value, list) and len(value) > _MAX_LIST:
@@ -333,13 +394,16 @@ def _load(model_path):
             f"first: '{PROG} convert {model_path} MODEL' (see '{PROG} convert --help')."
         )
     try:
-        return load_model(model_path, return_metadata=True)
-    except FileNotFoundError:
-        raise CommandError(f"{model_path}: no such model file.") from None
-    except OSError as exc:
-        raise CommandError(f"{model_path}: cannot read the model file ({exc.strerror}).") from None
-    except (ValueError, TypeError) as exc:
-        raise CommandError(_named(model_path, exc)) from None
+        with _about(model_path):
+            return load_model(model_path, return_metadata=True)
+    except CommandError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, FileNotFoundError):
+            raise CommandError(f"{model_path}: no such model file.") from cause
+        if isinstance(cause, OSError):
+            raise CommandError(
+                f"{model_path}: cannot read the model file ({cause.strerror}).") from cause
+        raise
 
 
 def _tagger_of(model):
@@ -349,10 +413,70 @@ def _tagger_of(model):
     return model.steps[-1][1] if isinstance(model, Pipeline) else model
 
 
-def _named(path, exc):
-    """An exception's first line, prefixed with the file's name unless it has it."""
-    message = (str(exc).splitlines() or [type(exc).__name__])[0]
-    return message if str(path) in message else f"{path}: {message}"
+def _named(path, exc, lines=None):
+    """An exception's first line, prefixed with the file's name unless it has it.
+
+    With ``lines`` (the first line of each sentence, :func:`read_conll`'s
+    ``lines``), a message that names a sentence and token (``sentence 3,
+    token 2``, as the featurizers and the tagger say) gets that token's line:
+    ``FILE, line N: ...``.
+    """
+    message = _first_line(exc)
+    if str(path) in message:
+        return message
+    found = re.search(r"sentence (\d+), token (\d+)", message)
+    if lines is not None and found and int(found.group(1)) < len(lines):
+        line = int(lines[int(found.group(1))]) + int(found.group(2))
+        return f"{path}, line {line}: {message}"
+    return f"{path}: {message}"
+
+
+def _first_line(exc):
+    """The first line of an exception's message (its type's name when it has
+    none, or when the type says more than the message, as for a KeyError)."""
+    text = str(exc)
+    lines = text.splitlines()
+    message = lines[0] if lines and lines[0].strip() else ""
+    if not isinstance(exc, (ValueError, TypeError, OSError, CommandError)) or not message:
+        message = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return message
+
+
+@contextlib.contextmanager
+def _about_files(files):
+    """:func:`_about` over several files read one after the other (each a
+    :class:`_TrainingFile`): a message naming sentence s of all of them names
+    the file that holds it and the line."""
+    try:
+        yield
+    except (CommandError, KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as exc:
+        found = re.search(r"sentence (\d+), token (\d+)", _first_line(exc))
+        s = int(found.group(1)) if found else 0
+        for file in files:
+            if s < len(file.sentences) or file is files[-1]:
+                break
+            s -= len(file.sentences)
+        if found:
+            message = _first_line(exc)
+            line = int(file.lines[s]) + int(found.group(2)) if s < len(file.lines) else None
+            where = file.name if line is None else f"{file.name}, line {line}"
+            raise CommandError(f"{where}: {message}") from exc
+        raise CommandError(_named(", ".join(f.name for f in files), exc)) from exc
+
+
+@contextlib.contextmanager
+def _about(path, lines=None):
+    """Report any failure inside the block as a :class:`CommandError` naming
+    ``path`` (and the line, see :func:`_named`); the original error stays
+    chained, for ``--debug``."""
+    try:
+        yield
+    except (CommandError, KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as exc:
+        raise CommandError(_named(path, exc, lines)) from exc
 
 
 class _Model(NamedTuple):
@@ -442,10 +566,7 @@ def _tokens_for_features(data, model, name, *, need_gold=False):
     if n_columns == n_token_columns and not need_gold:
         return sentences, None
     if n_columns == n_token_columns + 1 and n_token_columns >= 1:
-        index = model.label_column % n_columns
-        features = [[t[:index] + t[index + 1 :] for t in s] for s in sentences]
-        labels = [[t[index] for t in s] for s in sentences]
-        return features, labels
+        return _split_column(sentences, model.label_column % n_columns)
     if need_gold and n_columns == n_token_columns:
         raise CommandError(
             f"{name}, line {line}: no gold label column ({n_columns} column(s), "
@@ -528,7 +649,8 @@ def _predict(model_path, path, sep, allowed_column=None, *, need_gold=False):
     """Model, file data, gold labels (or None) and features for a CoNLL file."""
     model = _model_for_tagging(model_path)
     sep = sep if sep is not None else model.sep
-    data, name = _read(path, label_column=None, sep=sep)
+    with _about("<stdin>" if path == "-" else path):
+        data, name = _read(path, label_column=None, sep=sep)
     allowed = None
     view = data
     if allowed_column is not None and data.sentences:
@@ -536,18 +658,23 @@ def _predict(model_path, path, sep, allowed_column=None, *, need_gold=False):
         view = type(data)(**{**data, "sentences": sentences, "n_columns": data.n_columns - 1})
     tokens, gold = _tokens_for_features(view, model, name, need_gold=need_gold) if (
         data.sentences) else ([], None)
-    try:
+    with _about(name, data.lines):
         X = model.featurizer.transform(tokens) if tokens else []
-    except (ValueError, TypeError) as exc:
-        raise CommandError(_named(name, exc)) from None
     _check_dense_features(model_path, model.crf, X)
     return _Prediction(model.crf, data, gold, X, sep, allowed)
 
 
-def _dense_width(seq):
-    """Number of dense features of one featurized sentence (0 for feature dicts)."""
+def _dense_width(X):
+    """Number of dense features per token of featurized sentences: of an
+    EncodedCorpus (a featurizer's ``output="encoded"``), or of the first
+    sentence (feature dicts: 0; dicts and an array: its columns)."""
     import numpy as np
 
+    from ._features.vectorizer import EncodedCorpus
+
+    if isinstance(X, EncodedCorpus):
+        return X.n_dense
+    seq = X[0]
     if isinstance(seq, tuple) and len(seq) == 2 and isinstance(seq[1], np.ndarray):
         seq = seq[1]
     if isinstance(seq, np.ndarray) and seq.ndim == 2:
@@ -559,9 +686,9 @@ def _check_dense_features(model_path, crf, X):
     """A CommandError when the tagger needs dense features (word vectors) that
     the model's featurizer does not compute, or the other way round."""
     need = getattr(crf, "n_dense_features_", 0)
-    if not X:
+    if not len(X):
         return
-    got = _dense_width(X[0])
+    got = _dense_width(X)
     if got != need:
         raise CommandError(
             f"{model_path}: the model's tagger takes {need} dense features per token, "
@@ -600,13 +727,22 @@ def _cmd_train(args):
     for path in args.files:
         _check_input(path)
     crf = CRFTagger(**_training_params(args))
-    sentences, tags, n_columns = _read_training_files(args.files, args.label_column, args.sep)
+    files, n_columns = _read_training_files(args.files, args.label_column, args.sep)
     featurizer = _featurizer_settings(args, n_columns - 1)
     start = time.perf_counter()
-    X = featurizer.transform(sentences)
+    X, tags = [], []
+    for file in files:  # an error names the file and line (and the template file)
+        with _about(file.name, file.lines):
+            try:
+                X += featurizer.transform(file.sentences)
+            except ValueError as exc:
+                if args.template is None:
+                    raise
+                raise ValueError(f"{_first_line(exc)} (templates of {args.template})") from exc
+        tags += file.tags
     logger.info("featurized %d sentences in %.1f s", len(X), time.perf_counter() - start)
     start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, _about_files(files):
         warnings.simplefilter("always")
         crf.fit(X, tags)
     for warning in caught:
@@ -625,7 +761,8 @@ def _cmd_train(args):
             "sklearn_crf_version": __version__,
         }
     }
-    save_model(make_pipeline(featurizer, crf), args.model, metadata=metadata)
+    with _about(args.model):
+        save_model(make_pipeline(featurizer, crf), args.model, metadata=metadata)
     logger.info("saved the model to %s", args.model)
     return 0
 
@@ -659,20 +796,25 @@ def _cmd_tag(args):
     _check_input(args.file)
     crf, data, _, X, sep, allowed = _predict(args.model, args.file, args.sep, args.allowed_column)
     if args.constraints is not None:
+        with _about(args.model):
+            _check_scheme(crf, args.constraints)
         crf.set_params(transition_constraints=args.constraints)
+    name = "<stdin>" if args.file == "-" else args.file
     if args.nbest is not None:
         return _write_nbest(args, crf, data, X, sep, allowed)
-    predictions = crf.predict(X, allowed=allowed) if X else []
-    extra = [[[label] for label in sentence] for sentence in predictions]
-    fill = ["O"]
-    if args.marginals:
-        fill.append("-X-")
-        marginals = crf.predict_marginals(X, allowed=allowed) if X else []
-        for rows, sentence, probabilities in zip(extra, predictions, marginals):
-            for row, label, p in zip(rows, sentence, probabilities):
-                row.append(f"{p[label]:.6f}")
+    with _about(name, data.lines):
+        predictions = crf.predict(X, allowed=allowed) if len(X) else []
+        extra = [[[str(label)] for label in sentence] for sentence in predictions]
+        fill = ["O"]
+        if args.marginals:
+            fill.append("-X-")
+            marginals = crf.predict_marginals(X, allowed=allowed) if len(X) else []
+            for rows, sentence, probabilities in zip(extra, predictions, marginals):
+                for row, label, p in zip(rows, sentence, probabilities):
+                    row.append(f"{p[label]:.6f}")
     buffer = io.StringIO()
-    _write_tagged(buffer, data, extra, sep, fill)
+    with _about(args.model):  # labels the output cannot hold
+        _write_tagged(buffer, data, extra, sep, fill)
     _write_output(args.output, buffer.getvalue())
     logger.info(
         "tagged %d sentences, %d tokens", len(predictions), sum(map(len, predictions))
@@ -680,9 +822,20 @@ def _cmd_tag(args):
     return 0
 
 
+def _check_scheme(crf, scheme):
+    """A ValueError when the tagger's labels do not follow ``--constraints``' scheme."""
+    from ._model.constraints import check_scheme_labels
+
+    try:
+        check_scheme_labels(scheme, crf.classes_.tolist())
+    except ValueError as exc:
+        raise ValueError(f"--constraints {scheme}: {exc}") from None
+
+
 def _write_nbest(args, crf, data, X, sep, allowed):
     """CRF++'s n-best output: ``# rank probability`` then the tagged sentence, per path."""
-    nbest = crf.predict_nbest(X, n=args.nbest, allowed=allowed) if X else []
+    with _about("<stdin>" if args.file == "-" else args.file, data.lines):
+        nbest = crf.predict_nbest(X, n=args.nbest, allowed=allowed) if len(X) else []
     buffer = io.StringIO()
     starts = {}
     for docstart in data.docstarts:
@@ -693,9 +846,9 @@ def _write_nbest(args, crf, data, X, sep, allowed):
             buffer.write(joiner.join(fields) + "\n\n")
         for rank, (labels, probability) in enumerate(paths):
             buffer.write(f"# {rank} {probability:.6f}\n")
-            write_conll(
-                buffer, [[token + (label,) for token, label in zip(sentence, labels)]], sep=sep
-            )
+            with _about(args.model):
+                write_conll(buffer, [[token + (str(label),) for token, label in
+                                      zip(sentence, labels)]], sep=sep)
     for fields in starts.get(len(data.sentences), ()):
         buffer.write(joiner.join(fields) + "\n\n")
     _write_output(args.output, buffer.getvalue())
@@ -704,22 +857,16 @@ def _write_nbest(args, crf, data, X, sep, allowed):
 
 
 def _write_output(path, text):
-    """Write ``text`` to the file ``path``, or to stdout for None or ``-``."""
-    out = _open_output(path)
-    try:
-        out.write(text)
-    finally:
-        if out is not sys.stdout:
-            out.close()
-
-
-def _open_output(path):
+    """Write ``text`` to the file ``path`` whole or not at all (an existing file
+    is replaced only once the text is written), or to stdout for None or ``-``."""
     if path is None or path == "-":
-        return sys.stdout
+        sys.stdout.write(text)
+        return
     try:
-        return open(path, "w", encoding="utf-8", newline="\n")
+        with atomic_write(path, "w", encoding="utf-8", newline="\n") as out:
+            out.write(text)
     except OSError as exc:
-        raise CommandError(f"{path}: cannot write ({exc.strerror}).") from None
+        raise CommandError(f"{path}: cannot write ({exc.strerror or exc}).") from exc
 
 
 def _cmd_eval(args):
@@ -733,11 +880,15 @@ def _cmd_eval(args):
             f"(as '{PROG} tag' writes them) (see '{PROG} eval --help')"
         )
     _check_input(args.file)
+    name = "<stdin>" if args.file == "-" else args.file
     if args.model is not None:
         crf, data, gold, X, _, _ = _predict(args.model, args.file, args.sep, need_gold=True)
-        predicted = crf.predict(X) if X else []
+        with _about(name, data.lines):
+            predicted = [[str(label) for label in seq] for seq in crf.predict(X)] if len(
+                X) else []
     else:
-        data, name = _read(args.file, label_column=None, sep=args.sep)
+        with _about(name):
+            data, name = _read(args.file, label_column=None, sep=args.sep)
         if data.sentences and data.n_columns < 3:
             raise CommandError(
                 f"{name}, line {data.lines[0]}: {data.n_columns} column(s); with --tagged "
@@ -748,7 +899,8 @@ def _cmd_eval(args):
         predicted = [[t[-1] for t in s] for s in data.sentences]
     from .metrics import conlleval_report
 
-    report = conlleval_report(gold or [], predicted, output_dict=args.format == "json")
+    with _about(name, data.lines):
+        report = conlleval_report(gold or [], predicted, output_dict=args.format == "json")
     if args.format == "json":
         report = json.dumps(report, indent=2) + "\n"
     sys.stdout.write(report)
@@ -807,10 +959,8 @@ def _cmd_dump(args):
 
 
 def _cmd_convert(args):
-    from sklearn.pipeline import make_pipeline
-
-    from ._io.crfsuite import load_crfsuite, save_crfsuite
-    from ._io.persistence import load_model, save_model
+    from ._io.crfsuite import load_crfsuite
+    from ._io.persistence import load_model
 
     args.columns = _split_columns(args)
     featurizer_options = [name for name in FEATURIZER_OPTIONS if hasattr(args, name)]
@@ -828,11 +978,25 @@ def _cmd_convert(args):
                          "CRFsuite; a CRFsuite file written from INPUT holds no featurizer.")
     featurizer = _featurizer_settings(args, None) if with_featurizer else None
     try:
-        model = load_crfsuite(args.input) if source == "crfsuite" else load_model(args.input)
-    except FileNotFoundError:
-        raise CommandError(f"{args.input}: no such file.") from None
-    except (ValueError, TypeError, OSError) as exc:
-        raise CommandError(_named(args.input, exc)) from None
+        with _about(args.input):
+            model = load_crfsuite(args.input) if source == "crfsuite" else load_model(
+                args.input)
+    except CommandError as exc:
+        if isinstance(exc.__cause__, FileNotFoundError):
+            raise CommandError(f"{args.input}: no such file.") from exc.__cause__
+        raise
+    with _about(args.output):
+        _convert(args, source, model, featurizer)
+    return 0
+
+
+def _convert(args, source, model, featurizer):
+    """Write the converted ``model`` (see :func:`_cmd_convert`)."""
+    from sklearn.pipeline import make_pipeline
+
+    from ._io.crfsuite import save_crfsuite
+    from ._io.persistence import save_model
+
     if source == "crfsuite" and featurizer is not None:
         save_model(make_pipeline(featurizer, model), args.output)
         logger.info(
@@ -858,7 +1022,6 @@ def _cmd_convert(args):
             "sklearn_crfsuite.CRF(model_filename=...) and 'crfsuite tag'",
             args.input, args.output, dropped,
         )
-    return 0
 
 
 def _cmd_data(args):
@@ -866,12 +1029,9 @@ def _cmd_data(args):
 
     _check_output(args.output, "-o/--output")
     data = load_conll2002(args.subset, n_sentences=args.n_sentences)
-    out = _open_output(args.output)
-    try:
-        write_conll(out, data.sentences, data.tags)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    buffer = io.StringIO()
+    write_conll(buffer, data.sentences, data.tags)
+    _write_output(args.output, buffer.getvalue())
     logger.info("wrote %d sentences of esp.%s", len(data.sentences), args.subset)
     return 0
 
@@ -879,6 +1039,24 @@ def _cmd_data(args):
 # ---------------------------------------------------------------------------
 # Argument parsing
 # ---------------------------------------------------------------------------
+
+
+def _report(exc, *, debug=False):
+    """Write ``exc`` as the one line ``sklearn-crf: error: ...`` on stderr (at
+    most :data:`MAX_MESSAGE` characters), then its traceback with ``debug``."""
+    message = str(exc) if isinstance(exc, CommandError) else _first_line(exc)
+    message = " ".join(message.split("\n")) if message else type(exc).__name__
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE - 3] + "..."
+    cause = exc.__cause__ if isinstance(exc, CommandError) else exc
+    if not debug and cause is not None and not isinstance(
+            cause, (ValueError, TypeError, OSError, CommandError)):
+        message += " (an unexpected error; --debug shows where)"
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
 
 
 def _positive_int(text):
@@ -1037,6 +1215,8 @@ def build_parser():
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-q", "--quiet", action="store_true",
                         help="no progress or convergence messages on stderr (errors only)")
+    common.add_argument("--debug", action="store_true",
+                        help="on an error, show the Python traceback after the one-line message")
     sep = argparse.ArgumentParser(add_help=False)
     sep.add_argument("--sep", type=_separator, default=None,
                      help="column separator (e.g. 'tab'); default: the model's, else "
@@ -1205,7 +1385,7 @@ def main(argv=None):
     try:
         args = parser.parse_args(argv)
     except CommandError as exc:
-        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        _report(exc)
         return 2
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
@@ -1217,23 +1397,16 @@ def main(argv=None):
     logger.setLevel(logging.ERROR if args.quiet else logging.INFO)
     try:
         return args.handler(args)
-    except UsageError as exc:
-        sys.stderr.write(f"{PROG}: error: {exc}\n")
-        return 2
-    except CommandError as exc:
-        sys.stderr.write(f"{PROG}: error: {exc}\n")
-        return 1
     except BrokenPipeError:  # e.g. piped into head: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
-    except (ValueError, TypeError, OSError) as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        sys.stderr.write(f"{PROG}: error: {message}\n")
-        return 1
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
         return 130
+    except Exception as exc:  # the one error boundary: every failure is one line
+        _report(exc, debug=args.debug)
+        return 2 if isinstance(exc, UsageError) else 1
     finally:
         logger.removeHandler(handler)
         logger.setLevel(previous_level)

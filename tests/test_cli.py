@@ -804,3 +804,161 @@ def test_a_model_needing_dense_features_it_cannot_compute_is_a_clear_error(
     status, stdout, stderr = run([command, "-m", alone, corpus[0]["test"], "-q"], capsys)
     assert status == 1 and stdout == ""
     assert "no featurizer settings" in one_error_line(stderr)
+
+
+# ---------------------------------------------------------------------------
+# One error boundary: every failure is one line naming the file
+# ---------------------------------------------------------------------------
+
+SMALL = [["Juan", "vive", "en", "Madrid"], ["Ana", "come"]]
+SMALL_TAGS = [["B-PER", "O", "O", "B-LOC"], ["B-PER", "O"]]
+
+
+def one_line_error(status, stderr, start):
+    assert status == 1
+    assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
+    assert stderr.startswith(f"sklearn-crf: error: {start}"), stderr
+
+
+@pytest.fixture(scope="module")
+def small_files(tmp_path_factory):
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import save_model
+
+    tmp = tmp_path_factory.mktemp("small")
+    data = tmp / "data.conll"
+    write_conll(data, SMALL * 5, SMALL_TAGS * 5)
+    model = tmp / "model.skcrf"
+    save_model(make_pipeline(SequenceFeaturizer(), CRFTagger(c2=0.01)).fit(SMALL, SMALL_TAGS),
+               model)
+    return tmp, data, model
+
+
+def test_a_corrupted_gzip_file_is_one_line(small_files, capsys, tmp_path):
+    import gzip
+
+    _, data, model = small_files
+    raw = bytearray(gzip.compress(data.read_bytes() * 20))
+    raw[30:40] = bytes(b ^ 0xFF for b in raw[30:40])  # inside the deflate stream
+    path = tmp_path / "data.conll.gz"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match="data.conll.gz: corrupt gzip data"):
+        read_conll(path)
+    for argv in (["tag", "-m", model, path], ["eval", "-m", model, path],
+                 ["train", "-m", tmp_path / "m", path]):
+        status, _, stderr = run(argv + ["-q"], capsys)
+        one_line_error(status, stderr, f"{path}: corrupt gzip data")
+
+
+def test_debug_shows_the_traceback(small_files, capsys, tmp_path):
+    _, _, model = small_files
+    path = tmp_path / "bad.conll"
+    path.write_text("a b O\nc O\n", encoding="utf-8")
+    status, _, stderr = run(["tag", "-m", model, path, "-q"], capsys)
+    assert status == 1 and "Traceback" not in stderr
+    status, _, stderr = run(["tag", "-m", model, path, "-q", "--debug"], capsys)
+    assert status == 1
+    assert stderr.startswith(f"sklearn-crf: error: {path}, line 2: ")
+    assert "Traceback (most recent call last)" in stderr
+
+
+def test_an_unexpected_error_is_one_line(small_files, capsys, monkeypatch):
+    _, data, model = small_files
+
+    def broken(self, X):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(SequenceFeaturizer, "transform", broken)
+    status, _, stderr = run(["tag", "-m", model, data, "-q"], capsys)
+    one_line_error(status, stderr, f"{model}: KeyError: 'a bug'")  # the load probes it
+    assert "--debug shows where" in stderr
+
+
+def test_an_error_quotes_at_most_a_bounded_excerpt(small_files, capsys, tmp_path):
+    _, _, model = small_files
+    path = tmp_path / "wide.conll"
+    path.write_text("a O\n" + " ".join(["x"] * 10_000) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError) as err:
+        read_conll(path)
+    assert len(str(err.value)) < 300 and "(19999 characters)" in str(err.value)
+    status, _, stderr = run(["tag", "-m", model, path, "-q"], capsys)
+    one_line_error(status, stderr, f"{path}, line 2: ")
+    assert len(stderr) < 500
+
+
+def test_train_on_an_unlabeled_file_speaks_command_line(capsys, tmp_path):
+    path = tmp_path / "tokens.conll"
+    path.write_text("a\nb\n", encoding="utf-8")
+    status, _, stderr = run(["train", "-m", tmp_path / "m", path, "-q"], capsys)
+    one_line_error(status, stderr, f"{path}, line 1: 1 column")
+    assert "--label-column" in stderr and "label_column=None" not in stderr
+
+
+def test_a_template_error_names_the_data_and_the_template(small_files, capsys, tmp_path):
+    _, data, _ = small_files
+    template = tmp_path / "template.txt"
+    template.write_text("U00:%x[0,3]\n", encoding="utf-8")
+    status, _, stderr = run(["train", "-m", tmp_path / "m", data, "--template", template, "-q"],
+                            capsys)
+    one_line_error(status, stderr, f"{data}, line 1: ")
+    assert str(template) in stderr and "column 3" in stderr
+
+
+def test_an_encoded_pipeline_tags_and_evaluates(small_files, capsys, tmp_path):
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import save_model
+
+    _, data, model = small_files
+    encoded = tmp_path / "encoded.skcrf"
+    save_model(make_pipeline(SequenceFeaturizer(output="encoded"), CRFTagger(c2=0.01)).fit(
+        SMALL, SMALL_TAGS), encoded)
+    outputs = {}
+    for path in (model, encoded):
+        status, out, stderr = run(["tag", "-m", path, data, "-q"], capsys)
+        assert status == 0, stderr
+        status, report, stderr = run(["eval", "-m", path, data, "-q", "--format", "json"],
+                                     capsys)
+        assert status == 0, stderr
+        outputs[path] = out, report
+    assert outputs[model] == outputs[encoded]
+
+
+def test_an_int_label_pipeline_tags_and_evaluates(small_files, capsys, tmp_path):
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import save_model
+
+    _, data, _ = small_files
+    codes = {"B-PER": 1, "O": 0, "B-LOC": 2}
+    path = tmp_path / "ints.skcrf"
+    save_model(make_pipeline(SequenceFeaturizer(), CRFTagger(c2=0.01)).fit(
+        SMALL, [[codes[t] for t in s] for s in SMALL_TAGS]), path)
+    status, out, stderr = run(["tag", "-m", path, data, "-q"], capsys)
+    assert status == 0, stderr
+    tagged = read_conll(io.StringIO(out))
+    assert tagged.tags[:2] == [[str(codes[t]) for t in s] for s in SMALL_TAGS]
+    status, report, stderr = run(["eval", "-m", path, data, "-q"], capsys)
+    assert status == 0 and stderr == "" and "accuracy" in report
+
+
+def test_tag_output_is_unchanged_when_the_model_cannot_be_used(small_files, capsys, tmp_path):
+    """Issue 1's run: a label UTF-8 cannot encode, an existing output file."""
+    import zipfile
+
+    _, data, model = small_files
+    crafted = tmp_path / "surrogate.skcrf"
+    with zipfile.ZipFile(model) as src, zipfile.ZipFile(crafted, "w") as dst:
+        for info in src.infolist():
+            raw = src.read(info)
+            if info.filename == "model.json":
+                doc = json.loads(raw)
+                doc["classes"][-1] = "PER\udfff"
+                raw = json.dumps(doc).encode()
+            dst.writestr(info, raw)
+    out = tmp_path / "out.txt"
+    out.write_text("the old output\n", encoding="utf-8")
+    status, _, stderr = run(["tag", "-m", crafted, data, "-o", out, "-q"], capsys)
+    one_line_error(status, stderr, f"{crafted}: not a valid sklearn-crf model file: classes[")
+    assert out.read_text(encoding="utf-8") == "the old output\n"

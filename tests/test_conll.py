@@ -10,6 +10,7 @@ import pytest
 
 from sklearn_crf import CRFTagger, SequenceFeaturizer, read_conll, write_conll
 from sklearn_crf.datasets import load_conll2002
+from sklearn_crf._io.conll import iter_conll
 
 THREE_COLUMNS = """\
 -DOCSTART- -X- O
@@ -127,8 +128,11 @@ def test_bad_encoding_names_the_line(tmp_path):
 
 
 def test_missing_file_and_bad_arguments(tmp_path):
-    with pytest.raises(ValueError, match="nope.conll: cannot read the file"):
+    # a missing file is FileNotFoundError, as for every reader of the package
+    with pytest.raises(FileNotFoundError, match="nope.conll"):
         read_conll(tmp_path / "nope.conll")
+    with pytest.raises(FileNotFoundError, match="nope.conll"):
+        next(iter_conll(tmp_path / "nope.conll"))
     with pytest.raises(ValueError, match="label_column must not be 0"):
         read_conll(io.StringIO("a O\n"), label_column=0)
     with pytest.raises(TypeError, match="label_column must be an int or None"):
@@ -323,10 +327,6 @@ def test_iter_conll_errors_are_read_conlls(tmp_path, text, kwargs):
 
 
 def test_iter_conll_bad_sources_and_arguments(tmp_path):
-    from sklearn_crf._io.conll import iter_conll
-
-    with pytest.raises(ValueError, match="nope.conll: cannot read the file"):
-        next(iter_conll(tmp_path / "nope.conll"))
     with pytest.raises(ValueError, match="a directory, not a CoNLL file"):
         next(iter_conll(tmp_path))
     with pytest.raises(ValueError, match="not a regular file"):

@@ -187,7 +187,7 @@ def test_truncated_and_garbled_arrays(store):
         with pytest.raises(ValueError, match="tok_val.npy: not a readable .npy array"):
             load_corpus(store, mmap=mmap)
     (store / "tok_val.npy").write_bytes(b"not numpy at all")
-    with pytest.raises(ValueError, match="tok_val.npy: not a readable .npy array"):
+    with pytest.raises(ValueError, match="tok_val.npy: not a .npy array"):
         load_corpus(store)
 
 
@@ -222,10 +222,12 @@ def test_corrupt_hashing_vocabulary(tmp_path):
     save_corpus(tmp_path, corpus, y)
     slots = np.load(tmp_path / "hash_slots.npy")
     corrupt(tmp_path, "hash_slots.npy", 0, 64)
-    with pytest.raises(ValueError, match="vocabulary.json: a hash slot is out of range"):
+    # the file that is wrong is named: hash_slots.npy, not vocabulary.json
+    with pytest.raises(ValueError, match=r"hash_slots.npy: hash slots must be in \[0, 64\); "
+                                         "index 0 is 64"):
         load_corpus(tmp_path)
     corrupt(tmp_path, "hash_slots.npy", 0, slots[1])
-    with pytest.raises(ValueError, match="vocabulary.json: a hash slot is listed twice"):
+    with pytest.raises(ValueError, match="hash_slots.npy: a hash slot is listed twice"):
         load_corpus(tmp_path)
 
 
@@ -266,3 +268,24 @@ def test_a_device_is_not_an_array(store):
     os.symlink("/dev/zero", store / "tok_val.npy")
     with pytest.raises(ValueError, match="tok_val.npy: not a regular file"):
         load_corpus(store)
+
+
+def test_a_streamed_store_fits_through_the_public_route(tmp_path):
+    """CRFTagger.fit(corpus, label_codes): the route encode_stream's memory bound is for."""
+    from sklearn_crf import CRFTagger
+    from sklearn_crf._features.streaming import encode_stream
+
+    X = [[{"w": "Juan"}, {"w": "vive"}], [{"w": "en"}, {"w": "Madrid"}, {"w": "hoy"}]] * 20
+    y = [["B-PER", "O"], ["O", "B-LOC", "O"]] * 20
+    corpus, codes = encode_stream(((X[a:a + 7], y[a:a + 7]) for a in range(0, 40, 7)),
+                                  directory=tmp_path / "store", label_codes=True)
+    assert isinstance(codes, LabelCodes) and isinstance(codes.codes, np.memmap)
+    streamed = CRFTagger(c2=0.1).fit(corpus, codes)
+    in_memory = CRFTagger(c2=0.1).fit(X, y)
+    np.testing.assert_array_equal(streamed.coef_, in_memory.coef_)
+    assert streamed.predict(X[:2]) == y[:2]
+    bad = LabelCodes(np.full(corpus.n_tokens, 5, dtype=np.int32), codes.classes)
+    with pytest.raises(ValueError, match=r"y: label codes must be in \[0, 3\); index 0 is 5"):
+        CRFTagger().fit(corpus, bad)
+    with pytest.raises(ValueError, match="early_stopping with y as LabelCodes needs X_val"):
+        CRFTagger(early_stopping=True).fit(corpus, codes)

@@ -58,15 +58,27 @@ def _conll_part(start, stop):
     return SequenceFeaturizer().transform(data.sentences[start:]), data.tags[start:]
 
 
-@pytest.fixture(scope="module")
-def client():
+def _local_cluster(n_workers):
     path = os.pathsep.join(
         [str(PACKAGE_ROOT), str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])])
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+    return LocalCluster(
+        n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
         dashboard_address=None, env={"PYTHONPATH": path},
-    ) as cluster, Client(cluster, timeout=TIMEOUT) as client:
+    )
+
+
+@pytest.fixture(scope="module")
+def client():
+    with _local_cluster(2) as cluster, Client(cluster, timeout=TIMEOUT) as client:
         client.wait_for_workers(2, timeout=TIMEOUT)
+        yield client
+
+
+@pytest.fixture
+def fresh_client():
+    """A cluster of its own, 3 workers: a test may kill one and go on with two."""
+    with _local_cluster(3) as cluster, Client(cluster, timeout=TIMEOUT) as client:
+        client.wait_for_workers(3, timeout=TIMEOUT)
         yield client
 
 
@@ -332,3 +344,109 @@ def test_crftagger_fit_on_a_sharded_corpus(client, conll):
     assert crf.predict(X_val) == local.predict(X_val)
     with pytest.raises(ValueError, match="labels and sequence weights come with its shards"):
         CRFTagger().fit(sharded, y)
+
+
+# ---------------------------------------------------------------------------
+# a worker killed at any point of the fit, the weights' scatter included
+# ---------------------------------------------------------------------------
+
+#: the longest a fit with a kill may take before it counts as a hang
+FIT_BOUND = 600
+
+
+def _kill_one_holder(client):
+    """SIGKILL the process of one worker that holds shard objectives."""
+    holders = [address for address, keys in client.has_what().items()
+               if any("build_shard_objective" in str(key) for key in keys)]
+    pids = client.run(os.getpid, workers=holders[:1])
+    for pid in pids.values():
+        os.kill(pid, signal.SIGKILL)
+    return list(pids)
+
+
+@pytest.fixture
+def kill_at_scatter(monkeypatch):
+    """Kill a worker when the driver sends the weights of the 3rd evaluation:
+    just before the scatter ("before": the scheduler still lists the worker,
+    the scatter may target it), or just after it ("after": the weights'
+    only copy may die before the shards' tasks fetch it)."""
+    from sklearn_crf._training import distributed
+
+    calls, killed = [], []
+    original = distributed._scatter
+
+    def install(when):
+        def scatter(client_, value, what):
+            if what == "the weights":
+                calls.append(1)
+                if len(calls) == 3 and when == "before":
+                    killed.extend(_kill_one_holder(client_))
+            future = original(client_, value, what)
+            if what == "the weights" and len(calls) == 3 and when == "after":
+                killed.extend(_kill_one_holder(client_))
+            return future
+
+        monkeypatch.setattr(distributed, "_scatter", scatter)
+        return killed
+
+    return install
+
+
+def _fit_in_time(problem, params):
+    """fit_sharded in a thread: its result or error, or a failure after FIT_BOUND s."""
+    import threading
+
+    outcome = {}
+
+    def run():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                outcome["fit"] = fit_sharded(problem, params)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(FIT_BOUND)
+    assert not thread.is_alive(), f"the fit hung for {FIT_BOUND} s after a worker was killed"
+    return outcome
+
+
+def _make_sharded(kind, client, conll, tmp_path):
+    X, y = conll
+    if kind == "from_sources":
+        return ShardedCorpus.from_sources(client, _sources([0, 30, 60, 90, N_TRAIN]))
+    if kind == "from_store":
+        store = tmp_path / "store"
+        if not (store / "corpus.json").exists():
+            encode_stream(((X[a:a + 30], y[a:a + 30]) for a in range(0, len(X), 30)),
+                          directory=store, label_codes=True)
+        return ShardedCorpus.from_store(client, store, n_shards=4)
+    return ShardedCorpus.from_sequences(client, X, y, n_shards=4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["from_sources", "from_store", "from_sequences"])
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_worker_killed_while_the_weights_are_sent_ends_as_documented(
+        fresh_client, conll, tmp_path, kill_at_scatter, kind, when):
+    client = fresh_client
+    params = CRFTagger(c2=0.1, max_iter=6).get_params()
+    problem = prepare_sharded(_make_sharded(kind, client, conll, tmp_path), params)
+    expected = _fit_in_time(problem, params)["fit"]
+    problem.close()
+    problem = prepare_sharded(_make_sharded(kind, client, conll, tmp_path), params)
+    killed = kill_at_scatter(when)
+    outcome = _fit_in_time(problem, params)
+    problem.close()
+    assert len(killed) == 1
+    if "error" in outcome:
+        # only a shard that Dask cannot recompute may stop the fit, by name
+        assert kind == "from_sequences", outcome["error"]
+        assert isinstance(outcome["error"], ShardLostError), repr(outcome["error"])
+        assert "shard" in str(outcome["error"])
+        return
+    fit = outcome["fit"]
+    assert fit.result.n_iter == expected.result.n_iter
+    np.testing.assert_array_equal(fit.result.w, expected.result.w)

@@ -223,8 +223,8 @@ def featurizer(**params):
     [
         (lambda: with_step(__import__("sklearn.preprocessing").preprocessing.FunctionTransformer()),
          "Pipeline step 'functiontransformer' is a FunctionTransformer: a model file holds"),
-        (lambda: with_step(featurizer(window=65)),
-         "pipeline.steps[0].params.window=65: larger than a model file may ask for (64)"),
+        (lambda: with_step(featurizer(window=9)),
+         "pipeline.steps[0].params.window=9: larger than a model file may ask for (8)"),
         (lambda: with_step(featurizer(columns=(object(),))),
          "Pipeline step 'sequencefeaturizer' (SequenceFeaturizer): the parameter columns="),
         (lambda: with_step(featurizer(columns=(("a", "b"),))), "nested lists are not model-file values"),
@@ -577,3 +577,175 @@ def test_save_crfsuite_refuses_a_dense_tagger(dense_fitted, tmp_path):
     with pytest.raises(ValueError, match="3 dense features per token.*save_model"):
         save_crfsuite(crf, tmp_path / "m.crfsuite")
     assert not (tmp_path / "m.crfsuite").exists()
+
+
+# ---------------------------------------------------------------------------
+# what loads can predict: the model checked as a whole, the work per token bounded
+# ---------------------------------------------------------------------------
+
+
+def edit_doc(path, out, change):
+    contents = members(path)
+    doc = json.loads(contents["model.json"])
+    change(doc)
+    write_members(out, {**contents, "model.json": json.dumps(doc).encode()})
+
+
+def params_setting(name, value):
+    def change(doc):
+        doc["params"][name] = value
+    return change
+
+
+def classes_setting(index, value):
+    def change(doc):
+        doc["classes"][index] = value
+    return change
+
+
+UNUSABLE = [
+    (classes_setting(-1, "O\x00"), "classes[2]='O\\x00' holds a NUL, newline or carriage return"),
+    (classes_setting(-1, "O\n"), "classes[2]='O\\n' holds a NUL"),
+    (classes_setting(-1, "O\udfff"), "classes[2]='O\\udfff' cannot be encoded as UTF-8"),
+    (classes_setting(0, ""), "classes[0] is an empty label"),
+    (params_setting("transition_constraints", [["O", "B-MISC"]]),
+     "params.transition_constraints: transition_constraints[0] = ('O', 'B-MISC') names the "
+     "label 'B-MISC'"),
+    (params_setting("transition_constraints", []),
+     "params.transition_constraints allow no label path for a sentence of 2 tokens"),
+    (params_setting("transition_constraints", [["B-LOC", "O"], ["B-PER", "B-LOC"]]),
+     "params.transition_constraints allow no label path for a sentence of 4 tokens"),
+    (params_setting("transition_constraints", "IOE2"),
+     "params.transition_constraints: label 'B-LOC' does not follow the IOE2 scheme"),
+]
+
+
+@pytest.mark.parametrize("change, message", UNUSABLE)
+def test_a_model_that_could_not_predict_is_refused_at_load(fitted, tmp_path, change, message):
+    crf, _, _ = fitted
+    save_model(crf, tmp_path / "good.crf")
+    edit_doc(tmp_path / "good.crf", tmp_path / "bad.crf", change)
+    with pytest.raises(ValueError) as err:
+        load_model(tmp_path / "bad.crf")
+    assert str(err.value).startswith(f"{tmp_path / 'bad.crf'}: not a valid sklearn-crf model file: ")
+    assert message in str(err.value)
+    assert type(err.value).__name__ == "InvalidModelFile"
+
+
+def test_constraints_with_a_path_for_every_length_load(fitted, tmp_path):
+    crf, X, _ = fitted
+    save_model(crf, tmp_path / "good.crf")
+    pairs = [["O", "O"], ["O", "B-PER"], ["B-PER", "O"], ["B-LOC", "O"], ["O", "B-LOC"]]
+    edit_doc(tmp_path / "good.crf", tmp_path / "ok.crf",
+             params_setting("transition_constraints", pairs))
+    loaded = load_model(tmp_path / "ok.crf")
+    assert len(loaded.predict(X)) == len(X)
+
+
+def test_save_model_refuses_what_load_model_would(fitted, tmp_path):
+    crf = CRFTagger(c2=0.01, transition_constraints=[]).fit(
+        [[{"w": "a"}, {"w": "b"}]], [["A", "B"]])
+    with pytest.raises(ValueError, match="cannot be saved as a model file: params.transition_"
+                                         "constraints allow no label path for a sentence of 2"):
+        save_model(crf, tmp_path / "m.crf")
+    assert not (tmp_path / "m.crf").exists()
+
+
+def test_load_crfsuite_refuses_constraints_it_cannot_predict_with(fitted, tmp_path):
+    crf, _, _ = fitted
+    save_crfsuite(crf, tmp_path / "m.crfsuite")
+    with pytest.raises(ValueError, match=r"m.crfsuite: not a usable CRFsuite model: params."
+                                         r"transition_constraints: .* names the label 'X'"):
+        load_crfsuite(tmp_path / "m.crfsuite", transition_constraints=[("O", "X")])
+
+
+def test_the_issue_featurizer_is_refused_naming_the_field(pipelines, tmp_path):
+    """window=64, 1,000 prefixes and suffixes, all neighbour features: once a
+    12.8 kB file whose predict took 41 s and 1 GB on 30 tokens."""
+    save_model(pipelines[1]["sequence"], tmp_path / "good.crf")
+    for change, message in [
+        (setting(["steps", 0, "params"], {
+            "window": 8, "prefixes": list(range(1, 1001)), "suffixes": list(range(1, 1001)),
+            "neighbor_features": "all"}),
+         "features per token, more than a model file may ask for (1024"),
+        (setting(["steps", 0, "params"], {"window": 8, "neighbor_features": "all",
+                                          "prefixes": list(range(1, 60))}),
+         "features per token, more than a model file may ask for (1024"),
+        (setting(["steps", 0, "params", "window"], 64),
+         "pipeline.steps[0].params.window=64: larger than a model file may ask for (8)"),
+        (setting(["steps", 0, "params", "columns"], ["c" * 300]),
+         "pipeline.steps[0].params.columns: a feature name of 300 bytes"),
+    ]:
+        write_members(tmp_path / "bad.crf", edit_pipeline(members(tmp_path / "good.crf"), change))
+        with pytest.raises(ValueError) as err:
+            load_model(tmp_path / "bad.crf")
+        assert message in str(err.value) and "pipeline.steps[0].params" in str(err.value)
+
+
+def test_templates_beyond_the_bounds_are_refused(pipelines, tmp_path):
+    save_model(pipelines[1]["templates"], tmp_path / "good.crf")
+    many = [f"U{i}:%x[0,0]" for i in range(1025)]
+    long = ["U00:" + "x" * 300 + "%x[0,0]"]
+    for templates, message in [(many, "1025 features per token"),
+                               (long, "templates: a feature name of 311 bytes")]:
+        change = setting(["steps", 1, "params", "templates"], templates)
+        write_members(tmp_path / "bad.crf", edit_pipeline(members(tmp_path / "good.crf"), change))
+        with pytest.raises(ValueError, match=re.escape(message)):
+            load_model(tmp_path / "bad.crf")
+
+
+def test_a_model_at_the_bounds_predicts_within_its_feature_budget(tmp_path):
+    """The largest featurizer a model file may hold: predicting one sentence
+    costs at most MAX_FEATURES_PER_TOKEN features per token."""
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import SequenceFeaturizer
+    from sklearn_crf._io.persistence import MAX_FEATURES_PER_TOKEN, MAX_WINDOW, featurizer_work
+
+    largest = SequenceFeaturizer(window=MAX_WINDOW, neighbor_features="all",
+                                 prefixes=tuple(range(1, 27)), suffixes=tuple(range(1, 27)),
+                                 identity=True, shape=True)
+    n_features, _, _ = featurizer_work(largest)
+    assert MAX_FEATURES_PER_TOKEN - 34 < n_features <= MAX_FEATURES_PER_TOKEN  # 2 more: over
+    pipe = make_pipeline(largest, CRFTagger(c2=0.01)).fit(SENTENCES, LABELS)
+    save_model(pipe, tmp_path / "m.crf")
+    loaded = load_model(tmp_path / "m.crf")
+    sentence = [f"Palabra{i}" for i in range(40)]
+    X = loaded[0].transform([sentence])
+    # the count is an upper bound: a token with all its neighbours has no BOS or EOS
+    assert n_features - 2 <= max(len(token) for token in X[0]) <= n_features
+    assert len(loaded.predict([sentence])[0]) == 40
+    with pytest.raises(ValueError, match="features per token, more than a model file"):
+        save_model(make_pipeline(largest.set_params(prefixes=tuple(range(1, 29))), pipe[-1]),
+                   tmp_path / "over.crf")
+
+
+def test_word_vectors_are_refused_saying_what_to_use_instead(tmp_path):
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_crf import SequenceFeaturizer, WordVectors
+
+    vectors = WordVectors({w: np.ones(2) for s in SENTENCES for w in s})
+    pipe = make_pipeline(SequenceFeaturizer(vectors=vectors), CRFTagger(c2=0.01)).fit(
+        SENTENCES, LABELS)
+    with pytest.raises(ValueError, match="holds word vectors .* pickle, joblib or skops.io, or "
+                                         "save the tagger alone with save_model"):
+        save_model(pipe, tmp_path / "m.crf")
+    assert not (tmp_path / "m.crf").exists()
+
+
+def test_invalid_model_file_has_a_public_name(tmp_path):
+    (tmp_path / "m.crf").write_bytes(b"PK not a zip")
+    with pytest.raises(ValueError) as err:
+        load_model(tmp_path / "m.crf")
+    assert type(err.value).__name__ == "InvalidModelFile"
+    assert "_InvalidModelFile" not in repr(err.value)
+
+
+def test_a_missing_file_is_file_not_found_for_every_reader(tmp_path):
+    from sklearn_crf import read_conll
+    from sklearn_crf._io.corpus_store import load_corpus
+
+    for read in (load_model, load_crfsuite, read_conll, load_corpus):
+        with pytest.raises(FileNotFoundError):
+            read(tmp_path / "missing")

@@ -167,8 +167,6 @@ BAD_FIT = [
      r"mixes labels of different types: bool \(e\.g\. True\), int \(e\.g\. 2\)"),
     ("label-mixed-bytes-str", X_OK, _with_label(b"A"), {}, TypeError,
      r"mixes labels of different types: bytes \(e\.g\. b'A'\), str"),
-    ("label-None", X_OK, _with_label(None, t=2), {}, ValueError,
-     r"y\[1\]\[2\] is None, not a label"),
     ("label-nan", X_OK, [[1.0, 2.0], [1.0, 2.0, float("nan"), 1.0]], {}, ValueError,
      r"y\[1\]\[2\] is nan, not a label"),
     ("label-list", X_OK, _with_label(["A"], t=2), {}, TypeError,

@@ -10,7 +10,8 @@ from sklearn_crf._io.safe_io import DENSE_BASE_BYTES, check_dense_size, read_fil
 
 PACKAGE = Path(__file__).resolve().parents[1] / "sklearn_crf"
 #: the modules of the io boundary: CoNLL files, CRFsuite files, model files, the command line
-IO_MODULES = ["_safe_io.py", "_conll.py", "_crfsuite.py", "_persistence.py", "_cli.py", "__main__.py"]
+IO_MODULES = ["_io/safe_io.py", "_io/conll.py", "_io/crfsuite.py", "_io/persistence.py",
+              "_io/corpus_store.py", "_io/atomic.py", "_cli.py", "__main__.py"]
 
 
 def test_reads_a_regular_file(tmp_path):

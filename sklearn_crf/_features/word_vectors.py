@@ -47,8 +47,12 @@ class WordVectors:
     *shared, not copied*, by :func:`sklearn.base.clone` and
     :func:`copy.deepcopy`: a grid search or a cross-validation over a
     pipeline whose featurizer has ``vectors=WordVectors(...)`` keeps a single
-    table in memory however many candidates it fits.  Pickling (joblib,
-    :func:`sklearn_crf.save_model`) stores the table by value.
+    table in memory however many candidates it fits.  Pickling (pickle,
+    joblib, skops.io) stores the table by value; :func:`sklearn_crf.save_model`
+    does not store it: it refuses a Pipeline whose featurizer holds word
+    vectors (save that Pipeline with pickle, joblib or skops.io, or save the
+    tagger alone with ``save_model`` and build the featurizer again with its
+    table when loading).
 
     Parameters
     ----------

@@ -10,13 +10,15 @@ import gzip
 import io
 import os
 import stat
+import zlib
 from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils import Bunch
 
-from .safe_io import read_file_bytes
+from .atomic import atomic_write
+from .safe_io import quoted, read_file_bytes
 
 __all__ = ["ConllChunk", "iter_conll", "read_conll", "write_conll"]
 
@@ -123,6 +125,8 @@ def _read_text(path_or_file, source, encoding):
     if isinstance(path_or_file, (str, os.PathLike)):
         try:
             data = read_file_bytes(path_or_file, "CoNLL", allow_pipe=True)
+        except FileNotFoundError:
+            raise
         except OSError as exc:
             raise ValueError(f"{source}: cannot read the file ({exc.strerror}).") from None
     elif hasattr(path_or_file, "read"):
@@ -147,7 +151,7 @@ def _read_text(path_or_file, source, encoding):
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise ValueError(f"{source}: corrupt gzip data ({exc}).") from None
     try:
         return data.decode(encoding)
@@ -235,10 +239,13 @@ def read_conll(path_or_file, *, label_column=-1, sep=None, encoding="utf-8"):
 
     Raises
     ------
+    FileNotFoundError
+        When the path does not exist (as every reader of the package).
     ValueError
         Naming the file and line: a line with a different number of columns
         than the previous ones, no label column, an empty column, text that
-        is not valid in ``encoding``; or a file that cannot be read.
+        is not valid in ``encoding``, corrupt gzip data; or a file that
+        cannot be read.
 
     See Also
     --------
@@ -362,7 +369,7 @@ class _SentenceParser:
                         f"{source}, line {line_number}: {len(fields)} column"
                         f"{'s' if len(fields) != 1 else ''}, expected {n_columns} as on "
                         f"line {first_line}: "
-                        f"{sep.join(fields) if sep else ' '.join(fields)!r}"
+                        f"{quoted(sep.join(fields) if sep else ' '.join(fields))}"
                     )
                 if sep is not None and "" in fields:
                     raise ValueError(
@@ -422,7 +429,7 @@ def iter_conll(path_or_file, *, chunk_size=1000, label_column=-1, sep=None,
     ----------
     path_or_file : str, os.PathLike or file object
         The file's path (a regular file or a pipe), or an open file in text
-        or binary mode.
+        or binary mode. A missing path raises FileNotFoundError.
     chunk_size : int, default=1000
         Sentences per chunk (the last chunk may have fewer).
     label_column : int or None, default=-1
@@ -517,6 +524,8 @@ class _open_lines:
                 raise ValueError(f"{name}: a directory, not a CoNLL file")
             try:
                 self.opened = binary = open(path_or_file, "rb")
+            except FileNotFoundError:
+                raise
             except OSError as exc:
                 raise ValueError(f"{source}: cannot read the file ({exc.strerror}).") from None
             mode = os.fstat(binary.fileno()).st_mode
@@ -602,8 +611,8 @@ class _open_lines:
                     line = line[1:]
                 offset += len(raw)
                 yield line
-        except (OSError, EOFError) as exc:
-            if isinstance(exc, gzip.BadGzipFile) or isinstance(exc, EOFError):
+        except (OSError, EOFError, zlib.error) as exc:
+            if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
                 raise ValueError(f"{self.source}: corrupt gzip data ({exc}).") from None
             raise ValueError(f"{self.source}: cannot read the file ({exc}).") from None
 
@@ -690,8 +699,10 @@ def write_conll(path_or_file, sentences, tags=None, *, documents=None, sep=None,
     Parameters
     ----------
     path_or_file : str, os.PathLike or file object
-        Where to write: a path (overwritten) or an open text file (e.g.
-        ``sys.stdout``).
+        Where to write: a path or an open text file (e.g. ``sys.stdout``).
+        A path is replaced only once the whole text is written (through a
+        temporary file in its folder): a failure, an interrupt included,
+        leaves an existing file as it was.
 
     sentences : list of list of (str or tuple of str)
         The tokens; a token is a str or a tuple of columns (the token first,
@@ -745,7 +756,7 @@ def write_conll(path_or_file, sentences, tags=None, *, documents=None, sep=None,
     # Format everything first, so that bad input leaves no half-written file.
     text = "".join(_format_lines(sentences, tags, documents, sep))
     if isinstance(path_or_file, (str, os.PathLike)):
-        with open(path_or_file, "w", encoding=encoding, newline="\n") as f:
+        with atomic_write(path_or_file, "w", encoding=encoding, newline="\n") as f:
             f.write(text)
     elif hasattr(path_or_file, "write"):
         if isinstance(path_or_file, (io.RawIOBase, io.BufferedIOBase)):

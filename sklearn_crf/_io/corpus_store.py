@@ -34,15 +34,18 @@ finite, the vocabulary's names unique and its memo consistent; an error names
 the file.
 """
 
+import errno
 import json
 import logging
 import os
 import stat
+import struct
 from typing import NamedTuple
 
 import numpy as np
 
-from .safe_io import read_file_bytes
+from .atomic import temporary_path
+from .safe_io import NPY_HEADER, read_file_bytes
 from .._features.validation import encode_labels, label_array
 from .._features.vectorizer import (
     EncodedCorpus,
@@ -51,7 +54,7 @@ from .._features.vectorizer import (
     vocabulary_state,
 )
 
-__all__ = ["CorpusWriter", "LabelCodes", "load_corpus", "save_corpus"]
+__all__ = ["CorpusWriter", "LabelCodes", "checked_label_codes", "load_corpus", "save_corpus"]
 
 logger = logging.getLogger(__name__)
 
@@ -96,16 +99,57 @@ class LabelCodes(NamedTuple):
     classes: np.ndarray
 
 
+def checked_label_codes(y, n_tokens):
+    """(classes, codes) of a :class:`LabelCodes` for a corpus of ``n_tokens``
+    tokens: the classes distinct and sorted (as a fit sorts them), the codes
+    int32 and in range, checked in blocks (a memory-mapped array stays on
+    disk, no Python object per token).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_crf._io.corpus_store import LabelCodes, checked_label_codes
+    >>> checked_label_codes(LabelCodes(np.int32([1, 0]), np.array(["B", "O"])), 2)
+    (array(['B', 'O'], dtype='<U1'), array([1, 0], dtype=int32))
+    >>> checked_label_codes(LabelCodes(np.int32([2]), np.array(["B", "O"])), 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: y: label codes must be in [0, 2); index 0 is 2
+    """
+    classes = np.asarray(y.classes)
+    codes = np.asarray(y.codes)
+    if classes.ndim != 1 or not len(classes):
+        raise ValueError("y: LabelCodes.classes must be a non-empty 1-d array of labels")
+    listed = classes.tolist()
+    if any(not a < b for a, b in zip(listed, listed[1:])):
+        raise ValueError("y: LabelCodes.classes must be sorted and distinct, as a fit "
+                         "sorts its labels (CRFTagger.classes_)")
+    if codes.shape != (n_tokens,) or codes.dtype.kind not in "iu":
+        raise ValueError(f"y: LabelCodes.codes must be {n_tokens} int codes, one per token "
+                         f"of X; got {codes.dtype} of shape {codes.shape}")
+    for start in _blocks(len(codes)):
+        block = codes[start:start + _BLOCK]
+        bad = np.flatnonzero((block < 0) | (block >= len(classes)))
+        if len(bad):
+            raise ValueError(f"y: label codes must be in [0, {len(classes)}); index "
+                             f"{start + int(bad[0])} is {block[bad[0]]}")
+    return label_array(listed), np.ascontiguousarray(codes, dtype=np.int32)
+
+
 class _NpyAppender:
     """A ``.npy`` file written in pieces: a header of fixed size first, rows
-    appended, the header rewritten with the final shape on :meth:`close`."""
+    appended, the header rewritten with the final shape on :meth:`close`.
+
+    The file is a temporary one next to ``path`` (``self.temporary``); the
+    writer renames it to ``path`` once the whole store is written."""
 
     def __init__(self, path, dtype, row_shape=()):
         self.path = path
+        self.temporary = temporary_path(path)
         self.dtype = np.dtype(dtype)
         self.row_shape = tuple(row_shape)
         self.n_rows = 0
-        self.file = open(path, "wb")
+        self.file = open(self.temporary, "xb")
         self.file.write(b"\0" * _HEADER)
 
     def append(self, rows):
@@ -125,10 +169,20 @@ class _NpyAppender:
         assert len(header) == _HEADER
         self.file.seek(0)
         self.file.write(header)
+        self.file.flush()
+        os.fsync(self.file.fileno())
         self.file.close()
 
     def abort(self):
         self.file.close()
+        _remove(self.temporary)
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
 
 
 class CorpusWriter:
@@ -140,11 +194,19 @@ class CorpusWriter:
     writes the vocabulary, the classes and the manifest. Used by
     :func:`save_corpus` and :func:`~sklearn_crf.encode_stream`.
 
+    Every file is written to a temporary file in ``directory`` first;
+    :meth:`close` renames them to their names once all are complete, the
+    manifest last (a store already there loses its manifest just before,
+    so that a failure during the renames leaves no store that looks
+    finished). A failure or :meth:`abort` before that removes the temporary
+    files and leaves a store already in ``directory`` as it was.
+
     Parameters
     ----------
     directory : str or path-like
         Created if missing; it must be empty, unless it holds a store and
-        ``overwrite`` is true (then the store's files are replaced).
+        ``overwrite`` is true (then the store's files are replaced when
+        :meth:`close` succeeds).
     overwrite : bool, default=False
         Replace a store already in ``directory``.
 
@@ -169,7 +231,8 @@ class CorpusWriter:
         _prepare_directory(self.directory, overwrite)
         self.files = {name: _NpyAppender(self._path(f"{name}.npy"), dtype)
                       for name, dtype in ARRAYS.items()}
-        self.dense = self.labels = None
+        self.dense = self.labels = self.hash_slots = None
+        self.json_files = {}
         self.n_attributes = 0
         self.n_chunks = 0
         self.with_labels = None
@@ -218,7 +281,15 @@ class CorpusWriter:
         """Finish the store: the vocabulary of ``vectorizer`` (a fitted
         :class:`SequenceVectorizer`, or None), the ``classes`` (labels by code)
         and the manifest. ``code_map`` (int32, optional) maps the codes written
-        to the final ones (applied in place, in blocks)."""
+        to the final ones (applied in place, in blocks). On failure the
+        temporary files are removed (as by :meth:`abort`) and the error raised."""
+        try:
+            self._finish(vectorizer, classes, code_map)
+        except BaseException:
+            self.abort()
+            raise
+
+    def _finish(self, vectorizer, classes, code_map):
         files = self.files
         n_tokens, n_entries = files["tok_ptr"].n_rows, files["tok_attr"].n_rows
         n_sequences = files["seq_ptr"].n_rows
@@ -230,12 +301,12 @@ class CorpusWriter:
         if self.with_labels:
             classes = np.asarray(classes)
             if code_map is not None:
-                codes = np.load(self._path("labels.npy"), mmap_mode="r+")
+                codes = np.load(self.labels.temporary, mmap_mode="r+")
                 for start in range(0, len(codes), _BLOCK):
                     codes[start:start + _BLOCK] = code_map[codes[start:start + _BLOCK]]
                 codes.flush()
                 del codes
-            _write_json(self._path("classes.json"), {"classes": _json_labels(classes)})
+            self._json("classes.json", {"classes": _json_labels(classes)})
             n_classes = len(classes)
         if vectorizer is not None:
             state = vocabulary_state(vectorizer)
@@ -244,29 +315,60 @@ class CorpusWriter:
                     f"the corpus has {self.n_attributes} attribute ids, but its "
                     f"vectorizer {vectorizer.n_attributes_}")
             if state.n_features is not None:
-                np.save(self._path("hash_slots.npy"), state.hash_slots, allow_pickle=False)
-            _write_json(self._path("vocabulary.json"), {
+                slots = _NpyAppender(self._path("hash_slots.npy"), np.int64)
+                self.hash_slots = slots
+                slots.append(state.hash_slots)
+                slots.close()
+            self._json("vocabulary.json", {
                 "n_features": state.n_features, "n_dense": state.n_dense,
                 "attributes": state.attributes, "str_pairs": state.str_pairs,
                 "num_keys": state.num_keys})
             self.n_attributes = vectorizer.n_attributes_
-        _write_json(self._path(MANIFEST), {
+        manifest = {
             "format": FORMAT, "version": VERSION, "n_sequences": n_sequences,
             "n_tokens": n_tokens, "n_entries": n_entries,
             "n_zeros": files["zero_tok"].n_rows, "n_attributes": self.n_attributes,
             "n_dense": 0 if self.dense is None else self.dense.row_shape[0],
             "dense_dtype": None if self.dense is None else str(self.dense.dtype),
-            "n_classes": n_classes, "vocabulary": vectorizer is not None})
+            "n_classes": n_classes, "vocabulary": vectorizer is not None}
+        self._commit(manifest)
         logger.info("corpus store %s: %d sequences, %d tokens in %d chunks",
                     self.directory, n_sequences, n_tokens, self.n_chunks)
 
+    def _json(self, name, obj):
+        """Write a JSON file of the store to its temporary file."""
+        path = self.json_files[name] = temporary_path(self._path(name))
+        with open(path, "x", encoding="utf-8") as f:
+            json.dump(obj, f)  # ensure_ascii: any str, lone surrogates too
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _commit(self, manifest):
+        """Rename the complete temporary files to their names, the manifest
+        last; files of a replaced store that the new one lacks are removed.
+        Every byte is written before the first rename."""
+        self._json(MANIFEST, manifest)
+        written = {os.path.basename(a.path): a.temporary for a in self._appenders()}
+        written.update(self.json_files)
+        _remove(self._path(MANIFEST))  # from here, no finished store until the end
+        for name in FILES[1:] + FILES[:1]:  # the manifest last
+            if name in written:
+                os.replace(written[name], self._path(name))
+            else:
+                _remove(self._path(name))
+        self.json_files = {}
+
     def abort(self):
-        """Close the files of an unfinished store (it has no manifest)."""
+        """Remove the temporary files of an unfinished store (a store already
+        in the directory is left as it was)."""
         for appender in self._appenders():
             appender.abort()
+        for path in self.json_files.values():
+            _remove(path)
+        self.json_files = {}
 
     def _appenders(self):
-        extra = [a for a in (self.dense, self.labels) if a is not None]
+        extra = [a for a in (self.dense, self.labels, self.hash_slots) if a is not None]
         return list(self.files.values()) + extra
 
 
@@ -278,20 +380,12 @@ def _prepare_directory(directory, overwrite):
     if not present:
         return
     if MANIFEST in present and overwrite:
-        for name in FILES:
-            if name in present:
-                os.remove(os.path.join(directory, name))
-        return
+        return  # the store's files are replaced when the new one is complete
     raise FileExistsError(
         f"{directory} is not empty"
         + (": it holds a corpus store (pass overwrite=True to replace it)"
            if MANIFEST in present else "; a corpus store needs a directory of its own")
     )
-
-
-def _write_json(path, obj):
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(obj, f)  # ensure_ascii: any str, lone surrogates too
 
 
 def _json_labels(classes):
@@ -389,9 +483,15 @@ def load_corpus(directory, *, mmap=True, label_codes=False):
 
     Raises
     ------
+    FileNotFoundError
+        When ``directory`` does not exist (an OSError, as for every reader
+        of the package).
     ValueError
-        A file missing, unreadable or inconsistent with the others (the
-        message names it), or a store of another format or version.
+        A file of the store missing, unreadable, malformed (a ``.npy``
+        header that is not one NumPy writes for a C-order array, JSON that
+        does not parse or nests deeper than Python can read) or inconsistent
+        with the others (the message names it), or a store of another format
+        or version.
 
     Examples
     --------
@@ -405,6 +505,8 @@ def load_corpus(directory, *, mmap=True, label_codes=False):
     (memmap([0], dtype=int32), array(['O'], dtype='<U1'))
     """
     directory = os.fspath(directory)
+    if not os.path.exists(directory):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), directory)
     mode = "r" if mmap else None
     manifest = _read_manifest(directory)
     n_seq, n_tok = manifest["n_sequences"], manifest["n_tokens"]
@@ -461,7 +563,9 @@ def _read_json(directory, name):
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
-        _fail(directory, name, f"not valid JSON ({e})")
+        _fail(directory, name, f"not valid JSON ({str(e)[:100]})")
+    except RecursionError:
+        _fail(directory, name, "JSON nested too deeply")
     if not isinstance(obj, dict):
         _fail(directory, name, "not a JSON object")
     return obj
@@ -501,10 +605,11 @@ def _load_array(directory, name, dtype, shape, mode):
         _fail(directory, filename, "missing")
     if not stat.S_ISREG(info.st_mode):
         _fail(directory, filename, "not a regular file")
+    _check_npy_header(directory, filename, path)
     try:
         array = np.load(path, mmap_mode=mode, allow_pickle=False)
-    except (ValueError, OSError, EOFError, SyntaxError) as e:
-        _fail(directory, filename, f"not a readable .npy array ({e})")
+    except Exception as e:  # the header is checked: only a damaged file gets here
+        _fail(directory, filename, f"not a readable .npy array ({str(e)[:100]})")
     if not isinstance(array, np.ndarray):  # pragma: no cover - np.load of a .npz
         _fail(directory, filename, "not a .npy array")
     if array.dtype != dtype:
@@ -515,6 +620,34 @@ def _load_array(directory, name, dtype, shape, mode):
     if not array.flags.c_contiguous:
         _fail(directory, filename, "not in C order")
     return array
+
+
+#: the longest .npy header read (NumPy writes a few hundred bytes)
+_MAX_NPY_HEADER = 4096
+
+
+def _check_npy_header(directory, filename, path):
+    """Refuse a ``.npy`` file whose header is not of the form NumPy writes for
+    a C-order array, before :func:`numpy.load` evaluates it."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(12)
+            if start[:6] != b"\x93NUMPY" or len(start) < 10:
+                _fail(directory, filename, "not a .npy array (no NumPy magic)")
+            if start[6] == 1:
+                offset, (length,) = 10, struct.unpack_from("<H", start, 8)
+            elif start[6] in (2, 3) and len(start) == 12:
+                offset, (length,) = 12, struct.unpack_from("<I", start, 8)
+            else:
+                _fail(directory, filename, f"unsupported .npy version {start[6]}")
+            if length > _MAX_NPY_HEADER:
+                _fail(directory, filename, f"a .npy header of {length} bytes")
+            f.seek(offset)
+            header = f.read(length)
+    except OSError as e:
+        _fail(directory, filename, f"cannot be read ({e})")
+    if len(header) != length or NPY_HEADER.fullmatch(header.decode("latin-1")) is None:
+        _fail(directory, filename, "not the .npy header of a C-order array")
 
 
 def _blocks(n):
@@ -576,12 +709,20 @@ def _load_vocabulary(directory, manifest, mode):
     if n_features is not None:
         hash_slots = _load_array(directory, "hash_slots", np.int64,
                                  (manifest["n_attributes"],), mode)
+        _check_range(directory, "hash_slots", hash_slots, n_features, "hash slots")
+        if len(np.unique(hash_slots)) != len(hash_slots):
+            _fail(directory, "hash_slots.npy", "a hash slot is listed twice")
     state = VocabularyState(
         n_features=n_features, n_dense=vocab.get("n_dense"),
         attributes=vocab.get("attributes"), hash_slots=hash_slots,
         str_pairs=vocab.get("str_pairs", {}), num_keys=vocab.get("num_keys", {}))
     where = os.path.join(directory, "vocabulary.json")
-    vectorizer = vectorizer_from_state(state, where=where)
+    try:
+        vectorizer = vectorizer_from_state(state, where=where)
+    except RecursionError:
+        _fail(directory, "vocabulary.json", "nested too deeply")
+    except (TypeError, AttributeError, KeyError) as e:
+        _fail(directory, "vocabulary.json", f"malformed ({type(e).__name__}: {str(e)[:100]})")
     if vectorizer.n_attributes_ != manifest["n_attributes"]:
         _fail(directory, "vocabulary.json", f"{vectorizer.n_attributes_} attributes, but "
               f"{MANIFEST} says {manifest['n_attributes']}")

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .atomic import write_bytes
 from .safe_io import check_dense_size, read_file_bytes
 from .._model.weights import TaggerWeights
 from .._tagger import CRFTagger
@@ -556,12 +557,16 @@ def load_crfsuite(source, **params):
         invalid value, and when the tagger's dense weight matrices
         (``n_attributes * n_labels + n_labels ** 2`` float64) would exceed
         1 GiB plus 64 times the file's size: a small file cannot make it
-        allocate much more memory than it holds.
+        allocate much more memory than it holds. And when the model could
+        not predict, as :func:`~sklearn_crf.load_model` checks: a label
+        that is empty or holds a newline, ``transition_constraints`` that
+        name an unknown label or leave no label path.
     TypeError
         When ``params`` names a parameter that :class:`CRFTagger` does not
         have.
-    OSError
-        When the file cannot be read.
+    FileNotFoundError
+        When the file does not exist (an OSError); other OSErrors when it
+        cannot be read.
 
     See Also
     --------
@@ -621,6 +626,7 @@ def load_crfsuite(source, **params):
         raise ValueError(f"load_crfsuite(): {err}") from None
     data = read_file_bytes(path, "CRFsuite model", max_size=2**32 - 1)
     model = _parse_crfsuite(data, os.fsdecode(path))
+    _check_crfsuite_model(model, params, os.fsdecode(path))
     order = sorted(range(len(model.labels)), key=model.labels.__getitem__)
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
@@ -633,6 +639,18 @@ def load_crfsuite(source, **params):
         coef=np.concatenate([model.state_weight[ks], model.trans_weight[kt]]),
     )
     return CRFTagger.from_weights(weights, **params)
+
+
+def _check_crfsuite_model(model, params, name):
+    """The checks of :func:`load_model` on what a CRFsuite file and the
+    caller's parameters give: labels every output can hold, constraints that
+    name them and leave a label path."""
+    from .persistence import check_fitted_model
+
+    def fail(what):
+        raise ValueError(f"{name}: not a usable CRFsuite model: {what}")
+
+    check_fitted_model(sorted(model.labels), params, fail)
 
 
 def save_crfsuite(crf, path):
@@ -651,7 +669,9 @@ def save_crfsuite(crf, path):
     crf : CRFTagger
         A fitted tagger with str labels and attribute names (not ``hashing``).
     path : str or path-like
-        The file to write (overwritten).
+        The file to write. It is replaced only once the whole model is
+        written (through a temporary file in its folder): a failure, an
+        interrupt included, leaves an existing file as it was.
 
     Raises
     ------
@@ -719,5 +739,4 @@ def save_crfsuite(crf, path):
         raise ValueError("the model is too large for a CRFsuite model file (4 GiB)") from None
     if len(data) >= 2**32:
         raise ValueError("the model is too large for a CRFsuite model file (4 GiB)")
-    with open(path, "wb") as f:
-        f.write(data)
+    write_bytes(path, data)

@@ -29,7 +29,6 @@ naming the file and the field.
 import io
 import json
 import os
-import re
 import struct
 import zipfile
 import zlib
@@ -37,13 +36,14 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from .atomic import atomic_write
 from .crfsuite import tagger_weights
-from .safe_io import check_dense_size, read_file_bytes
+from .safe_io import NPY_HEADER, check_dense_size, check_labels, read_file_bytes
 from .._model.weights import TaggerWeights
 from .._tagger import CRFTagger
 from .._version import __version__
 
-__all__ = ["load_model", "save_model"]
+__all__ = ["InvalidModelFile", "load_model", "save_model"]
 
 _FORMAT = "sklearn-crf model"
 _FORMAT_VERSION = 1  # a CRFTagger
@@ -94,11 +94,23 @@ def _featurizer_class(name):
     return TemplateFeaturizer
 _PASSTHROUGH = "passthrough"
 _TAGGER = "CRFTagger"
-#: bounds on what a model file may ask a featurizer for (untrusted input)
-_MAX_WINDOW = 64
+#: bounds on what a model file may ask a featurizer for (untrusted input): the
+#: work of featurizing one token is at most MAX_FEATURES_PER_TOKEN features of
+#: at most MAX_KEY_BYTES bytes each besides the text of the tokens they copy
+#: (a word, its lower-cased form or shape, a prefix, a column's value, each of
+#: one token within the window); MAX_WINDOW bounds the neighbours a token reads
+#: on each side, as CRF++ bounds a template's rows
+MAX_WINDOW = 8
+MAX_FEATURES_PER_TOKEN = 1024
+MAX_KEY_BYTES = 256
 _MAX_LIST = 1000
 _MAX_TEMPLATES = 100_000
 _MAX_STEPS = 100
+#: int labels are stored as int64
+_INT_LABEL_BOUND = 2**63
+#: sentence lengths for which load_model checks that transition constraints
+#: leave a label path
+_MAX_PATH_CHECK = 1024
 #: the Pipeline parameters a model file holds (``memory``, a cache, is not one)
 _PIPELINE_PARAMS = ("verbose", "transform_input")
 
@@ -140,11 +152,22 @@ def save_model(crf, path, *, metadata=None):
         tagger is not a JSON value, or ``metadata`` is not JSON-serializable.
     ValueError
         When the tagger hashes its attributes, or ``metadata`` holds NaN or
-        infinity; for a Pipeline, when a step is not one of those above
-        (the message names it), or a featurizer parameter cannot be written
-        to a model file or read back from it (the message names the step and
-        the parameter; a ``window`` above 64, lists of more than 1,000 items
-        and more than 100,000 template lines are refused, as on loading).
+        infinity; when :func:`load_model` would refuse the model (a label
+        that is empty, holds a NUL, a newline or a lone surrogate;
+        ``transition_constraints`` that name an unknown label or leave no
+        label path for some sentence length); for a Pipeline, when a step is
+        not one of those above (the message names it), or a featurizer
+        parameter cannot be written to a model file or read back from it
+        (the message names the step and the parameter; a featurizer is
+        refused beyond the bounds on the work per token that
+        :func:`load_model` checks: a ``window`` above 8, more than 1,024
+        features per token, a template line or column name longer than 256
+        bytes).
+    OSError
+        When the file cannot be written; an existing file at ``path`` is
+        then left as it was (the file is written to a temporary file in the
+        same folder, which replaces ``path`` only once complete, so a
+        failure at any point, an interrupt included, loses nothing).
 
     See Also
     --------
@@ -193,6 +216,11 @@ def save_model(crf, path, *, metadata=None):
             "model files hold str or int labels; this tagger's labels are "
             f"{type(classes[0]).__name__} (e.g. {classes[0]!r})"
         )
+
+    def refuse(what):
+        raise ValueError(f"this model cannot be saved as a model file: {what}")
+
+    check_fitted_model(classes, crf.get_params(), refuse)
     loss = float(crf.loss_)
     doc = {
         "format": _FORMAT,
@@ -227,7 +255,8 @@ def save_model(crf, path, *, metadata=None):
         "coef": coef, "state_attr": sa, "state_label": sl, "trans_from": tf,
         "trans_to": tt, "loss_curve": np.asarray(crf.loss_curve_, dtype=np.float64),
     }
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
+    with atomic_write(path) as f, zipfile.ZipFile(
+            f, "w", compression=zipfile.ZIP_STORED) as zf:
         zf.writestr(zipfile.ZipInfo(_JSON, date_time=_DATE), text.encode("utf-8"))
         if n_dense:
             arrays["dense_coef"] = weights.dense_coef.ravel()
@@ -278,6 +307,13 @@ def _split_model(model):
             )
         params = {}
         for param, value in step.get_params(deep=False).items():
+            if param == "vectors" and value is not None:
+                raise ValueError(
+                    f"Pipeline step {name!r} ({kind}) holds word vectors (vectors=...), "
+                    "which a model file does not store: save this Pipeline with pickle, "
+                    "joblib or skops.io, or save the tagger alone with save_model and "
+                    "build the featurizer again with its WordVectors when loading"
+                )
             try:
                 params[param] = _featurizer_value(value)
             except ValueError as err:
@@ -338,15 +374,25 @@ def load_model(path, *, return_metadata=False):
 
     Raises
     ------
-    ValueError
-        When the file is not a valid model file (not a zip archive, members
-        missing, compressed or larger than the file, bad JSON or ``.npy``
-        headers, lengths or indices that disagree, non-finite weights, dense
-        weights larger than the file justifies as in :func:`load_crfsuite`,
-        invalid parameters of the tagger or of a featurizer, an unknown step
-        class): the message names the file and the field.
-    OSError
-        When the file cannot be read.
+    InvalidModelFile
+        A ValueError, when the file is not a valid model file or holds a
+        model that could not predict: not a zip archive, members missing,
+        compressed or larger than the file, bad JSON or ``.npy`` headers,
+        lengths, shapes, dtypes or indices that disagree, non-finite weights,
+        dense weights larger than the file justifies as in
+        :func:`load_crfsuite`, a label that is empty or holds a NUL, a
+        newline or a lone surrogate, ``transition_constraints`` that name an
+        unknown label or leave no label path for a sentence length (checked
+        up to 1,024 tokens), invalid parameters of the tagger or of a
+        featurizer, a featurizer beyond the bounds on the work per token
+        (a ``window`` above :data:`MAX_WINDOW` = 8, more than
+        :data:`MAX_FEATURES_PER_TOKEN` = 1,024 features per token, a
+        feature name (template line, column name) longer than
+        :data:`MAX_KEY_BYTES` = 256 bytes besides the token text it copies),
+        an unknown step class. The message names the file and the field.
+    FileNotFoundError
+        When the file does not exist (an OSError, as for every reader of
+        the package); other OSErrors when it cannot be read.
 
     See Also
     --------
@@ -367,7 +413,7 @@ def load_model(path, *, return_metadata=False):
     data = read_file_bytes(path, "model")
 
     def fail(what):
-        raise _InvalidModelFile(f"{name}: not a valid sklearn-crf model file: {what}")
+        raise InvalidModelFile(f"{name}: not a valid sklearn-crf model file: {what}")
 
     raw = _read_members(data, fail)
     doc = _read_json(raw[_JSON], fail)
@@ -514,9 +560,9 @@ def _read_featurizer(cls, params, where, fail):
         elif not (value is None or isinstance(value, (bool, int, str))):
             fail(f"{field} is a {type(value).__name__}, not a featurizer parameter value")
         if param == "window" and isinstance(value, int) and not isinstance(value, bool) and (
-            value > _MAX_WINDOW
+            value > MAX_WINDOW
         ):
-            fail(f"{field}={value}: larger than a model file may ask for ({_MAX_WINDOW})")
+            fail(f"{field}={value}: larger than a model file may ask for ({MAX_WINDOW})")
         values[param] = value
     featurizer = cls(**values)
     try:
@@ -524,11 +570,69 @@ def _read_featurizer(cls, params, where, fail):
         featurizer.fit([])  # the checks of the parameters' content (templates, columns)
     except (InvalidParameterError, ValueError, TypeError) as err:
         fail(f"{where}: {str(err).splitlines()[0][:300]}")
+    check_featurizer_work(featurizer, where, fail)
     return featurizer
 
 
-class _InvalidModelFile(ValueError):
-    """A model file failed a check (raised by ``fail``, passed through as is)."""
+def featurizer_work(featurizer):
+    """(features per token, longest feature key in bytes, the field that sets the key)
+    of a validated :class:`SequenceFeaturizer` or :class:`TemplateFeaturizer`.
+
+    A TemplateFeaturizer gives each token one feature per unigram (``U``)
+    line. A SequenceFeaturizer's count is measured on its own output: a
+    one-token sentence gives the token's own features (BOS and EOS
+    included), the first token of a two-token sentence those plus one
+    neighbour's (EOS excluded), and a token with all its neighbours has the
+    own features and ``2 * window`` neighbours' (the two probes cost at most
+    twice the own features, whatever the window).
+    """
+    from sklearn.base import clone
+
+    if not hasattr(featurizer, "window"):  # a TemplateFeaturizer
+        lines = featurizer.templates
+        lines = lines.split("\n") if isinstance(lines, str) else list(lines)
+        units = [line.strip() for line in lines if line.strip().startswith("U")]
+        longest = max((len(u.encode("utf-8", "surrogatepass")) for u in units), default=0)
+        return len(units), longest, "templates"
+    probe = clone(featurizer).set_params(output="dicts", hashing=None)
+    columns = featurizer.columns or ()
+    token = ("w",) + ("c",) * len(columns) if columns else "w"
+    own = len(probe.transform([[token]])[0][0])
+    if own > MAX_FEATURES_PER_TOKEN or not featurizer.window:
+        total = own
+    else:
+        first_of_two = len(probe.transform([[token, token]])[0][0])
+        neighbour = first_of_two - (own - int(bool(featurizer.bos_eos)))
+        total = own + 2 * featurizer.window * neighbour
+    names = [name for name in columns if name is not None]
+    longest = max((len(n.encode("utf-8", "surrogatepass")) for n in names), default=0)
+    return total, longest, "columns"
+
+
+def check_featurizer_work(featurizer, where, fail):
+    """Refuse a featurizer whose work per token exceeds the bounds of a model file.
+
+    At most :data:`MAX_FEATURES_PER_TOKEN` features per token, each with a
+    key of at most :data:`MAX_KEY_BYTES` bytes (besides the text of the
+    tokens it copies), within a window of :data:`MAX_WINDOW` tokens on each
+    side: the cost of featurizing, and so of predicting, grows linearly with
+    the input. ``fail(message)`` names ``where`` and the field.
+    """
+    window = getattr(featurizer, "window", 0)
+    if window > MAX_WINDOW:
+        fail(f"{where}.window={window}: larger than a model file may ask for ({MAX_WINDOW})")
+    n_features, longest, field = featurizer_work(featurizer)
+    if n_features > MAX_FEATURES_PER_TOKEN:
+        fail(f"{where}: {n_features} features per token, more than a model file may ask "
+             f"for ({MAX_FEATURES_PER_TOKEN}; see window, prefixes, suffixes, "
+             "neighbor_features, columns or templates)")
+    if longest > MAX_KEY_BYTES:
+        fail(f"{where}.{field}: a feature name of {longest} bytes, longer than a model "
+             f"file may ask for ({MAX_KEY_BYTES})")
+
+
+class InvalidModelFile(ValueError):
+    """A model file that :func:`load_model` refuses: a ValueError naming the file and the field."""
 
 
 def _read_members(data, fail):
@@ -552,7 +656,7 @@ def _read_members(data, fail):
                          "the file holds")
                 out[info.filename] = zf.read(info)
             return out
-    except _InvalidModelFile:
+    except InvalidModelFile:
         raise
     except (ValueError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError,
             struct.error, NotImplementedError, UnicodeDecodeError, zlib.error,
@@ -572,12 +676,6 @@ def _read_json(raw, fail):
     return doc
 
 
-#: the header numpy writes for a 1-d C-order array: only this form is read
-_NPY_HEADER = re.compile(
-    r"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': False, 'shape': \((\d+),\), \} *\n"
-)
-
-
 def _read_npy(raw, dtype, what, fail):
     """The 1-d array of exactly ``dtype`` in the ``.npy`` bytes ``raw``.
 
@@ -595,12 +693,12 @@ def _read_npy(raw, dtype, what, fail):
     else:
         fail(f"{what} has the unsupported .npy version {major}")
     header = raw[start:start + length]
-    match = _NPY_HEADER.fullmatch(header.decode("latin-1"))
-    if len(header) != length or match is None:
+    match = NPY_HEADER.fullmatch(header.decode("latin-1"))
+    if len(header) != length or match is None or not match.group(2).endswith(","):
         fail(f"{what} does not have the header of a 1-d array")
     if match.group(1) != np.dtype(dtype).str:
         fail(f"{what} has dtype {match.group(1)}, expected {np.dtype(dtype).str}")
-    n = int(match.group(2))
+    n = int(match.group(2)[:-1])
     offset = start + length
     found = np.dtype(dtype)
     if n * found.itemsize != len(raw) - offset:
@@ -636,6 +734,9 @@ def _check_doc(doc, fail):
         fail(f"classes must be a non-empty list of {label_type} labels")
     if any(a >= b for a, b in zip(classes, classes[1:])):
         fail("classes are not sorted and distinct")
+    if label_type == "int" and not -_INT_LABEL_BOUND <= classes[0] <= classes[-1] < (
+            _INT_LABEL_BOUND):
+        fail("classes: an int label outside the range of int64")
     attributes = doc["attributes"]
     if not isinstance(attributes, list) or not all(isinstance(a, str) for a in attributes):
         fail("attributes must be a list of str")
@@ -654,6 +755,7 @@ def _check_doc(doc, fail):
         CRFTagger(**params)._validate_params()
     except InvalidParameterError as err:
         fail(f"invalid parameters: {err}")
+    check_fitted_model(classes, params, fail)
     n_iter, loss = doc["n_iter"], doc["loss"]
     if not isinstance(n_iter, int) or isinstance(n_iter, bool) or n_iter < 0:
         fail("n_iter must be a non-negative int")
@@ -662,6 +764,52 @@ def _check_doc(doc, fail):
     elif not isinstance(loss, Real) or isinstance(loss, bool):
         fail("loss must be a number or null")
     return classes, attributes, params, n_iter, float(loss)
+
+
+def check_fitted_model(classes, params, fail):
+    """What a fitted tagger needs to predict, checked before it is built (by
+    :func:`save_model` and :func:`load_model`): labels that every output can
+    hold, and ``transition_constraints`` that name its labels and allow a label
+    path for every sentence length."""
+    from .._model.constraints import build_constraints
+
+    check_labels(classes, fail)
+    spec = params.get("transition_constraints")
+    if spec is None:
+        return
+    try:
+        constraints = build_constraints(spec, list(classes))
+    except (ValueError, TypeError) as err:
+        fail(f"params.transition_constraints: {str(err)[:300]}")
+    length = _length_without_path(constraints)
+    if length is not None:
+        fail(f"params.transition_constraints allow no label path for a sentence of "
+             f"{length} token{'s' if length > 1 else ''}: the model could not tag it")
+
+
+def _length_without_path(constraints):
+    """The shortest sentence length with no label path under ``constraints``
+    (a :class:`TransitionConstraints`), or None when every length checked has one.
+
+    The labels that can end a path of t tokens form a set that depends only
+    on the set for t - 1: once a set repeats, the lengths after it repeat the
+    same sets, and every length has a path. A scheme's sets repeat after two
+    steps; the search stops at :data:`_MAX_PATH_CHECK` tokens (a crafted
+    file may refuse only longer sentences; predicting one of them is then a
+    ValueError naming the sequence).
+    """
+    trans = constraints.transitions.astype(np.int64)
+    reach = constraints.start.copy()
+    seen = set()
+    for length in range(1, _MAX_PATH_CHECK + 1):
+        if not (reach & constraints.end).any():
+            return length
+        key = reach.tobytes()
+        if key in seen:
+            return None
+        seen.add(key)
+        reach = (reach.astype(np.int64) @ trans) > 0
+    return None
 
 
 def _check_arrays(arrays, n_attributes, n_labels, fail):

@@ -11,15 +11,89 @@ proportion to the file's size.
 """
 
 import os
+import re
 import stat
 
-__all__ = ["DENSE_BASE_BYTES", "DENSE_PER_FILE_BYTE", "check_dense_size", "read_file_bytes"]
+__all__ = [
+    "DENSE_BASE_BYTES", "DENSE_PER_FILE_BYTE", "NPY_HEADER", "QUOTE_LIMIT", "check_dense_size",
+    "check_labels", "quoted", "read_file_bytes",
+]
 
 #: a model file may make the tagger allocate its dense (attribute, label) and
 #: (label, label) weight matrices only up to this many bytes plus
 #: ``DENSE_PER_FILE_BYTE`` times the file's size (valid models stay far below)
 DENSE_BASE_BYTES = 2**30
 DENSE_PER_FILE_BYTE = 64
+#: an error message quotes at most this many characters of the input
+QUOTE_LIMIT = 80
+#: the ``.npy`` header NumPy writes for a C-order array, the only form the
+#: readers accept (so that no other text reaches NumPy's header parser): the
+#: dtype, then the shape's integers (``"3,"`` for 1-d, ``"3, 2"`` for 2-d)
+NPY_HEADER = re.compile(
+    r"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': False, "
+    r"'shape': \((\d+,|\d+(?:, \d+)+|)\), \} *\n")
+
+
+def quoted(text, limit=QUOTE_LIMIT):
+    """``repr(text)``, cut to ``limit`` characters with the full length said.
+
+    Error messages quote the input that is wrong; a line of 10,000 columns
+    must not make a message of 20,000 characters.
+
+    Examples
+    --------
+    >>> from sklearn_crf._io.safe_io import quoted
+    >>> quoted("a b")
+    "'a b'"
+    >>> quoted("x " * 1000)  # doctest: +ELLIPSIS
+    "'x x x ... (2000 characters)"
+    """
+    shown = repr(text)
+    if len(shown) <= limit:
+        return shown
+    return f"{shown[:limit - 3]}... ({len(text)} characters)"
+
+
+def check_labels(classes, fail, field="classes"):
+    """Refuse the str labels that no output can hold, naming the first.
+
+    A fitted model's labels are written to CoNLL files (``sklearn-crf tag``),
+    CRFsuite files and JSON: a label must be a non-empty str that UTF-8 can
+    encode (no lone surrogate) and that holds no NUL, newline or carriage
+    return. Non-str labels (int) are left to the caller.
+
+    Parameters
+    ----------
+    classes : sequence
+        The labels.
+    fail : callable
+        ``fail(message)`` raises the reader's error (it names the file).
+    field : str, default="classes"
+        The field the labels come from, for the message.
+
+    Examples
+    --------
+    >>> from sklearn_crf._io.safe_io import check_labels
+    >>> def fail(message):
+    ...     raise ValueError("model.crf: " + message)
+    >>> check_labels(["B-PER", "O"], fail)
+    >>> check_labels(["O", "B\\x00"], fail)
+    Traceback (most recent call last):
+    ...
+    ValueError: model.crf: classes[1]='B\\x00' holds a NUL, newline or carriage return
+    """
+    for i, label in enumerate(classes):
+        if not isinstance(label, str):
+            continue
+        if not label:
+            fail(f"{field}[{i}] is an empty label")
+        if "\0" in label or "\n" in label or "\r" in label:
+            fail(f"{field}[{i}]={quoted(label)} holds a NUL, newline or carriage return")
+        try:
+            label.encode("utf-8")
+        except UnicodeEncodeError:
+            fail(f"{field}[{i}]={quoted(label)} cannot be encoded as UTF-8 "
+                 "(a lone surrogate)")
 
 
 def read_file_bytes(path, what, *, max_size=None, allow_pipe=False):

@@ -8,6 +8,10 @@ objective per shard on its worker and sums the shards' losses and gradients
 in shard order at each evaluation: the local fit's model, deterministic for
 a given sharding. Lost shards made by a task are recomputed; a lost shard
 scattered from the driver stops the fit with :class:`ShardLostError`.
+Every remote step is bounded in time (:data:`SCATTER_TIMEOUT` to send the
+weights or the layout to one worker, :data:`TASK_TIMEOUT` per shard task); a
+worker lost meanwhile fails the evaluation, which is tried again
+(:data:`MAX_ATTEMPTS` in all) before a :class:`ShardLostError`, never a hang.
 ``docs/developers.rst`` ("The sharded fit") tells the steps in full.
 """
 
@@ -42,14 +46,19 @@ logger = logging.getLogger("sklearn_crf")
 #: seconds a shard's task may take before the fit is taken for stuck (a cold
 #: worker compiles the kernels first: a minute or more on a busy machine)
 TASK_TIMEOUT = 900
+#: seconds the driver waits for the weights (or the layout) to reach a worker
+SCATTER_TIMEOUT = 120
 
 
 class ShardLostError(RuntimeError):
     """A shard of a :class:`ShardedCorpus` was lost and cannot be recomputed.
 
     Raised by a fit on a :class:`ShardedCorpus` when a worker holding a shard
-    scattered from the driver's memory dies (or when a task of a shard fails
-    on every worker it is tried on); the message names the shard and the cause.
+    scattered from the driver's memory dies, when a task of a shard fails on
+    every worker it is tried on or gives no result within
+    :data:`TASK_TIMEOUT` seconds, or when the weights cannot be sent to the
+    cluster (:data:`MAX_ATTEMPTS` times); the message names the shard (or the
+    weights) and the cause.
     Build the corpus with :meth:`ShardedCorpus.from_sources` for shards that
     Dask recomputes from their source.
     """
@@ -554,18 +563,43 @@ class ShardedProblem:
         self._build()
 
     def _build(self):
-        """Scatter the layout and build the shard objectives on the workers."""
+        """Scatter the layout and build the shard objectives on the workers,
+        tried again (:data:`MAX_ATTEMPTS` times in all) when a worker is lost
+        meanwhile."""
+        for attempt in range(MAX_ATTEMPTS):
+            try:
+                return self._build_once()
+            except _LostTask as lost:
+                self._check_lost(lost, attempt + 1 == MAX_ATTEMPTS)
+                logger.info("%s was lost (%s) while building the shard objectives: "
+                            "building them again", lost.what, _reason(lost.error))
+
+    def _check_lost(self, lost, last):
+        """Raise the :class:`ShardLostError` of ``lost`` (a :class:`_LostTask`)
+        when it cannot be tried again: the last attempt, or a shard that Dask
+        cannot recompute and whose data is gone."""
+        if lost.k is None:  # the weights or the layout did not reach the cluster
+            if last:
+                raise ShardLostError(
+                    f"{lost.what} could not be sent to the workers {MAX_ATTEMPTS} times "
+                    f"({_reason(lost.error)}); the fit stopped"
+                ) from lost.error
+        elif last or not (self.sharded.recoverable[lost.k]
+                          or _holds_data(self.sharded.shards[lost.k])):
+            _raise_lost(self.sharded, lost.k, lost.error)
+
+    def _build_once(self):
         client = self.sharded.client
         # the layout's future is held as long as the objectives: Dask rebuilds
         # a lost objective from its shard and the layout
-        [self._layout_future] = client.scatter([self.layout], broadcast=True, hash=False)
+        self._layout_future = _scatter(client, self.layout, "the parameter layout")
         self._objectives = [
             client.submit(build_shard_objective, shard, ids, label_map, self._layout_future,
                           pure=False)
             for shard, (ids, label_map) in zip(self.sharded.shards, self._maps)
         ]
         for k, future in enumerate(self._objectives):
-            _wait(future, self.sharded, k)
+            _wait(future, self.sharded, k, lost_ok=True)
 
     def __call__(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -574,12 +608,11 @@ class ShardedProblem:
                 loss, grad = self._evaluate(w)
                 break
             except _LostTask as lost:
-                if not self.sharded.recoverable[lost.k] or attempt + 1 == MAX_ATTEMPTS:
-                    _raise_lost(self.sharded, lost.k, lost.error)
-                # a shard (or the layout) is gone with a worker: Dask recomputes
-                # the shards from their sources as they are needed
+                self._check_lost(lost, attempt + 1 == MAX_ATTEMPTS)
+                # a shard, the layout or the weights are gone with a worker:
+                # Dask recomputes the shards from their sources as they are needed
                 logger.info("%s was lost (%s): building the shard objectives again",
-                            self.sharded.descriptions[lost.k], _reason(lost.error))
+                            lost.what, _reason(lost.error))
                 self._build()
         self.n_evaluations += 1
         if self.c2 > 0:
@@ -590,7 +623,7 @@ class ShardedProblem:
     def _evaluate(self, w):
         """Σ_shards nll_k(w) and its gradient, added up in shard order."""
         client = self.sharded.client
-        [w_future] = client.scatter([w], broadcast=True, hash=False)
+        w_future = _scatter(client, w, "the weights")
         futures = [client.submit(evaluate_shard, objective, w_future, pure=False)
                    for objective in self._objectives]
         loss = 0.0
@@ -617,12 +650,37 @@ MAX_ATTEMPTS = 3
 
 
 class _LostTask(Exception):
-    """A task of shard ``k`` was cancelled by Dask (its data lost)."""
+    """A task of shard ``k`` was cancelled by Dask (its data lost), or, with
+    ``k`` None, data could not be sent to the cluster; ``what`` names it."""
 
-    def __init__(self, k, error):
-        super().__init__(k, error)
+    def __init__(self, k, error, what):
+        super().__init__(k, error, what)
         self.k = k
         self.error = error
+        self.what = what
+
+
+def _scatter(client, value, what):
+    """A future of ``value`` on one worker (the tasks that need it fetch it
+    from there, and Dask handles a worker lost meanwhile as for any data);
+    a worker that dies in flight, or no answer within
+    :data:`SCATTER_TIMEOUT` seconds, is a :class:`_LostTask` naming ``what``.
+
+    Not a broadcast: replicating to every worker while one dies can leave
+    the scheduler retrying the replication forever.
+    """
+    import asyncio
+
+    try:
+        [future] = client.scatter([value], hash=False, timeout=SCATTER_TIMEOUT)
+    except (OSError, TimeoutError, asyncio.TimeoutError) as error:  # CommClosedError too
+        raise _LostTask(None, error, what) from error
+    return future
+
+
+def _holds_data(future):
+    """Whether the data of ``future`` (a shard) is still on the cluster."""
+    return future.status == "finished"
 
 
 def _result(future, sharded, k, lost_ok=False):
@@ -635,19 +693,23 @@ def _result(future, sharded, k, lost_ok=False):
     try:
         return future.result(timeout=TASK_TIMEOUT)
     except TimeoutError as error:
-        raise TimeoutError(
-            f"{sharded.descriptions[k]}: no result after {TASK_TIMEOUT} s; is the cluster "
-            "running (client.scheduler_info())?"
-        ) from error
+        _raise_timed_out(sharded, k, error)
     except KilledWorker as error:
         raise ShardLostError(
             f"{sharded.descriptions[k]}: its task was running on workers that died "
             f"({error}); the fit stopped"
         ) from error
-    except CancelledError as error:
+    except (CancelledError, OSError) as error:  # OSError: a worker's comm closed
         if lost_ok:
-            raise _LostTask(k, error) from error
+            raise _LostTask(k, error, sharded.descriptions[k]) from error
         _raise_lost(sharded, k, error)
+
+
+def _raise_timed_out(sharded, k, error):
+    raise ShardLostError(
+        f"{sharded.descriptions[k]}: no result after {TASK_TIMEOUT} s; is the cluster "
+        "running (client.scheduler_info())?"
+    ) from error
 
 
 def _raise_lost(sharded, k, error):
@@ -798,13 +860,19 @@ def prepare_sharded(sharded, params):
     return problem
 
 
-def _wait(future, sharded, k):
-    """Wait for a task of shard ``k`` without fetching its result."""
-    from distributed import wait
+def _wait(future, sharded, k, lost_ok=False):
+    """Wait for a task of shard ``k`` without fetching its result (errors as
+    :func:`_result`'s)."""
+    from distributed import CancelledError, wait
 
-    wait([future], timeout=TASK_TIMEOUT)
+    try:
+        wait([future], timeout=TASK_TIMEOUT)
+    except TimeoutError as error:
+        _raise_timed_out(sharded, k, error)
+    except CancelledError:  # FuturesCancelledError: the status says it, below
+        pass
     if future.status != "finished":
-        _result(future, sharded, k)  # raises the task's error
+        _result(future, sharded, k, lost_ok)  # raises the task's error
 
 
 class ShardedFit(NamedTuple):

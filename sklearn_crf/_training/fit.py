@@ -18,6 +18,7 @@ from .._engine.first_use import note_compilation
 from .._engine.threads import n_threads as thread_count
 from .._features.validation import check_sequence_weight, encode_partial_labels
 from .._features.vectorizer import EncodedCorpus, SequenceVectorizer
+from .._io.corpus_store import LabelCodes, checked_label_codes
 from .._model import constraints as _constraints
 from .._model.layout import build_layout
 from .._model.weights import FittedModel
@@ -217,13 +218,21 @@ def fit_model(params, X, y, sample_weight=None, X_val=None, y_val=None, *, previ
             return _fit_sharded(params, X, y, sample_weight, X_val, y_val, previous,
                                 tagger_for)
         val_weight = None
+        codes = isinstance(y, LabelCodes)  # a store's labels, as int32 codes
         if X_val is None and params["early_stopping"]:
+            if codes:
+                raise ValueError("early_stopping with y as LabelCodes needs X_val and y_val: "
+                                 "no part of the codes is set aside")
             X, y, sample_weight, X_val, y_val, val_weight = split_validation(
                 X, y, sample_weight, params["validation_fraction"], params["random_state"]
             )
-        check_constraint_labels(params["transition_constraints"], y)
+        check_constraint_labels(params["transition_constraints"],
+                                [y.classes.tolist()] if codes else y)
         vectorizer, corpus = encode_training(X, params["hashing"])
-        classes, labels, allowed = encode_partial_labels(y, corpus.seq_ptr)
+        if codes:  # one known label per token: nothing partial
+            (classes, labels), allowed = checked_label_codes(y, corpus.n_tokens), None
+        else:
+            classes, labels, allowed = encode_partial_labels(y, corpus.seq_ptr)
         problem = training_problem(params, vectorizer, corpus, classes, labels,
                                    sample_weight, allowed)
         w0 = warm_start_weights(previous, vectorizer, classes, problem.layout)
