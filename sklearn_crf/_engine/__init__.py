@@ -7,6 +7,8 @@
 * :mod:`.forward_backward` — forward-backward, scaled and in log space (one
   each), marginals, expected counts, span probabilities, and CRFsuite's
   arithmetic for l2sgd;
+* :mod:`.lanes` — the fit's scaled forward-backward over lanes of sentences
+  (several sentences per vector instruction) and its block kernels;
 * :mod:`.viterbi` — the list Viterbi (n-best; the best path at n=1), path
   scores, reachability under constraints;
 * :mod:`.decoding` — constraints as -inf scores and the decoders over them;
@@ -50,13 +52,10 @@ from .forward_backward import (
     edge_sum_log,
     exp_nonpositive,
     expected_counts_sequence,
-    expected_counts_scaled,
-    forward_backward_blocks,
     forward_backward_blocks_log,
     forward_backward_log,
     forward_backward_scaled_crfsuite,
     forward_scaled,
-    gradient_blocks_scaled,
     marginals_log,
     marginals_scaled,
     marginals_sequence,
@@ -65,6 +64,17 @@ from .forward_backward import (
     scaled_workspace,
     transition_gradient,
     transition_terms,
+)
+from .lanes import (
+    LANES,
+    LaneWorkspace,
+    forward_backward_blocks,
+    gradient_blocks_scaled,
+    lane_workspace,
+    lanes_backward,
+    lanes_block,
+    lanes_counts,
+    lanes_forward,
 )
 from .scores import (
     EntryIndex,

@@ -21,12 +21,11 @@ from typing import NamedTuple
 import numpy as np
 
 from .forward_backward import (
-    forward_backward_blocks,
-    gradient_blocks_scaled,
     log_forward_backward_sequences,
     marginals_sequences,
     span_log_probabilities,
 )
+from .lanes import forward_backward_blocks, gradient_blocks_scaled
 from .viterbi import list_viterbi_sequences
 
 #: the kernels :func:`needs_compiling` looks at: what every fit runs

@@ -28,12 +28,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from .config import exact_kernel, kernel
-from .scores import (
-    logsumexp_row,
-    max_length,
-    scatter_state_counts,
-    state_scores_dense_range,
-)
+from .scores import logsumexp_row, max_length
 
 #: largest spread (max - min) of state plus transition weights at a position for
 #: which the scaled forward-backward is used; beyond it, log space
@@ -646,142 +641,6 @@ def marginals_sequences(scores, trans, seq_ptr, first, stop, log_z, node, edge):
 
 
 @kernel
-def expected_counts_scaled(scores, tt, n, ws, weight, node, outer):
-    """The scaled half of :func:`expected_counts_sequence`, writing in place.
-
-    Returns log Z and, on success, adds ``weight`` times the outer products to
-    ``outer`` (see :func:`edge_outer_sum_scaled`) and writes ``weight`` times
-    the node marginals to ``node[:n]``, which may be ``scores`` itself (the
-    scores are read before anything is written). Returns NaN, having written
-    nothing, when scaling cannot be trusted. The node marginals ``alpha *
-    beta`` are finite exactly when every beta is (each normalized alpha lies
-    in [0, 1]), so the betas are checked before anything is written.
-    """
-    log_z = forward_scaled(scores, tt, n, ws)
-    if np.isnan(log_z):
-        return log_z
-    backward_scaled(tt, n, ws)
-    L = ws.beta.shape[1]
-    alpha, beta = ws.alpha, ws.beta
-    for t in range(n):
-        for j in range(L):
-            if not np.isfinite(beta[t, j]):
-                return np.nan
-    edge_outer_sum_scaled(n, ws, weight, outer)
-    for t in range(n):
-        if weight == 1.0:
-            for j in range(L):
-                node[t, j] = alpha[t, j] * beta[t, j]
-        else:
-            for j in range(L):
-                p = alpha[t, j] * beta[t, j]
-                node[t, j] = p * weight
-    return log_z
-
-
-@kernel(inline="always")
-def _block_scaled(scores_node, tt, ws, seq_ptr, seq_weight, block_ptr, b, seq_log_z,
-                  block_log_z, block_outer, block_edge):
-    """The scaled passes of one block of :func:`gradient_blocks_scaled`;
-    returns the number of its sequences where scaling declined (their
-    ``seq_log_z`` is NaN and their rows of ``scores_node`` still hold the
-    state scores)."""
-    L = tt.trans.shape[0]
-    outer = block_outer[b]
-    edge = block_edge[b]
-    for i in range(L):
-        for j in range(L):
-            edge[i, j] = 0.0
-            for r in range(4):
-                outer[r, i, j] = 0.0
-    declined = 0
-    acc = 0.0
-    for s in range(block_ptr[b], block_ptr[b + 1]):
-        a = seq_ptr[s]
-        e = seq_ptr[s + 1]
-        n = e - a
-        weight = seq_weight[s]
-        seq_log_z[s] = 0.0
-        if n == 0:
-            continue
-        node = scores_node[a:e]
-        if weight == 0.0:
-            for t in range(n):
-                for j in range(L):
-                    node[t, j] = 0.0
-            continue
-        log_z = expected_counts_scaled(node, tt, n, ws, weight, node, outer)
-        seq_log_z[s] = log_z
-        if np.isnan(log_z):
-            declined += 1
-        acc += weight * log_z
-    block_log_z[b] = acc
-    return declined
-
-
-@kernel
-def gradient_blocks_scaled(
-    w_attr, tok_ptr, tok_attr, tok_val, with_scores, forbidden_start, forbidden_end,
-    trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len, wnode, seq_log_z,
-    block_log_z, block_outer, block_edge, scatter, ent_tok, ent_attr, ent_val, g_attr,
-    exp_trans_out,
-):
-    """The gradient's pass over blocks ``first..stop-1``, one block at a time
-    while its rows of ``wnode`` (n_tokens, L) are in cache: the state scores
-    of its tokens (:func:`~sklearn_crf._engine.scores.state_scores_dense_range`
-    from the dense (n_attributes, L) weights ``w_attr``, unless
-    ``with_scores`` is False: ``wnode`` holds them already), the labels
-    ``forbidden_start`` / ``forbidden_end`` set to -inf on the first / last
-    token of each sequence (constraints; empty arrays when none), the scaled
-    forward-backward of :func:`forward_backward_blocks` (weighted node
-    marginals in place of the scores), and, when ``scatter``, the block's
-    expected state counts added to ``g_attr`` (n_attributes, L) by
-    :func:`~sklearn_crf._engine.scores.scatter_state_counts` over the entries
-    ``tok_ptr[a]:tok_ptr[e]`` of an entry index in the corpus's own order
-    (``ent_tok``, ``ent_attr``, ``ent_val``; ``[a, e)`` the block's tokens).
-    The call with ``first`` 0 also writes the ``exp_trans`` of its
-    :class:`TransitionTerms` to ``exp_trans_out`` (L, L), for
-    :func:`transition_gradient`.
-
-    Returns ``stop``, or the first block where scaling declined for a
-    sequence, before its counts are added: the caller completes that block
-    in log space (:func:`forward_backward_blocks_log`), adds its counts and
-    calls again from the next block.
-    """
-    L = trans.shape[0]
-    tt = transition_terms(trans)
-    if first == 0:
-        for i in range(L):
-            for j in range(L):
-                exp_trans_out[i, j] = tt.exp_trans[i, j]
-    ws = scaled_workspace(max_len, L)
-    n_forbidden = forbidden_start.shape[0] + forbidden_end.shape[0]
-    for b in range(first, stop):
-        s0 = block_ptr[b]
-        s1 = block_ptr[b + 1]
-        a = seq_ptr[s0]
-        e = seq_ptr[s1]
-        if with_scores:
-            state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, a, e, wnode[a:e])
-        if n_forbidden:
-            for s in range(s0, s1):
-                if seq_ptr[s + 1] > seq_ptr[s]:
-                    row = wnode[seq_ptr[s]]
-                    for j in forbidden_start:
-                        row[j] = -np.inf
-                    row = wnode[seq_ptr[s + 1] - 1]
-                    for j in forbidden_end:
-                        row[j] = -np.inf
-        if _block_scaled(wnode, tt, ws, seq_ptr, seq_weight, block_ptr, b, seq_log_z,
-                         block_log_z, block_outer, block_edge):
-            return b
-        if scatter:
-            scatter_state_counts(wnode, ent_tok, ent_attr, ent_val, tok_ptr[a], tok_ptr[e],
-                                 g_attr)
-    return stop
-
-
-@kernel
 def forward_backward_blocks_log(
     scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
     seq_log_z, block_log_z, block_edge,
@@ -830,54 +689,6 @@ def forward_backward_blocks_log(
                 continue
             acc += seq_weight[s] * seq_log_z[s]
         block_log_z[b] = acc
-
-
-def forward_backward_blocks(
-    scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
-    seq_log_z, block_log_z, block_outer, block_edge,
-):
-    """Phase 1 of the gradient for blocks ``first..stop-1``, in place.
-
-    ``scores_node`` (n_tokens, L) holds the state scores on entry. Block ``b``
-    holds sequences ``block_ptr[b]..block_ptr[b + 1]-1``. For each of its
-    sequences ``s`` (weight ``v_s``): the rows of its tokens in
-    ``scores_node`` are replaced by ``v_s`` times the node marginals (zeros
-    when ``v_s`` is 0), ``seq_log_z[s]`` gets log Z_s (0 when ``v_s`` is 0);
-    ``block_log_z[b]`` gets Σ v_s log Z_s; ``block_outer[b]`` (4, L, L) and
-    ``block_edge[b]`` (L, L) the weighted edge sums of
-    :func:`expected_counts_sequence` (zeroed first). ``max_len`` is at least
-    the longest sequence. Also what :func:`forward_backward_batch` runs for
-    the node marginals alone (weights 1), so that one compiled kernel serves
-    both.
-
-    Two kernels: the scaled passes (:func:`gradient_blocks_scaled`, the
-    fit's kernel, without its state scores and counts: one compiled kernel
-    for both, so that a first ``predict_marginals`` after a fit compiles
-    nothing new), and only for the blocks where they decline, the log-space
-    ones (:func:`forward_backward_blocks_log`), so that a fit whose sequences
-    all scale never compiles the log-space kernels. Releases the GIL apart
-    from the calls themselves.
-    """
-    L = trans.shape[0]
-    no_ints = np.zeros(0, dtype=np.int64)
-    no_ids = np.zeros(0, dtype=np.int32)
-    no_values = np.zeros(0)
-    no_rows = np.zeros((0, L))
-    exp_trans = np.empty((L, L))
-    while first < stop:
-        b = gradient_blocks_scaled(
-            no_rows, no_ints, no_ids, no_values, False, no_ints, no_ints, trans, seq_ptr,
-            seq_weight, block_ptr, first, stop, max_len, scores_node, seq_log_z,
-            block_log_z, block_outer, block_edge, False, no_ids, no_ids, no_values,
-            no_rows, exp_trans,
-        )
-        if b == stop:
-            return
-        forward_backward_blocks_log(
-            scores_node, trans, seq_ptr, seq_weight, block_ptr, b, b + 1, max_len,
-            seq_log_z, block_log_z, block_edge,
-        )
-        first = b + 1
 
 
 def transition_gradient(exp_trans, block_outer, block_edge):

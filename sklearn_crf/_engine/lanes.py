@@ -1,0 +1,459 @@
+"""The scaled forward-backward of the fit over lanes of sentences.
+
+The one-sequence kernels of :mod:`.forward_backward` run the (L, L) products
+of a position over the labels of one sentence: nine labels fill a vector
+register badly, and every label count wants its own schedule. Here
+:data:`LANES` sentences of a block run side by side, the sentence index
+innermost in every buffer (``(position, label, lane)``, C-contiguous): each
+term of a product is one multiply-add over the lanes (a vector instruction,
+the weight broadcast), with no horizontal sums and the same code for any
+number of labels.
+
+Per sentence, a lane does the arithmetic of :func:`.forward_backward.forward_scaled`
+and :func:`.forward_backward.backward_scaled`, the same terms in the same
+order, whatever lane it lands in: every operation is one instruction on
+the eight lanes of :data:`~sklearn_crf._engine.simd.f64x8` (numba runs LLVM
+without its SLP vectorizer, which would be needed to pack eight scalar sums
+into one register). Shorter sentences of a group are padded (state scores
+0, exps 1) and masked: a padded position adds nothing to log Z, resets the
+betas to 1 at each lane's last position and weighs 0 in the edge sums, so a
+sentence's results do not depend on its neighbours. Sentences are sorted by
+length within their block (which depends on the data only), so the lanes,
+and with them every bit of the gradient, do not depend on the thread count.
+
+The edge sums (``Σ_t α[t-1, i] / c_t · exp_score[t, j] β[t, j]``, to be
+multiplied by ``exp_trans``) are kept per lane, summed over the block's
+groups and positions in order, and folded into the block's four slots at the
+end (lane ``w`` into slot ``w % 4``, lanes in order).
+
+A sentence where scaling declines (the checks of
+:func:`.forward_backward.forward_scaled` and the betas' finiteness) gets a
+NaN log Z, its rows keep their state scores and it adds nothing to the edge
+sums: the caller completes it in log space.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .config import kernel
+from .forward_backward import (
+    MAX_SCALED_SPREAD,
+    exp_nonpositive,
+    forward_backward_blocks_log,
+    transition_terms,
+)
+from .scores import scatter_state_counts, state_scores_dense_range
+from .simd import (
+    WIDTH,
+    vadd,
+    vdiv,
+    vfma,
+    vlane,
+    vload,
+    vmul,
+    vselect_ge,
+    vselect_gt,
+    vselect_lt,
+    vsplat,
+    vstore,
+    vsub,
+)
+
+#: sentences per lane group: the lanes of :data:`~sklearn_crf._engine.simd.f64x8`
+LANES = WIDTH
+
+LaneWorkspace = namedtuple(
+    "LaneWorkspace",
+    ["exp_scores", "alpha", "beta", "scale", "tmp", "seq", "length", "span", "weight",
+     "log_z", "ok", "outer"],
+)
+LaneWorkspace.__doc__ = """Buffers of one group of :data:`LANES` sentences of up to
+``max_len`` tokens (:func:`lane_workspace`): ``exp_scores``, ``alpha``, ``beta``
+(max_len, L, LANES); ``scale`` (max_len, LANES) the normalizing constants;
+``tmp`` (L, LANES) a scratch row; per lane ``seq`` (its sentence), ``length``
+(0 for an empty lane) and ``span`` (the same as a float), ``weight``,
+``log_z`` and ``ok`` (False where scaling declined); ``outer`` (L, L, LANES)
+the block's edge sums per lane."""
+
+
+@kernel(inline="always")
+def lane_workspace(max_len, L):
+    """A :class:`LaneWorkspace` for sentences of up to ``max_len`` tokens."""
+    W = LANES
+    return LaneWorkspace(
+        np.empty((max_len, L, W)), np.empty((max_len, L, W)), np.empty((max_len, L, W)),
+        np.empty((max_len, W)), np.empty((L, W)), np.zeros(W, dtype=np.int64),
+        np.zeros(W, dtype=np.int64), np.zeros(W), np.zeros(W), np.zeros(W),
+        np.zeros(W, dtype=np.bool_), np.zeros((L, L, W)),
+    )
+
+
+@kernel
+def lanes_forward(scores, tt, seq_ptr, T, lw):
+    """Scaled forward pass of the group in ``lw`` (``T`` its longest length)
+    over the state scores ``scores`` (n_tokens, L): fills ``lw.exp_scores``,
+    ``lw.alpha``, ``lw.scale`` for positions ``0..T-1`` and ``lw.log_z``;
+    clears ``lw.ok`` of lanes where scaling declines (their values are then
+    undefined). Per lane, the arithmetic of
+    :func:`~sklearn_crf._engine.forward_backward.forward_scaled`."""
+    L = scores.shape[1]
+    W = LANES
+    LW = L * W
+    es, alpha, scale = lw.exp_scores, lw.alpha, lw.scale
+    length, ok, lz = lw.length, lw.ok, lw.log_z
+    # gather: the rows of a lane's tokens into its column, 0 past its end
+    for w in range(W):
+        n = length[w]
+        ok[w] = n > 0
+        a = seq_ptr[lw.seq[w]] if n > 0 else 0
+        for t in range(n):
+            for j in range(L):
+                es[t, j, w] = scores[a + t, j]
+        for t in range(n, T):
+            for j in range(L):
+                es[t, j, w] = 0.0
+    zero = vsplat(0.0)
+    one = vsplat(1.0)
+    spread = vsplat(tt.spread)
+    limit = vsplat(MAX_SCALED_SPREAD)
+    z = zero
+    failed = zero
+    for t in range(T):
+        row = t * LW
+        m = vload(es, row)
+        lo = m
+        for j in range(1, L):
+            v = vload(es, row + j * W)
+            m = vselect_gt(v, m, v, m)
+            lo = vselect_lt(v, lo, v, lo)
+        z = vadd(z, m)  # a padded position: m = 0 adds nothing
+        for j in range(L):
+            vstore(es, row + j * W, vsub(vload(es, row + j * W), m))
+        # declines where not (m - lo + spread <= limit), also when not finite
+        failed = vselect_ge(limit, vadd(vsub(m, lo), spread), failed, one)
+    for w in range(W):
+        lz[w] = vlane(z, w)
+        if vlane(failed, w) != 0.0:
+            ok[w] = False
+    flat = es.reshape(es.shape[0] * LW)
+    for k in range(T * LW):
+        flat[k] = exp_nonpositive(flat[k])
+    for w in range(W):
+        if length[w] > 1:
+            if np.isfinite(tt.trans_max):
+                lz[w] += (length[w] - 1) * tt.trans_max
+            else:
+                ok[w] = False
+    exp_trans = tt.exp_trans
+    for t in range(T):
+        row = t * LW
+        c = zero
+        for j in range(L):
+            if t == 0:
+                d = one
+            else:
+                d = zero
+                for i in range(L):
+                    d = vfma(vload(alpha, row - LW + i * W), vsplat(exp_trans[i, j]), d)
+            a = vmul(d, vload(es, row + j * W))
+            vstore(alpha, row + j * W, a)
+            c = vadd(c, a)
+        inv = vdiv(one, c)
+        for j in range(L):
+            vstore(alpha, row + j * W, vmul(vload(alpha, row + j * W), inv))
+        vstore(scale, t * W, c)
+        for w in range(W):
+            if t < length[w]:
+                cw = vlane(c, w)
+                if cw > 0.0 and np.isfinite(cw):
+                    lz[w] += np.log(cw)
+                else:
+                    ok[w] = False
+    for w in range(W):
+        if not np.isfinite(lz[w]):
+            ok[w] = False
+
+
+@kernel
+def lanes_backward(tt, T, lw):
+    """Scaled backward pass of the group after :func:`lanes_forward`: fills
+    ``lw.beta`` (1 from each lane's last position on); clears ``lw.ok`` of
+    lanes with a beta that is not finite. Per lane, the arithmetic of
+    :func:`~sklearn_crf._engine.forward_backward.backward_scaled`."""
+    es, beta, scale, tmp = lw.exp_scores, lw.beta, lw.scale, lw.tmp
+    L = beta.shape[1]
+    W = LANES
+    LW = L * W
+    exp_trans_t = tt.exp_trans_t
+    zero = vsplat(0.0)
+    one = vsplat(1.0)
+    last = vsub(vload(lw.span, 0), one)
+    for j in range(L):
+        vstore(beta, (T - 1) * LW + j * W, one)
+    check = zero  # + beta * 0: NaN once a beta is not finite
+    for t in range(T - 2, -1, -1):
+        row = t * LW
+        inv = vdiv(one, vload(scale, (t + 1) * W))
+        for j in range(L):
+            k = row + LW + j * W
+            vstore(tmp, j * W, vmul(vmul(vload(es, k), vload(beta, k)), inv))
+        position = vsplat(float(t))
+        for i in range(L):
+            d = zero
+            for j in range(L):
+                d = vfma(vload(tmp, j * W), vsplat(exp_trans_t[j, i]), d)
+            d = vselect_ge(position, last, one, d)  # from a lane's last position on
+            check = vfma(d, zero, check)
+            vstore(beta, row + i * W, d)
+    for w in range(W):
+        if not np.isfinite(vlane(check, w)):
+            lw.ok[w] = False
+
+
+@kernel
+def lanes_counts(node, seq_ptr, T, lw):
+    """After :func:`lanes_backward`: the weighted node marginals of each good
+    lane into its sentence's rows of ``node`` (n_tokens, L), and its edge
+    terms added to ``lw.outer``; lanes where scaling declined write nothing
+    and add nothing.
+
+    Overwrites the passes' buffers: ``beta`` by the weighted node marginals,
+    ``exp_scores`` by ``exp_scores · beta`` and ``alpha[t]`` by ``alpha[t] /
+    c_{t+1} · weight`` (0 past the lane's end), whose products are the edge
+    terms, each sum adding its positions in order (as
+    :func:`~sklearn_crf._engine.forward_backward.edge_outer_sum_scaled` does)."""
+    es, alpha, beta, scale = lw.exp_scores, lw.alpha, lw.beta, lw.scale
+    L = beta.shape[1]
+    W = LANES
+    LW = L * W
+    zero = vsplat(0.0)
+    one = vsplat(1.0)
+    g = vload(lw.weight, 0)
+    span = vload(lw.span, 0)
+    for t in range(T):
+        row = t * LW
+        if t + 1 < T:  # alpha[t] / c_{t+1} · weight, 0 past the lane's end
+            inv = vmul(vdiv(one, vload(scale, (t + 1) * W)), g)
+            inv = vselect_lt(vsplat(float(t + 1)), span, inv, zero)
+        else:
+            inv = zero
+        for j in range(L):
+            k = row + j * W
+            a = vload(alpha, k)
+            b = vload(beta, k)
+            e = vmul(vload(es, k), b)
+            p = vmul(a, b)
+            vstore(beta, k, vmul(p, g))
+            vstore(es, k, e)
+            vstore(alpha, k, vmul(a, inv))
+    for w in range(W):
+        n = lw.length[w]
+        if n == 0:
+            continue
+        if not lw.ok[w]:  # its terms 0 (its values may not be finite)
+            for t in range(T):
+                for j in range(L):
+                    alpha[t, j, w] = 0.0
+                    es[t, j, w] = 0.0
+            continue
+        a = seq_ptr[lw.seq[w]]
+        for t in range(n):
+            for j in range(L):
+                node[a + t, j] = beta[t, j, w]
+    outer = lw.outer
+    for i in range(L):
+        for j in range(L):
+            k = (i * L + j) * W
+            d = vload(outer, k)
+            for t in range(1, T):
+                d = vfma(vload(alpha, (t - 1) * LW + i * W), vload(es, t * LW + j * W), d)
+            vstore(outer, k, d)
+
+
+@kernel
+def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, outer_out,
+                edge_out):
+    """The scaled passes of sentences ``s0..s1-1`` (one block of the
+    gradient) over lanes; returns ``(declined, acc)``.
+
+    For each sentence ``s`` (weight ``v_s``): its rows of ``scores_node``
+    (state scores on entry) replaced by ``v_s`` times its node marginals
+    (zeros when ``v_s`` is 0), ``seq_log_z[s]`` its log Z (0 when ``v_s`` is
+    0 or it is empty); ``outer_out`` (4, L, L) the block's edge sums (to be
+    multiplied by ``exp_trans``), ``edge_out`` (L, L) zeroed. ``acc`` is
+    Σ v_s log Z_s in sentence order; ``declined`` the number of sentences
+    where scaling declined (their log Z NaN, their rows untouched)."""
+    L = scores_node.shape[1]
+    outer = lw.outer
+    for i in range(L):
+        for j in range(L):
+            edge_out[i, j] = 0.0
+            for r in range(4):
+                outer_out[r, i, j] = 0.0
+            for w in range(LANES):
+                outer[i, j, w] = 0.0
+    ids = np.empty(s1 - s0, dtype=np.int64)
+    lengths = np.empty(s1 - s0, dtype=np.int64)
+    k = 0
+    for s in range(s0, s1):
+        a = seq_ptr[s]
+        n = seq_ptr[s + 1] - a
+        seq_log_z[s] = 0.0
+        if n == 0:
+            continue
+        if seq_weight[s] == 0.0:
+            for t in range(a, a + n):
+                for j in range(L):
+                    scores_node[t, j] = 0.0
+            continue
+        ids[k] = s
+        lengths[k] = n
+        k += 1
+    order = np.argsort(lengths[:k], kind="mergesort")
+    for g in range(0, k, LANES):
+        T = lengths[order[min(g + LANES, k) - 1]]  # sorted: the group's longest
+        for w in range(LANES):
+            if g + w < k:
+                s = ids[order[g + w]]
+                lw.seq[w] = s
+                lw.length[w] = lengths[order[g + w]]
+                lw.span[w] = lw.length[w]
+                lw.weight[w] = seq_weight[s]
+            else:
+                lw.seq[w] = 0
+                lw.length[w] = 0
+                lw.span[w] = 0.0
+                lw.weight[w] = 0.0
+        lanes_forward(scores_node, tt, seq_ptr, T, lw)
+        lanes_backward(tt, T, lw)
+        lanes_counts(scores_node, seq_ptr, T, lw)
+        for w in range(LANES):
+            if lw.length[w] > 0:
+                seq_log_z[lw.seq[w]] = lw.log_z[w] if lw.ok[w] else np.nan
+    for w in range(LANES):
+        r = w % 4
+        for i in range(L):
+            for j in range(L):
+                outer_out[r, i, j] += outer[i, j, w]
+    declined = 0
+    acc = 0.0
+    for s in range(s0, s1):
+        if seq_ptr[s + 1] == seq_ptr[s] or seq_weight[s] == 0.0:
+            continue
+        if np.isnan(seq_log_z[s]):
+            declined += 1
+        acc += seq_weight[s] * seq_log_z[s]
+    return declined, acc
+
+
+@kernel
+def gradient_blocks_scaled(
+    w_attr, tok_ptr, tok_attr, tok_val, with_scores, forbidden_start, forbidden_end,
+    trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len, wnode, seq_log_z,
+    block_log_z, block_outer, block_edge, scatter, ent_tok, ent_attr, ent_val, g_attr,
+    exp_trans_out,
+):
+    """The gradient's pass over blocks ``first..stop-1``, one block at a time
+    while its rows of ``wnode`` (n_tokens, L) are in cache: the state scores
+    of its tokens (:func:`~sklearn_crf._engine.scores.state_scores_dense_range`
+    from the dense (n_attributes, L) weights ``w_attr``, unless
+    ``with_scores`` is False: ``wnode`` holds them already), the labels
+    ``forbidden_start`` / ``forbidden_end`` set to -inf on the first / last
+    token of each sequence (constraints; empty arrays when none), the scaled
+    forward-backward of :func:`forward_backward_blocks` (weighted node
+    marginals in place of the scores), and, when ``scatter``, the block's
+    expected state counts added to ``g_attr`` (n_attributes, L) by
+    :func:`~sklearn_crf._engine.scores.scatter_state_counts` over the entries
+    ``tok_ptr[a]:tok_ptr[e]`` of an entry index in the corpus's own order
+    (``ent_tok``, ``ent_attr``, ``ent_val``; ``[a, e)`` the block's tokens).
+    The call with ``first`` 0 also writes the ``exp_trans`` of its
+    :class:`TransitionTerms` to ``exp_trans_out`` (L, L), for
+    :func:`transition_gradient`.
+
+    Returns ``stop``, or the first block where scaling declined for a
+    sequence, before its counts are added: the caller completes that block
+    in log space (:func:`forward_backward_blocks_log`), adds its counts and
+    calls again from the next block.
+    """
+    L = trans.shape[0]
+    tt = transition_terms(trans)
+    if first == 0:
+        for i in range(L):
+            for j in range(L):
+                exp_trans_out[i, j] = tt.exp_trans[i, j]
+    lw = lane_workspace(max_len, L)
+    n_forbidden = forbidden_start.shape[0] + forbidden_end.shape[0]
+    for b in range(first, stop):
+        s0 = block_ptr[b]
+        s1 = block_ptr[b + 1]
+        a = seq_ptr[s0]
+        e = seq_ptr[s1]
+        if with_scores:
+            state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, a, e, wnode[a:e])
+        if n_forbidden:
+            for s in range(s0, s1):
+                if seq_ptr[s + 1] > seq_ptr[s]:
+                    row = wnode[seq_ptr[s]]
+                    for j in forbidden_start:
+                        row[j] = -np.inf
+                    row = wnode[seq_ptr[s + 1] - 1]
+                    for j in forbidden_end:
+                        row[j] = -np.inf
+        declined, acc = lanes_block(wnode, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z,
+                                    block_outer[b], block_edge[b])
+        block_log_z[b] = acc
+        if declined:
+            return b
+        if scatter:
+            scatter_state_counts(wnode, ent_tok, ent_attr, ent_val, tok_ptr[a], tok_ptr[e],
+                                 g_attr)
+    return stop
+
+
+def forward_backward_blocks(
+    scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
+    seq_log_z, block_log_z, block_outer, block_edge,
+):
+    """Phase 1 of the gradient for blocks ``first..stop-1``, in place.
+
+    ``scores_node`` (n_tokens, L) holds the state scores on entry. Block ``b``
+    holds sequences ``block_ptr[b]..block_ptr[b + 1]-1``. For each of its
+    sequences ``s`` (weight ``v_s``): the rows of its tokens in
+    ``scores_node`` are replaced by ``v_s`` times the node marginals (zeros
+    when ``v_s`` is 0), ``seq_log_z[s]`` gets log Z_s (0 when ``v_s`` is 0);
+    ``block_log_z[b]`` gets Σ v_s log Z_s; ``block_outer[b]`` (4, L, L) and
+    ``block_edge[b]`` (L, L) the weighted edge sums of
+    :func:`expected_counts_sequence` (zeroed first). ``max_len`` is at least
+    the longest sequence. Also what :func:`forward_backward_batch` runs for
+    the node marginals alone (weights 1), so that one compiled kernel serves
+    both.
+
+    Two kernels: the scaled passes (:func:`gradient_blocks_scaled`, the
+    fit's kernel, without its state scores and counts: one compiled kernel
+    for both, so that a first ``predict_marginals`` after a fit compiles
+    nothing new), and only for the blocks where they decline, the log-space
+    ones (:func:`forward_backward_blocks_log`), so that a fit whose sequences
+    all scale never compiles the log-space kernels. Releases the GIL apart
+    from the calls themselves.
+    """
+    L = trans.shape[0]
+    no_ints = np.zeros(0, dtype=np.int64)
+    no_ids = np.zeros(0, dtype=np.int32)
+    no_values = np.zeros(0)
+    no_rows = np.zeros((0, L))
+    exp_trans = np.empty((L, L))
+    while first < stop:
+        b = gradient_blocks_scaled(
+            no_rows, no_ints, no_ids, no_values, False, no_ints, no_ints, trans, seq_ptr,
+            seq_weight, block_ptr, first, stop, max_len, scores_node, seq_log_z,
+            block_log_z, block_outer, block_edge, False, no_ids, no_ids, no_values,
+            no_rows, exp_trans,
+        )
+        if b == stop:
+            return
+        forward_backward_blocks_log(
+            scores_node, trans, seq_ptr, seq_weight, block_ptr, b, b + 1, max_len,
+            seq_log_z, block_log_z, block_edge,
+        )
+        first = b + 1
