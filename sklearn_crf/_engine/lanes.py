@@ -310,7 +310,21 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
         ids[k] = s
         lengths[k] = n
         k += 1
-    order = np.argsort(lengths[:k], kind="mergesort")
+    # the sentences by length, in sentence order within a length (a counting
+    # sort: linear, and no sorting helpers to compile at the first fit)
+    longest = 0
+    for q in range(k):
+        longest = max(longest, lengths[q])
+    start = np.zeros(longest + 2, dtype=np.int64)
+    for q in range(k):
+        start[lengths[q] + 1] += 1
+    for v in range(1, longest + 2):
+        start[v] += start[v - 1]
+    order = np.empty(k, dtype=np.int64)
+    for q in range(k):
+        v = lengths[q]
+        order[start[v]] = q
+        start[v] += 1
     for g in range(0, k, LANES):
         T = lengths[order[min(g + LANES, k) - 1]]  # sorted: the group's longest
         for w in range(LANES):
