@@ -184,7 +184,7 @@ def _arrays(scores, trans, seq_ptr):
 def forward_backward_batch(scores, trans, seq_ptr, with_edges, n_threads):
     """The :class:`Marginals` of every sequence from dense state scores (the
     edge marginals only when ``with_edges``). Without edges the work is done
-    by :func:`~sklearn_crf._engine.forward_backward.forward_backward_blocks`
+    by :func:`~sklearn_crf._engine.lanes.forward_backward_blocks`
     (weights 1), the gradient's kernel, so that a first ``predict_marginals``
     after a fit compiles nothing new.
     """

@@ -13,6 +13,11 @@ Dense state scores (n_tokens, L) and sequence offsets ``seq_ptr`` (see
   position. Constraints of every kind are -inf scores, so the constrained
   variants are these same kernels.
 
+The fit runs the scaled passes over lanes of sentences instead
+(:mod:`sklearn_crf._engine.lanes`, the same arithmetic per sentence); the
+one-sequence kernels here serve inference, the edge marginals and the
+log-space fallback.
+
 :func:`forward_backward_scaled_crfsuite` is CRFsuite's own arithmetic
 (``crf1dc_marginals``), for the l2sgd solver, whose weights follow CRFsuite's
 to the last bits a sequential algorithm can keep.
@@ -645,11 +650,13 @@ def forward_backward_blocks_log(
     scores_node, trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len,
     seq_log_z, block_log_z, block_edge,
 ):
-    """The log-space half of :func:`forward_backward_blocks`, after
-    :func:`gradient_blocks_scaled`: the sequences whose ``seq_log_z``
-    is NaN, by the log-space passes (their edge sums added to ``block_edge``
-    in sequence order), and ``block_log_z`` of their blocks summed again in
-    sequence order. Compiled only when a call needs it."""
+    """The log-space half of
+    :func:`~sklearn_crf._engine.lanes.forward_backward_blocks`, after
+    :func:`~sklearn_crf._engine.lanes.gradient_blocks_scaled`: the sequences
+    whose ``seq_log_z`` is NaN, by the log-space passes (their edge sums added
+    to ``block_edge`` in sequence order), and ``block_log_z`` of their blocks
+    summed again in sequence order. Compiled only when a call needs it.
+    """
     L = trans.shape[0]
     raw = np.empty((max_len, L))
     log_alpha = np.empty((max_len, L))
@@ -693,10 +700,10 @@ def forward_backward_blocks_log(
 
 def transition_gradient(exp_trans, block_outer, block_edge):
     """Expected transition counts (L, L) from the blocks' edge sums of
-    :func:`forward_backward_blocks` (``block_outer`` (n_blocks, 4, L, L),
-    ``block_edge`` (n_blocks, L, L)), added in block order, and ``exp_trans``
-    (L, L), the ``exp(trans - max)`` the passes used: ``edge + ((o0 + o1) +
-    (o2 + o3)) · exp_trans``.
+    :func:`~sklearn_crf._engine.lanes.forward_backward_blocks` (``block_outer``
+    (n_blocks, 4, L, L), ``block_edge`` (n_blocks, L, L)), added in block
+    order, and ``exp_trans`` (L, L), the ``exp(trans - max)`` the passes used:
+    ``edge + ((o0 + o1) + (o2 + o3)) · exp_trans``.
 
     NumPy, once per evaluation (no compile at the first fit): the reductions
     over the first axis add the blocks one after the other, from the first.

@@ -375,7 +375,7 @@ def gradient_blocks_scaled(
     ``with_scores`` is False: ``wnode`` holds them already), the labels
     ``forbidden_start`` / ``forbidden_end`` set to -inf on the first / last
     token of each sequence (constraints; empty arrays when none), the scaled
-    forward-backward of :func:`forward_backward_blocks` (weighted node
+    forward-backward over lanes of :func:`lanes_block` (weighted node
     marginals in place of the scores), and, when ``scatter``, the block's
     expected state counts added to ``g_attr`` (n_attributes, L) by
     :func:`~sklearn_crf._engine.scores.scatter_state_counts` over the entries
@@ -437,8 +437,8 @@ def forward_backward_blocks(
     ``scores_node`` are replaced by ``v_s`` times the node marginals (zeros
     when ``v_s`` is 0), ``seq_log_z[s]`` gets log Z_s (0 when ``v_s`` is 0);
     ``block_log_z[b]`` gets Σ v_s log Z_s; ``block_outer[b]`` (4, L, L) and
-    ``block_edge[b]`` (L, L) the weighted edge sums of
-    :func:`expected_counts_sequence` (zeroed first). ``max_len`` is at least
+    ``block_edge[b]`` (L, L) the weighted edge sums (:func:`lanes_block`;
+    ``block_edge`` those of the sequences completed in log space). ``max_len`` is at least
     the longest sequence. Also what :func:`forward_backward_batch` runs for
     the node marginals alone (weights 1), so that one compiled kernel serves
     both.
