@@ -149,7 +149,26 @@ def lanes_forward(scores, tt, seq_ptr, T, lw):
     for t in range(T):
         row = t * LW
         c = zero
-        for j in range(L):
+        j = 0
+        while j + 2 <= L:  # two sums per pass: one load of alpha for both
+            if t == 0:
+                d0 = one
+                d1 = one
+            else:
+                d0 = zero
+                d1 = zero
+                for i in range(L):
+                    p = vload(alpha, row - LW + i * W)
+                    d0 = vfma(p, vsplat(exp_trans[i, j]), d0)
+                    d1 = vfma(p, vsplat(exp_trans[i, j + 1]), d1)
+            a0 = vmul(d0, vload(es, row + j * W))
+            a1 = vmul(d1, vload(es, row + (j + 1) * W))
+            vstore(alpha, row + j * W, a0)
+            vstore(alpha, row + (j + 1) * W, a1)
+            c = vadd(c, a0)
+            c = vadd(c, a1)
+            j += 2
+        if j < L:
             if t == 0:
                 d = one
             else:
@@ -199,13 +218,23 @@ def lanes_backward(tt, T, lw):
             k = row + LW + j * W
             vstore(tmp, j * W, vmul(vmul(vload(es, k), vload(beta, k)), inv))
         position = vsplat(float(t))
-        for i in range(L):
-            d = zero
+        i = 0
+        while i < L:
+            two = i + 1 < L  # two sums per pass (the second one wasted at odd L)
+            i1 = i + 1 if two else i
+            d0 = zero
+            d1 = zero
             for j in range(L):
-                d = vfma(vload(tmp, j * W), vsplat(exp_trans_t[j, i]), d)
-            d = vselect_ge(position, last, one, d)  # from a lane's last position on
-            check = vfma(d, zero, check)
-            vstore(beta, row + i * W, d)
+                q = vload(tmp, j * W)
+                d0 = vfma(q, vsplat(exp_trans_t[j, i]), d0)
+                d1 = vfma(q, vsplat(exp_trans_t[j, i1]), d1)
+            d0 = vselect_ge(position, last, one, d0)  # from a lane's last position on
+            d1 = vselect_ge(position, last, one, d1)
+            check = vfma(d0, zero, check)
+            check = vfma(d1, zero, check)
+            vstore(beta, row + i * W, d0)
+            vstore(beta, row + i1 * W, d1)
+            i += 2
     for w in range(W):
         if not np.isfinite(vlane(check, w)):
             lw.ok[w] = False
@@ -263,12 +292,20 @@ def lanes_counts(node, seq_ptr, T, lw):
                 node[a + t, j] = beta[t, j, w]
     outer = lw.outer
     for i in range(L):
-        for j in range(L):
-            k = (i * L + j) * W
-            d = vload(outer, k)
+        j = 0
+        while j < L:  # two sums per pass: one load of alpha for both
+            j1 = j + 1 if j + 1 < L else j
+            k0 = (i * L + j) * W
+            k1 = (i * L + j1) * W
+            d0 = vload(outer, k0)
+            d1 = vload(outer, k1)
             for t in range(1, T):
-                d = vfma(vload(alpha, (t - 1) * LW + i * W), vload(es, t * LW + j * W), d)
-            vstore(outer, k, d)
+                p = vload(alpha, (t - 1) * LW + i * W)
+                d0 = vfma(p, vload(es, t * LW + j * W), d0)
+                d1 = vfma(p, vload(es, t * LW + j1 * W), d1)
+            vstore(outer, k1, d1)
+            vstore(outer, k0, d0)  # the same sum as d1 at odd L
+            j += 2
 
 
 @kernel
