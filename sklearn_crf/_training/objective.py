@@ -66,7 +66,7 @@ class CRFObjective:
     sequences (``block_tokens`` tokens, default
     :data:`~sklearn_crf._engine.driver.BLOCK_TOKENS`), one block at a time
     while its rows are in cache
-    (:func:`~sklearn_crf._engine.forward_backward.gradient_blocks_scaled`):
+    (:func:`~sklearn_crf._engine.lanes.gradient_blocks_scaled`):
     the state scores of its tokens, forward-backward, which replaces them by
     the weighted node marginals, and, on one thread, the block's expected
     state counts added to a dense (attributes × labels) matrix
