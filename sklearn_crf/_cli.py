@@ -668,18 +668,13 @@ def _dense_width(X):
     """Number of dense features per token of featurized sentences: of an
     EncodedCorpus (a featurizer's ``output="encoded"``), or of the first
     sentence (feature dicts: 0; dicts and an array: its columns)."""
-    import numpy as np
-
+    from ._features.forms import dense_array
     from ._features.vectorizer import EncodedCorpus
 
     if isinstance(X, EncodedCorpus):
         return X.n_dense
-    seq = X[0]
-    if isinstance(seq, tuple) and len(seq) == 2 and isinstance(seq[1], np.ndarray):
-        seq = seq[1]
-    if isinstance(seq, np.ndarray) and seq.ndim == 2:
-        return seq.shape[1]
-    return 0
+    array = dense_array(X[0])
+    return 0 if array is None else array.shape[1]
 
 
 def _check_dense_features(model_path, crf, X):

@@ -6,5 +6,6 @@
 * :mod:`.word_vectors` — :class:`WordVectors`, dense columns looked up by word;
 * :mod:`.vectorizer` — :class:`SequenceVectorizer` and :class:`EncodedCorpus`, the encode loops;
 * :mod:`.streaming` — encoding from files and iterables in chunks;
+* :mod:`.forms` — the forms of one sequence of X (tokens, dense array, pair);
 * :mod:`.validation` — checks of X, y and sample weights; label codes.
 """

@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .validation import check_sequences
+from .forms import is_dense_part, is_pair, sequence_length
 
 _NUMBER_TYPES = (int, float, np.integer, np.floating, np.bool_)
 _MAX_ATTRIBUTES = 2**31 - 1  # attribute ids are int32
@@ -711,7 +712,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             Rows ``offsets[i]:offsets[i + 1]`` belong to sequence ``i``.
         """
         offsets = np.zeros(len(X) + 1, dtype=np.int64)
-        np.cumsum([_sequence_length(seq) for seq in X], out=offsets[1:])
+        np.cumsum([sequence_length(seq) for seq in X], out=offsets[1:])
         return offsets
 
     def get_feature_names_out(self, input_features=None):
@@ -1265,23 +1266,6 @@ class _HashingSlots:
                 "_slot_ids": ids, "_n_slots": self.n_slots}
 
 
-def _is_dense_part(seq):
-    """Whether a sequence of X is (or holds) an array of dense features: an
-    ndarray that is not a 1-D array of tokens, or a ``(tokens, ndarray)`` tuple."""
-    if isinstance(seq, np.ndarray):
-        return seq.ndim != 1 or seq.dtype.kind in "biufc"
-    return type(seq) is tuple and len(seq) == 2 and isinstance(seq[1], np.ndarray)
-
-
-def _sequence_length(seq):
-    """Number of tokens of a sequence of X, in any of its forms."""
-    if isinstance(seq, np.ndarray) and seq.ndim == 2:
-        return seq.shape[0]
-    if type(seq) is tuple and len(seq) == 2 and isinstance(seq[1], np.ndarray):
-        return len(seq[0])
-    return len(seq)
-
-
 def _check_dense_array(array, s):
     """The array of dense features of sequence ``s``, checked (2-D, real)."""
     if array.ndim != 2:
@@ -1302,15 +1286,15 @@ def _split_dense(X, fitting):
     array), after the checks of :func:`check_sequences` and of the dense forms:
     a 2-D array, or a tuple (tokens, array) with one row per token."""
     if (isinstance(X, (str, bytes, Mapping)) or not isinstance(X, (Sequence, np.ndarray))
-            or not any(map(_is_dense_part, X))):
+            or not any(map(is_dense_part, X))):
         check_sequences(X, "X", allow_empty=not fitting)
         return X, None
     tokens, arrays, where = [], [], []  # where: sequences with an array
     for s, seq in enumerate(X):
-        if isinstance(seq, np.ndarray) and _is_dense_part(seq):
+        if isinstance(seq, np.ndarray) and is_dense_part(seq):
             array = _check_dense_array(seq, s)
             tokens.append([{}] * array.shape[0])
-        elif type(seq) is tuple and len(seq) == 2 and isinstance(seq[1], np.ndarray):
+        elif is_pair(seq):
             toks, array = seq
             if not isinstance(toks, (list, tuple)) and not (
                     isinstance(toks, np.ndarray) and toks.ndim == 1 and toks.dtype.kind == "O"):
@@ -1334,7 +1318,7 @@ def _split_dense(X, fitting):
                 )
             if len(seq):
                 first = where[0] if where else next(i for i in range(s, len(X))
-                                                    if _is_dense_part(X[i]))
+                                                    if is_dense_part(X[i]))
                 raise ValueError(
                     f"X[{s}] is a list of tokens without dense features, but X[{first}] "
                     "has an array: give every sequence an array (a 2-D array or a "

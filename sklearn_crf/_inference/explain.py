@@ -36,6 +36,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._features.forms import sequence_length
 from .._features.vectorizer import EncodedCorpus
 
 __all__ = [
@@ -648,7 +649,7 @@ def compare_labels(crf, x, t, a, b, *, y=None, allowed=None):
     """
     check_is_fitted(crf)
     classes = crf.classes_.tolist()
-    n = _n_tokens(x)
+    n = sequence_length(x)
     if isinstance(t, bool) or not isinstance(t, Integral) or not 0 <= t < n:
         raise ValueError(f"t must be a token index of x, from 0 to {n - 1}, got {t!r}")
     t = int(t)
@@ -967,17 +968,6 @@ def _entity_spans(crf, X, y, given, allowed, log_p, log_z):
             probs[s][k] = math.exp(v - log_z[s])
     return [[(type_, a, b, p) for (type_, a, b), p in zip(ents, ps)]
             for ents, ps in zip(spans, probs)]
-
-
-def _n_tokens(x):
-    """Number of tokens of one sequence: a list of tokens, a 2-D array of dense
-    features, or a (tokens, array) tuple."""
-    if isinstance(x, np.ndarray) and x.ndim == 2:
-        return x.shape[0]
-    if (isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], np.ndarray)
-            and x[1].ndim == 2):
-        return x[1].shape[0]
-    return len(x)
 
 
 def _take(X, seqs):

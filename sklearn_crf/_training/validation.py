@@ -17,6 +17,7 @@ from .._features.validation import (
     check_sequences,
     encode_partial_labels,
 )
+from .._features.forms import dense_array
 from .._features.vectorizer import EncodedCorpus
 from .objective import crf_objective
 
@@ -27,11 +28,7 @@ def n_training_sequences(X):
     dense array (the vectorizer checks the dense forms)."""
     if isinstance(X, EncodedCorpus):
         return X.n_sequences
-    if isinstance(X, (list, tuple)) and any(
-        (isinstance(seq, np.ndarray) and seq.ndim == 2)
-        or (isinstance(seq, tuple) and len(seq) == 2 and isinstance(seq[1], np.ndarray))
-        for seq in X
-    ):
+    if isinstance(X, (list, tuple)) and any(dense_array(seq) is not None for seq in X):
         return len(X)
     check_sequences(X, "X")
     return len(X)
