@@ -34,7 +34,7 @@ from ._io.atomic import atomic_write
 from ._io.conll import read_conll, write_conll
 from ._model.constraints import SCHEMES
 from ._io.crfsuite import MAGIC as CRFSUITE_MAGIC
-from ._io.persistence import MAX_WINDOW
+from ._io.persistence import MAX_LIST, MAX_TEMPLATES, MAX_WINDOW
 from ._version import __version__
 
 PROG = "sklearn-crf"
@@ -314,11 +314,6 @@ def _make_featurizer(settings):
     return featurizer
 
 
-#: bound on the lists of featurizer settings read from a model file (untrusted
-#: input); the featurizer's work per token is bounded as load_model bounds it
-_MAX_LIST = 1000
-
-
 def _cli_metadata(metadata, model_path, *, featurizer):
     """The command line's settings in a model's metadata, checked (None if absent).
 
@@ -343,7 +338,7 @@ def _cli_metadata(metadata, model_path, *, featurizer):
     if featurizer and "featurizer" not in settings:
         return None
     n_token_columns = settings.get("n_token_columns")
-    if not is_int(n_token_columns) or not 1 <= n_token_columns <= _MAX_LIST:
+    if not is_int(n_token_columns) or not 1 <= n_token_columns <= MAX_LIST:
         raise bad(f"n_token_columns={n_token_columns!r}")
     label_column = settings.get("label_column")
     if not is_int(label_column) or not 0 < abs(label_column) <= n_token_columns + 1 or (
@@ -359,7 +354,7 @@ def _cli_metadata(metadata, model_path, *, featurizer):
     kind = featurizer.get("kind") if isinstance(featurizer, dict) else None
     if kind == "templates":
         templates = featurizer.get("templates")
-        if not isinstance(templates, list) or len(templates) > 100 * _MAX_LIST or not all(
+        if not isinstance(templates, list) or len(templates) > MAX_TEMPLATES or not all(
             isinstance(line, str) for line in templates
         ):
             raise bad("templates")
@@ -371,10 +366,10 @@ def _cli_metadata(metadata, model_path, *, featurizer):
         if not is_int(window) or not 0 <= window <= MAX_WINDOW:
             raise bad(f"window={window!r}")
         for name, value in params.items():
-            if isinstance(value, list) and len(value) > _MAX_LIST:
+            if isinstance(value, list) and len(value) > MAX_LIST:
                 raise bad(f"{name} has {len(value)} entries")
             if name in ("prefixes", "suffixes") and isinstance(value, list) and not all(
-                is_int(k) and 1 <= k <= _MAX_LIST for k in value
+                is_int(k) and 1 <= k <= MAX_LIST for k in value
             ):
                 raise bad(f"{name}={value!r}")
     else:

@@ -103,8 +103,10 @@ _TAGGER = "CRFTagger"
 MAX_WINDOW = 8
 MAX_FEATURES_PER_TOKEN = 1024
 MAX_KEY_BYTES = 256
-_MAX_LIST = 1000
-_MAX_TEMPLATES = 100_000
+#: the longest list setting (prefixes, columns, ...) and the most template
+#: lines a model file may hold; the command line's own settings use them too
+MAX_LIST = 1000
+MAX_TEMPLATES = 100_000
 _MAX_STEPS = 100
 #: int labels are stored as int64
 _INT_LABEL_BOUND = 2**63
@@ -516,7 +518,7 @@ def _read_pipeline(doc, fail):
         extra["verbose"] = verbose
     transform_input = doc.get("transform_input")
     if transform_input is not None:
-        if not isinstance(transform_input, list) or len(transform_input) > _MAX_LIST or not all(
+        if not isinstance(transform_input, list) or len(transform_input) > MAX_LIST or not all(
             isinstance(v, str) for v in transform_input
         ):
             fail("pipeline.transform_input must be null or a list of str")
@@ -551,7 +553,7 @@ def _read_featurizer(cls, params, where, fail):
     for param, value in params.items():
         field = f"{where}.{param}"
         if isinstance(value, list):
-            bound = _MAX_TEMPLATES if param == "templates" else _MAX_LIST
+            bound = MAX_TEMPLATES if param == "templates" else MAX_LIST
             if len(value) > bound:
                 fail(f"{field} has {len(value)} items, more than a model file may hold ({bound})")
             if not all(v is None or isinstance(v, (bool, int, str)) for v in value):
