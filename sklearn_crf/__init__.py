@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ._compat import CRF
 from ._model.layout import ParameterLayout
 from ._tagger import CRFTagger, InconsistentVersionWarning
+from ._cv import CRFTaggerCV
 from ._features.vectorizer import EncodedCorpus, SequenceVectorizer
 from ._version import __version__
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily bel
 __all__ = [
     "CRF",
     "CRFTagger",
+    "CRFTaggerCV",
     "ConllChunk",
     "EncodedCorpus",
     "InconsistentVersionWarning",
