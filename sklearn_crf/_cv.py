@@ -533,7 +533,7 @@ def _grid(values, name):
     bad = np.flatnonzero(~np.isfinite(grid) | (grid < 0))
     if len(bad):
         raise ValueError(
-            f"{name}[{bad[0]}] is {grid[bad[0]]!r}; the values must be finite and "
+            f"{name}[{bad[0]}] is {float(grid[bad[0]])!r}; the values must be finite and "
             "non-negative"
         )
     if len(np.unique(grid)) != len(grid):
