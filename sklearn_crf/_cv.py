@@ -306,8 +306,9 @@ class CRFTaggerCV(CRFTagger):
             values = np.array([fold.arrays[key] for fold in folds])
             results[f"mean_{key}"] = values.mean(axis=0)
             results[f"std_{key}"] = values.std(axis=0)
-        results["param_c1"] = np.ma.MaskedArray(np.repeat(c1s, n2), mask=False)
-        results["param_c2"] = np.ma.MaskedArray(np.tile(c2s, n1), mask=False)
+        unmasked = np.zeros(n1 * n2, dtype=bool)  # GridSearchCV's type: every value set
+        results["param_c1"] = np.ma.MaskedArray(np.repeat(c1s, n2), mask=unmasked.copy())
+        results["param_c2"] = np.ma.MaskedArray(np.tile(c2s, n1), mask=unmasked.copy())
         results["params"] = [{"c1": float(c1), "c2": float(c2)}
                              for c1 in c1s.tolist() for c2 in c2s.tolist()]
         scores = {}

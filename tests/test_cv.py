@@ -323,3 +323,33 @@ def test_convergence_warnings_of_the_path_are_shown():
         warnings.simplefilter("always")
         CRFTaggerCV(c1s=[0.0], c2s=[0.1], cv=2, max_iter=2, n_jobs=1).fit(X, y)
     assert any("max_iter=2" in str(w.message) for w in caught)
+
+
+def test_fit_returns_self_keeps_params_and_refits_the_same():
+    import copy
+
+    import joblib
+    from sklearn.utils.validation import check_is_fitted
+
+    X, y = ner_corpus(13, n_seq=24)
+    model = CRFTaggerCV(c1s=[0.0, 0.1], c2s=[0.1], cv=2, n_jobs=1)
+    params = copy.deepcopy(model.get_params())
+    public = {k for k in vars(model) if not k.startswith("_")}
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+    assert model.fit(X, y) is model
+    assert joblib.hash(model.get_params()) == joblib.hash(params)
+    added = {k for k in vars(model) if not k.startswith("_")} - public
+    assert added and all(k.endswith("_") for k in added)
+    check_is_fitted(model)
+    coef, results = model.coef_.copy(), results_without_times(model.cv_results_)
+    # (joblib.hash cannot hash masked arrays, GridSearchCV's param_<name> type)
+    state = lambda: joblib.hash({k: v for k, v in vars(model).items() if k != "cv_results_"})
+    before = state()
+    model.predict(X)
+    model.score(X, y)
+    assert state() == before
+    assert_same_results(results, results_without_times(model.cv_results_))
+    model.fit(X, y)
+    np.testing.assert_array_equal(model.coef_, coef)
+    assert_same_results(results, results_without_times(model.cv_results_))
