@@ -5,7 +5,7 @@ import contextlib
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import _fit_context
@@ -15,13 +15,18 @@ from threadpoolctl import threadpool_limits
 
 from ._engine.threads import n_threads as _n_threads
 from ._features.validation import check_sequence_weight, encode_labels
-from ._model import constraints as _constraints
-from ._tagger import CRFTagger, _check_constraint_labels
+from ._tagger import CRFTagger
 from ._training.distributed import ShardedCorpus
-from ._training.objective import build_layout
+from ._training.fit import (
+    check_constraint_labels,
+    encode_training,
+    solve,
+    training_problem,
+)
 from ._training.optimize import progress_logging
 from ._training.path import fold_data, path_steps
-from ._training.solvers import SOLVERS, TrainingData, check_solver_params
+from ._training.solvers import SOLVERS, check_solver_params
+from ._training.warm_start import warm_start_weights
 
 #: the parameters of CRFTagger that CRFTaggerCV does not take, and why
 NOT_TAKEN = {
@@ -278,8 +283,8 @@ class CRFTaggerCV(CRFTagger):
         c1s = _grid(self.c1s, "c1s")
         c2s = _grid(self.c2s, "c2s")
         scorers, multimetric, refit_metric = _check_scoring(self.scoring, self.refit)
-        _check_constraint_labels(self.transition_constraints, y)
-        vectorizer, corpus = self._encode_training(X)
+        check_constraint_labels(self.transition_constraints, y)
+        vectorizer, corpus = encode_training(X, self.hashing)
         classes, labels = encode_labels(y, corpus.seq_ptr)
         seq_weight = check_sequence_weight(sample_weight, corpus.n_sequences)
         if seq_weight is None:
@@ -344,17 +349,11 @@ class CRFTaggerCV(CRFTagger):
         """Fit on all the data with ``c1_``, ``c2_``, from the first fold's
         solution for them."""
         params = self._tagger_params(c1=self.c1_, c2=self.c2_)
-        layout = build_layout(
-            search.corpus, search.labels, len(search.classes),
-            min_freq=self.min_freq, all_possible_states=self.all_possible_states,
-            all_possible_transitions=self.all_possible_transitions,
-        )
-        previous = first_fold.tagger(self.best_index_)
-        w0 = previous._warm_start_weights(search.vectorizer, search.classes, layout)
-        with _n_threads(self.n_jobs, search.corpus.n_tokens) as n_threads:
-            result = search.solve(params, search.corpus, search.labels, search.classes,
-                                  layout, search.seq_weight, w0, n_threads)
-        self._set_fitted(search.classes, search.vectorizer, layout, result)
+        problem = training_problem(params, search.vectorizer, search.corpus, search.classes,
+                                   search.labels, search.seq_weight)
+        w0 = warm_start_weights(first_fold.models[self.best_index_], search.vectorizer,
+                                search.classes, problem.layout)
+        self._set_fitted(solve(params, problem, w0=w0))
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "coef_")
@@ -362,23 +361,15 @@ class CRFTaggerCV(CRFTagger):
 
 class _FoldPath:
     """What one fold's path produced: per candidate (in ``cv_results_``
-    order) the scores, times and iterations, and the solutions kept for the
-    refit."""
+    order) the scores, times and iterations, and, when kept, the fitted
+    models (a :class:`~sklearn_crf._model.weights.FittedModel` each), from
+    which the refit starts."""
 
-    def __init__(self, n_candidates, names, data, layout, search, keep):
+    def __init__(self, n_candidates, names, keep):
         self.arrays = {key: np.zeros(n_candidates) for key in
                        ("fit_time", "score_time", *("test_" + n for n in names))}
         self.arrays["n_iter"] = np.zeros(n_candidates, dtype=np.int64)
-        self.data = data
-        self.layout = layout
-        self.search = search
-        self.solutions = {} if keep else None
-
-    def tagger(self, candidate):
-        """The fold's fitted tagger of a kept candidate (warm_start set, so
-        that its weights can start another fit)."""
-        return self.search.tagger(self.data, self.layout, self.solutions[candidate],
-                                  n_jobs=1, warm_start=True)
+        self.models = {} if keep else None
 
 
 class _Search:
@@ -398,30 +389,11 @@ class _Search:
         self.scorers = scorers
         self.steps = path_steps(c1s, c2s)
 
-    def tagger(self, data, layout, coef, *, n_jobs, warm_start=False):
-        """A fitted CRFTagger of a fold's model, with the estimator's
-        inference parameters."""
-        params = self.estimator._tagger_params(n_jobs=n_jobs, warm_start=warm_start)
-        tagger = CRFTagger(**params)
-        tagger.classes_ = self.classes[data.classes]
-        tagger.vectorizer_ = self.vectorizer
-        tagger.layout_ = layout
-        tagger.coef_ = coef
-        return tagger
-
-    def solve(self, params, corpus, labels, classes, layout, seq_weight, w0, n_threads):
-        """One fit from ``w0`` (a :class:`~sklearn_crf._training.optimize.SolverResult`)."""
-        masks = None
-        if params["constrain_training"] and params["transition_constraints"] is not None:
-            masks = _constraints.build_constraints(
-                params["transition_constraints"], classes.tolist())
-            _constraints.check_allowed_labels(masks, labels, corpus.seq_ptr, classes.tolist())
-        solver = SOLVERS[params["solver"]]
-        return solver.run(
-            solver, TrainingData(corpus, layout, labels, seq_weight), params,
-            n_threads=n_threads, w0=w0, constraints=masks, monitor=None,
-            verbose=params["verbose"],
-        )
+    def tagger(self, model, n_jobs):
+        """A fitted CRFTagger of a fold's model (a
+        :class:`~sklearn_crf._model.weights.FittedModel`), with the
+        estimator's inference parameters: what the scorers score."""
+        return CRFTagger(**self.estimator._tagger_params(n_jobs=n_jobs))._tagger_for(model)
 
     def run(self, splits):
         """The paths of all folds (a list of :class:`_FoldPath`, in fold order)."""
@@ -440,36 +412,33 @@ class _Search:
             est = self.estimator
             data = fold_data(self.corpus, self.labels, len(self.classes), train,
                              self.seq_weight)
-            classes = self.classes[data.classes]
-            layout = build_layout(
-                data.corpus, data.labels, len(classes), min_freq=est.min_freq,
-                all_possible_states=est.all_possible_states,
-                all_possible_transitions=est.all_possible_transitions,
+            problem = training_problem(
+                est._tagger_params(), self.vectorizer, data.corpus,
+                self.classes[data.classes], data.labels, data.seq_weight,
             )
             X_test = self.corpus[test]
             y_test = _safe_indexing(self.y, test)
             n2 = len(self.c2s)
-            fold = _FoldPath(len(self.c1s) * n2, self.scorers, data, layout, self, keep=k == 0)
+            fold = _FoldPath(len(self.c1s) * n2, self.scorers, keep=k == 0)
             solutions = {}
             for n, step in enumerate(self.steps):
                 candidate = step.i * n2 + step.j
-                w0 = np.zeros(layout.n_params) if step.start is None else solutions[step.start]
+                w0 = (np.zeros(problem.layout.n_params) if step.start is None
+                      else solutions[step.start])
                 params = est._tagger_params(c1=float(self.c1s[step.i]),
-                                            c2=float(self.c2s[step.j]))
+                                            c2=float(self.c2s[step.j]), n_jobs=cores.share())
                 start = time.perf_counter()
-                with _n_threads(cores.share(), data.corpus.n_tokens) as n_threads:
-                    result = self.solve(params, data.corpus, data.labels, classes, layout,
-                                        data.seq_weight, w0, n_threads)
+                model, result = solve(params, problem, w0=w0)
                 fold.arrays["fit_time"][candidate] = time.perf_counter() - start
                 fold.arrays["n_iter"][candidate] = result.n_iter
                 start = time.perf_counter()
-                tagger = self.tagger(data, layout, result.w, n_jobs=cores.share())
+                tagger = self.tagger(model, params["n_jobs"])
                 for name, scorer in self.scorers.items():
                     fold.arrays["test_" + name][candidate] = scorer(tagger, X_test, y_test)
                 fold.arrays["score_time"][candidate] = time.perf_counter() - start
                 solutions[n] = result.w
-                if fold.solutions is not None:
-                    fold.solutions[candidate] = result.w
+                if fold.models is not None:
+                    fold.models[candidate] = model
                 for m in set(solutions) - {s.start for s in self.steps[n + 1:]}:
                     del solutions[m]
             return fold
