@@ -62,9 +62,9 @@ class CRFTaggerCV(CRFTagger):
     same splits, candidates and scores, to the optimizer's tolerance), in a
     fraction of its time. X is encoded once; on each fold, the candidates
     are fitted one after another from strong to weak regularization (down
-    ``c2``, and for each ``c2`` down ``c1``), each starting from the
-    solution of its neighbour on the same fold, which is close to its own,
-    so that it needs few iterations (each still runs to the stopping rule
+    ``c2``; for each ``c2``, along ``c1``, down then up on the next row),
+    each starting from the solution of the fit before it on the same fold, a
+    grid neighbour close to its own, so that it needs few iterations (each still runs to the stopping rule
     ``tol``). Each fold's model is the one a ``CRFTagger`` fitted on the
     fold's training sequences alone learns: the same labels, the same
     weights by CRFsuite's rules (``min_freq``, ``all_possible_*``), the same

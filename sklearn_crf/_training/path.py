@@ -37,14 +37,15 @@ class PathStep:
 def path_steps(c1s, c2s):
     """The fits of a path over the grid ``c1s`` × ``c2s``, strong to weak.
 
-    The outer loop goes down ``c2``, the inner one down ``c1``: each fit
-    starts from the previous one of its row (same ``c2``, the next larger
-    ``c1``), and the first of a row (the largest ``c1``) from the first of the
-    row before (same ``c1``, the next larger ``c2``). So every fit but the
-    first starts from the solution of a grid neighbour that is more strongly
-    regularized; the inner loop runs along ``c1`` because a step in ``c1``
-    moves the optimum less than a step in ``c2`` (on CoNLL-2002, fewer
-    iterations for the same number of candidates).
+    The outer loop goes down ``c2``; the inner one runs along ``c1``, down
+    on the first row, then back and forth (a snake): each fit starts from
+    the fit just before it, a grid neighbour, and every row from the
+    solution of a more strongly regularized row. The inner loop runs along
+    ``c1`` because a step in ``c1`` moves the optimum less than a step in
+    ``c2``; the snake saves the jump back to the start of the row (on
+    CoNLL-2002, 4 × 3 candidates, 1,333 sentences: 562 iterations against
+    590 with every row down ``c1`` from its first fit, 606 with the loops
+    the other way round).
 
     Parameters
     ----------
@@ -56,17 +57,12 @@ def path_steps(c1s, c2s):
     steps : list of PathStep
         One per candidate.
     """
-    rows = np.argsort(-np.asarray(c2s, dtype=np.float64), kind="stable")
-    cols = np.argsort(-np.asarray(c1s, dtype=np.float64), kind="stable")
+    rows = np.argsort(-np.asarray(c2s, dtype=np.float64), kind="stable").tolist()
+    cols = np.argsort(-np.asarray(c1s, dtype=np.float64), kind="stable").tolist()
     steps = []
-    row_start = None
-    for j in rows.tolist():
-        for n, i in enumerate(cols.tolist()):
-            if n == 0:
-                start, row_start = row_start, len(steps)
-            else:
-                start = len(steps) - 1
-            steps.append(PathStep(i=i, j=j, start=start))
+    for r, j in enumerate(rows):
+        for i in (cols if r % 2 == 0 else cols[::-1]):
+            steps.append(PathStep(i=i, j=j, start=len(steps) - 1 if steps else None))
     return steps
 
 
