@@ -294,6 +294,8 @@ class CRFTaggerCV(CRFTagger):
                   for train, test in cv.split(corpus, y, groups)]
         search = _Search(self, vectorizer, corpus, classes, labels, seq_weight, y,
                          c1s, c2s, scorers)
+        for name in [name for name in vars(self) if name.endswith("_")]:
+            delattr(self, name)  # nothing of a previous fit survives this one
         with _blas_and_logging(self.verbose):
             folds = search.run(splits)
             self._store_results(folds, c1s, c2s, scorers, multimetric, refit_metric)

@@ -254,6 +254,10 @@ def test_without_refit_the_search_is_kept_and_nothing_predicts():
     assert not hasattr(model, "coef_")
     with pytest.raises(NotFittedError):
         model.predict(X)
+    # a fit without refit after one with it leaves no tagger of the first
+    model.set_params(refit=True).fit(X, y)
+    model.set_params(refit=False, c2s=[0.5]).fit(X, y)
+    assert not hasattr(model, "coef_") and len(model.cv_results_["params"]) == 1
 
 
 def test_default_grids_are_log_spaced():
