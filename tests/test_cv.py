@@ -95,6 +95,7 @@ def test_same_search_as_grid_search_over_crftagger():
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_refit_is_crftagger_with_the_chosen_c1_c2():
     X, y = ner_corpus(1)
     cv_model = CRFTaggerCV(c1s=[0.0, 0.1], c2s=[0.01, 0.3], cv=3, scoring="entity_f1",
