@@ -69,3 +69,11 @@ def test_scale_benchmark_quick():
 def test_featurizer_e2e_benchmark_quick():
     result = run_script("benchmarks/bench_featurizer.py", "e2e", "--quick")
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_search_benchmark_quick():
+    result = run_script("benchmarks/bench_search.py", "--quick")
+    assert result.returncode == 0, result.stderr[-3000:]
+    for search in ("tutorial", "grid", "path"):
+        assert f"| {search} |" in result.stdout, result.stdout[-3000:]
+    assert "path: time <= 0.35 x grid:" in result.stdout, result.stdout[-3000:]
