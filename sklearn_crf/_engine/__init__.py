@@ -12,7 +12,10 @@
 * :mod:`.viterbi` — the list Viterbi (n-best; the best path at n=1), path
   scores, reachability under constraints;
 * :mod:`.decoding` — constraints as -inf scores and the decoders over them;
-* :mod:`.driver` — the one batch driver: fixed blocks on plain threads.
+* :mod:`.simd` — the 8-double vector type the lanes use (LLVM intrinsics);
+* :mod:`.driver` — the one batch driver: fixed blocks on plain threads;
+* :mod:`.threads` — thread counts (``n_jobs``, Dask workers);
+* :mod:`.first_use` — the one notice of a first call that compiles.
 """
 
 from .decoding import (

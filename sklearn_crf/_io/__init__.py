@@ -4,5 +4,6 @@
 * :mod:`.crfsuite` — CRFsuite model files (load and save);
 * :mod:`.persistence` — this project's model files (a tagger or a whole Pipeline);
 * :mod:`.corpus_store` — an encoded corpus on disk (memory-mapped .npy);
-* :mod:`.safe_io` — bounded reading of untrusted files.
+* :mod:`.safe_io` — bounded reading of untrusted files;
+* :mod:`.atomic` — every writer's temporary file, renamed over the target after the last byte.
 """
