@@ -278,9 +278,8 @@ def lanes_counts(node, seq_ptr, T, lw):
             vstore(alpha, k, vmul(a, inv))
     for w in range(W):
         n = lw.length[w]
-        if n == 0:
-            continue
-        if not lw.ok[w]:  # its terms 0 (its values may not be finite)
+        if n == 0 or not lw.ok[w]:  # padding or declined: its terms 0 (its values
+            # may not be finite, and 0 · inf would make the sums NaN)
             for t in range(T):
                 for j in range(L):
                     alpha[t, j, w] = 0.0
