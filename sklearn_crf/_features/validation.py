@@ -47,13 +47,7 @@ def encode_labels(y, seq_ptr):
     """
     check_sequences(y, "y")
     n_seq = len(seq_ptr) - 1
-    if len(y) != n_seq:
-        raise ValueError(
-            f"X and y have different numbers of sequences: {n_seq} and {len(y)}"
-        )
-    lengths = np.fromiter(map(len, y), np.int64, n_seq)
-    wrong = np.flatnonzero(lengths != np.diff(seq_ptr))
-    stop = int(wrong[0]) if len(wrong) else n_seq  # the sequences before the first error
+    stop = _first_bad_length(y, seq_ptr)  # the sequences before the first error
     # each label's code in order of first appearance, in C loops (no Python per token)
     index = {}
     try:
@@ -65,10 +59,7 @@ def encode_labels(y, seq_ptr):
     if codes is None or any(map(_not_a_label, index)):
         _raise_bad_label(y[:stop])
     if stop < n_seq:
-        raise ValueError(
-            f"sequence {stop} has {seq_ptr[stop + 1] - seq_ptr[stop]} tokens in X but "
-            f"{lengths[stop]} labels in y"
-        )
+        _raise_bad_length(y, seq_ptr, stop)
     labels = list(index)
     if not labels:
         raise ValueError(
@@ -193,8 +184,10 @@ def _has_partial_entry(y):
     return any(entry is None or _is_label_set(entry) for entry in distinct)
 
 
-def _check_lengths(y, seq_ptr):
-    """ValueError when y has not one entry per token of each sequence of X."""
+def _first_bad_length(y, seq_ptr):
+    """The first sequence of y whose entries are not one per token of X's
+    (the number of sequences when there is none); a ValueError when y has not
+    X's number of sequences."""
     n_seq = len(seq_ptr) - 1
     if len(y) != n_seq:
         raise ValueError(
@@ -202,12 +195,22 @@ def _check_lengths(y, seq_ptr):
         )
     lengths = np.fromiter(map(len, y), np.int64, n_seq)
     wrong = np.flatnonzero(lengths != np.diff(seq_ptr))
-    if len(wrong):
-        s = int(wrong[0])
-        raise ValueError(
-            f"sequence {s} has {seq_ptr[s + 1] - seq_ptr[s]} tokens in X but "
-            f"{lengths[s]} labels in y"
-        )
+    return int(wrong[0]) if len(wrong) else n_seq
+
+
+def _raise_bad_length(y, seq_ptr, s):
+    """The ValueError of sequence ``s``, whose entries are not one per token."""
+    raise ValueError(
+        f"sequence {s} has {seq_ptr[s + 1] - seq_ptr[s]} tokens in X but "
+        f"{len(y[s])} labels in y"
+    )
+
+
+def _check_lengths(y, seq_ptr):
+    """ValueError when y has not one entry per token of each sequence of X."""
+    s = _first_bad_length(y, seq_ptr)
+    if s < len(seq_ptr) - 1:
+        _raise_bad_length(y, seq_ptr, s)
 
 
 def encode_partial_labels(y, seq_ptr):
