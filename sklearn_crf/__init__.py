@@ -19,6 +19,9 @@ from ._tagger import CRFTagger, InconsistentVersionWarning
 from ._cv import CRFTaggerCV
 from ._features.vectorizer import EncodedCorpus, SequenceVectorizer
 from ._version import __version__
+from ._moved import install as _install_moved_modules
+
+_install_moved_modules()  # old module names of pickles and skops files
 
 if TYPE_CHECKING:  # pragma: no cover - for static analysis; imported lazily below
     from . import datasets, metrics, model_selection, scorers

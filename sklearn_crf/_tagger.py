@@ -1432,3 +1432,11 @@ def _check_fitted_state(state, version):
             f"cannot read this CRFTagger ({made_by}): coef_ does not match its "
             "parameter layout; refit it"
         )
+
+
+def __getattr__(name):
+    """Names that moved out of this module, for pickles written before
+    (:data:`sklearn_crf._moved.MOVED_NAMES`)."""
+    from ._moved import moved_attribute
+
+    return moved_attribute(__name__, name)

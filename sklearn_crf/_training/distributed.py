@@ -928,3 +928,11 @@ def fit_sharded(problem, params, *, w0=None, monitor=None, verbose=0):
         monitor=monitor,
     )
     return ShardedFit(problem.classes, problem.vectorizer, problem.layout, result)
+
+
+def __getattr__(name):
+    """Names that moved out of this module, for pickles written before
+    (:data:`sklearn_crf._moved.MOVED_NAMES`)."""
+    from .._moved import moved_attribute
+
+    return moved_attribute(__name__, name)
