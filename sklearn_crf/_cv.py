@@ -25,7 +25,7 @@ from ._training.fit import (
 )
 from ._training.optimize import progress_logging
 from ._training.path import fold_data, path_steps
-from ._training.solvers import SOLVERS, check_solver_params
+from ._training.solvers import SOLVERS, ObjectiveCache, check_solver_params
 from ._training.warm_start import warm_start_weights
 
 #: the parameters of CRFTagger that CRFTaggerCV does not take, and why
@@ -423,6 +423,7 @@ class _Search:
             n2 = len(self.c2s)
             fold = _FoldPath(len(self.c1s) * n2, self.scorers, keep=k == 0)
             solutions = {}
+            objectives = ObjectiveCache()
             for n, step in enumerate(self.steps):
                 candidate = step.i * n2 + step.j
                 w0 = (np.zeros(problem.layout.n_params) if step.start is None
@@ -430,7 +431,7 @@ class _Search:
                 params = est._tagger_params(c1=float(self.c1s[step.i]),
                                             c2=float(self.c2s[step.j]), n_jobs=cores.share())
                 start = time.perf_counter()
-                model, result = solve(params, problem, w0=w0)
+                model, result = solve(params, problem, w0=w0, objectives=objectives)
                 fold.arrays["fit_time"][candidate] = time.perf_counter() - start
                 fold.arrays["n_iter"][candidate] = result.n_iter
                 start = time.perf_counter()

@@ -176,9 +176,11 @@ def _monitor(params, model, X_val, y_val, val_weight, n_threads, tagger_for):
 
 
 def solve(params, problem, *, w0, X_val=None, y_val=None, val_weight=None,
-          tagger_for=None):
+          tagger_for=None, objectives=None):
     """Run the solver of ``params`` on a :class:`TrainingProblem` from the
-    weights ``w0``; returns a :class:`FitOutcome`."""
+    weights ``w0``; returns a :class:`FitOutcome`. ``objectives`` (an
+    :class:`~sklearn_crf._training.solvers.ObjectiveCache` of this problem, or
+    None) lets the fits of a path share their objectives."""
     solver = SOLVERS[params["solver"]]
     model = FittedModel(problem.classes, problem.vectorizer, problem.layout, None)
     with thread_count(params["n_jobs"], problem.corpus.n_tokens) as n_threads:
@@ -188,7 +190,7 @@ def solve(params, problem, *, w0, X_val=None, y_val=None, val_weight=None,
             solver, TrainingData(problem.corpus, problem.layout, problem.labels,
                                  problem.seq_weight, problem.allowed),
             params, n_threads=n_threads, w0=w0, constraints=problem.constraints,
-            monitor=monitor, verbose=params["verbose"],
+            monitor=monitor, verbose=params["verbose"], objectives=objectives,
         )
     return FitOutcome(model._replace(coef=result.w), result)
 

@@ -7,6 +7,7 @@ other module lists solvers or their defaults. Every solver returns a
 :class:`~sklearn_crf._training.optimize.SolverResult`.
 """
 
+import copy
 import inspect
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional
@@ -39,6 +40,28 @@ class TrainingData(NamedTuple):
     labels: object
     seq_weight: object
     allowed: object = None
+
+
+class ObjectiveCache:
+    """The objectives of one :class:`TrainingData`, built once per thread count
+    and reused by the fits of a regularization path, which differ only in
+    ``c2``: building one costs as much as a few iterations. One caller at a
+    time (the objectives own their work buffers)."""
+
+    def __init__(self):
+        self._built = {}
+
+    def objective(self, data, c2, n_threads, constraints):
+        """The objective of ``data`` under ``c2``, on ``n_threads`` chunks."""
+        base = self._built.get(n_threads)
+        if base is None:
+            base = self._built[n_threads] = crf_objective(
+                data.corpus, data.layout, data.labels, data.seq_weight,
+                allowed=data.allowed, c2=0.0, n_chunks=n_threads, constraints=constraints,
+            )
+        objective = copy.copy(base)  # the arrays shared, c2 its own
+        objective.c2 = float(c2)
+        return objective
 
 
 @dataclass(frozen=True)
@@ -102,13 +125,18 @@ class Solver:
         return self.epsilon if epsilon is None else epsilon
 
 
-def run_batch(solver, data, params, *, n_threads, w0, constraints, monitor, verbose):
+def run_batch(solver, data, params, *, n_threads, w0, constraints, monitor, verbose,
+              objectives=None):
     """L-BFGS-B / OWL-QN (:func:`~sklearn_crf._training.optimize.minimize_crf`) on the
-    objective of ``data``."""
-    objective = crf_objective(
-        data.corpus, data.layout, data.labels, data.seq_weight, allowed=data.allowed,
-        c2=params["c2"], n_chunks=n_threads, constraints=constraints,
-    )
+    objective of ``data`` (from ``objectives``, an :class:`ObjectiveCache`, when
+    given)."""
+    if objectives is not None:
+        objective = objectives.objective(data, params["c2"], n_threads, constraints)
+    else:
+        objective = crf_objective(
+            data.corpus, data.layout, data.labels, data.seq_weight, allowed=data.allowed,
+            c2=params["c2"], n_chunks=n_threads, constraints=constraints,
+        )
     return _optimize.minimize_crf(
         objective, w0, c1=params["c1"], solver=solver.name,
         max_iter=solver.resolved_max_iter(params["max_iter"]), tol=params["tol"],
@@ -117,9 +145,11 @@ def run_batch(solver, data, params, *, n_threads, w0, constraints, monitor, verb
     )
 
 
-def run_online(solver, data, params, *, n_threads, w0, constraints, monitor, verbose):
+def run_online(solver, data, params, *, n_threads, w0, constraints, monitor, verbose,
+               objectives=None):
     """One of CRFsuite's online algorithms (:mod:`sklearn_crf._training.online`), with
-    the parameters it reads; they start from zeros, on one thread."""
+    the parameters it reads; they start from zeros, on one thread (``objectives``
+    is the batch solvers': online solvers have none)."""
     kwargs = {name: params[name] for name in solver.params if name != "epsilon"}
     if solver.epsilon is not None:
         kwargs["epsilon"] = float(solver.resolved_epsilon(params["epsilon"]))
