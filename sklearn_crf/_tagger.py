@@ -10,18 +10,18 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._model import constraints as _constraints, schemes as _schemes
+from ._model import constraints as _constraints
 from . import _engine
-from ._inference import explain as _explain, inspection as _inspection
+from ._inference import entities as _entities, explain as _explain, inspection as _inspection
 from ._engine.decoding import best_path_labels, node_marginals
 from ._engine.dense import dense_scores
 from ._engine.first_use import note_compilation as _note_compilation
+from ._features.forms import sequence_length
 from ._features.validation import check_n_dense as _check_n_dense
 from ._model.layout import layout_from_pairs
 from ._model.weights import FittedModel
 from ._training.fit import fit_model
 from ._training.solvers import SOLVERS, check_solver_params
-from ._engine.threads import MIN_TOKENS_PER_THREAD
 from ._engine.threads import n_threads as _n_threads
 from ._features.validation import label_array
 from ._features.vectorizer import SequenceVectorizer
@@ -636,7 +636,10 @@ class CRFTagger(BaseEstimator):
         return self
 
     def _fitted_model(self):
-        """The fitted model as a :class:`~sklearn_crf._model.weights.FittedModel`."""
+        """The fitted model as a :class:`~sklearn_crf._model.weights.FittedModel`
+        (a NotFittedError before a fit)."""
+        if "coef_" not in self.__dict__:
+            check_is_fitted(self)
         return FittedModel(self.classes_, self.vectorizer_, self.layout_, self.coef_)
 
     def _tagger_for(self, model):
@@ -656,30 +659,14 @@ class CRFTagger(BaseEstimator):
         check scikit-learn makes at every call (e.g. a Pipeline's predict)."""
         return "coef_" in self.__dict__
 
-    def _infer(self, X, kernel):
-        """Vectorize X, score its tokens and run ``kernel(scores, seq_ptr,
-        n_threads)`` with the thread count in force; returns (result, seq_ptr)."""
+    def _encode(self, X):
+        """X as an EncodedCorpus of the fitted vectorizer, checked against the
+        fit's number of dense features: the one encoding of an inference call."""
         if "coef_" not in self.__dict__:  # check_is_fitted costs more than a sentence
             check_is_fitted(self)
         corpus = self.vectorizer_.encode(X)
-        layout = self.layout_
-        _check_n_dense(corpus.n_dense, layout.n_dense)
-        _note_compilation()
-        # straight from coef_: the cost does not grow with the model's size
-        scores = _engine.state_scores_sparse(
-            self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr,
-            corpus.tok_attr, corpus.tok_val, layout.n_labels,
-        )
-        if layout.n_dense:
-            scores += dense_scores(corpus.dense, layout.dense_matrix(self.coef_))
-        if corpus.n_tokens < MIN_TOKENS_PER_THREAD:  # one thread whatever n_jobs
-            return kernel(scores, corpus.seq_ptr, 1), corpus.seq_ptr
-        with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
-            return kernel(scores, corpus.seq_ptr, n_threads), corpus.seq_ptr
-
-    def _state_scores(self, X):
-        """Vectorize X and return (state scores, sequence offsets)."""
-        return self._infer(X, lambda scores, seq_ptr, n_threads: scores)
+        _check_n_dense(corpus.n_dense, self.layout_.n_dense)
+        return corpus
 
     def predict(self, X, *, allowed=None):
         """Most likely label sequence of each sequence.
@@ -968,34 +955,45 @@ class CRFTagger(BaseEstimator):
                 f"this tagger's labels are {self.classes_.tolist()}"
             )
         codes = self._decode(problem)
-        seq_ptr = problem.seq_ptr
-        scheme = self.transition_constraints
-        scheme = scheme if isinstance(scheme, str) else None
-        sequences = self._labels(codes, seq_ptr)
-        spans = []
-        for s, labels in enumerate(sequences):
-            spans.extend((s, *entity) for entity in _schemes.read_entities(labels, scheme))
-        first = np.array([seq_ptr[s] + a for s, _, a, _ in spans], dtype=np.int64)
-        length = np.array([b - a for _, _, a, b in spans], dtype=np.int64)
+        sequences = self._labels(codes, problem.seq_ptr)
+        spans = _entities.read_spans(sequences, [self._scheme()] * len(sequences))
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
             fb = _engine.log_forward_backward(problem, n_threads)
-            log_p = _engine.span_log_probs(problem, fb, first, length, first, codes, n_threads)
-        prob = np.exp(log_p)
-        out = [[] for _ in sequences]
-        for (s, type_, a, b), p in zip(spans, prob.tolist()):
-            out[s].append((type_, a, b, p))
-        return out
+            prob = _entities.span_probabilities(problem, fb, spans, codes, n_threads)
+        return _entities.by_sequence(len(sequences), spans, prob)
+
+    def _scores(self, corpus):
+        """The state scores (n_tokens, n_labels) of an encoded corpus, straight
+        from ``coef_`` (the cost does not grow with the model's size)."""
+        _note_compilation()
+        layout = self.layout_
+        scores = _engine.state_scores_sparse(
+            self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr,
+            corpus.tok_attr, corpus.tok_val, layout.n_labels,
+        )
+        if layout.n_dense:
+            scores += dense_scores(corpus.dense, layout.dense_matrix(self.coef_))
+        return scores
+
+    def _state_scores(self, X):
+        """Vectorize X and return (state scores, sequence offsets)."""
+        corpus = self._encode(X)
+        return self._scores(corpus), corpus.seq_ptr
 
     def _problem(self, X, allowed):
-        """Dense scores and transitions of X with ``transition_constraints`` and
-        ``allowed`` applied as -inf (a :class:`~sklearn_crf._engine.decoding.DecodingProblem`);
-        a ValueError names the first sequence left without an allowed path."""
-        scores, seq_ptr = self._state_scores(X)
+        """:meth:`_problem_of` the encoding of X."""
+        return self._problem_of(self._encode(X), allowed)
+
+    def _problem_of(self, corpus, allowed):
+        """The state scores and transitions of an encoded corpus with
+        ``transition_constraints`` and ``allowed`` applied as -inf (a
+        :class:`~sklearn_crf._engine.decoding.DecodingProblem`); a ValueError
+        names the first sequence left without an allowed path."""
         classes = self.classes_.tolist()
         problem = _engine.apply_constraints(
-            scores, _transitions(self.layout_, self.coef_), seq_ptr,
+            self._scores(corpus), _transitions(self.layout_, self.coef_), corpus.seq_ptr,
             _constraints.cached_constraints(self.transition_constraints, classes),
-            _constraints.token_mask(allowed, classes, seq_ptr),
+            _constraints.token_mask(allowed, classes, corpus.seq_ptr),
         )
         if problem.constrained:
             _engine.check_feasible(
@@ -1003,6 +1001,12 @@ class CRFTagger(BaseEstimator):
                 else "transition_constraints"
             )
         return problem
+
+    def _scheme(self):
+        """The scheme entities are read with: ``transition_constraints`` when it
+        names one, else None (conlleval's rules)."""
+        scheme = self.transition_constraints
+        return scheme if isinstance(scheme, str) else None
 
     def _node_marginals(self, problem):
         """Node marginals (n_tokens, n_labels) of a decoding problem."""
@@ -1078,7 +1082,7 @@ class CRFTagger(BaseEstimator):
         Computed from ``coef_`` on each access, in the order of
         ``vectorizer_.feature_names_``; sklearn-crfsuite's ``attributes_``.
         """
-        return _inspection.attributes(self)
+        return _inspection.attributes(self._fitted_model())
 
     @property
     def state_features_(self):
@@ -1087,7 +1091,7 @@ class CRFTagger(BaseEstimator):
         Computed from ``coef_`` on each access; sklearn-crfsuite's
         ``state_features_``. Pairs that are absent have weight 0.
         """
-        return _inspection.state_features(self)
+        return _inspection.state_features(self._fitted_model())
 
     @property
     def transition_features_(self):
@@ -1096,16 +1100,16 @@ class CRFTagger(BaseEstimator):
         Computed from ``coef_`` on each access; sklearn-crfsuite's
         ``transition_features_``. Pairs that are absent have weight 0.
         """
-        return _inspection.transition_features(self)
+        return _inspection.transition_features(self._fitted_model())
 
     def explain_prediction(self, X, y=None, *, allowed=None, top=None):
         """Explain label paths: each attribute's and transition's share of their scores.
 
-        Per token, the contribution ``weight × value`` of each attribute for
-        the token's label and the weight of the incoming transition; they add
-        up to the path's score ``log p(y | x) + log Z(x)``. Per entity, the
-        terms inside it and its probability. See
-        :func:`sklearn_crf._inference.explain.explain_prediction` for the details.
+        Per token, the contribution ``weight × value`` of each attribute (and
+        dense feature) for the token's label and the weight of the incoming
+        transition; they add up, to float rounding, to the path's score
+        ``log p(y | x) + log Z(x)``. Per entity, the terms inside it and its
+        probability.
 
         Parameters
         ----------
@@ -1113,9 +1117,13 @@ class CRFTagger(BaseEstimator):
             The sequences, in any form :meth:`fit` accepts, with the
             ``n_dense_features_`` of the fit.
         y : list of sequences of labels, default=None
-            The label paths to explain; None explains the predicted ones.
+            The label paths to explain; None explains those of :meth:`predict`
+            (under ``allowed``). An unknown label or a wrong length raises a
+            ValueError naming the sequence and token.
         allowed : list, default=None
-            Labels each token may take, as in :meth:`predict`.
+            Labels each token may take, as in :meth:`predict`: it conditions
+            the prediction, ``log_partition``, ``log_probability`` and the
+            entity probabilities, not the scores and their terms.
         top : int, default=None
             Keep only the ``top`` largest terms of each token and entity (the
             others summed in ``other``, so totals stay exact).
@@ -1124,8 +1132,20 @@ class CRFTagger(BaseEstimator):
         -------
         explanations : list of SequenceExplanation
             One per sequence: ``labels``, ``tokens``, ``score``,
-            ``log_partition``, ``log_probability``, ``entities``; ``str()``
-            renders it, ``.to_records()`` lists its terms.
+            ``log_partition``, ``log_probability``, ``entities`` (None when
+            the labels are not strings); ``str()`` renders it,
+            ``.to_records()`` lists its terms.
+
+        Notes
+        -----
+        The score is that of the model without constraints: for a path that
+        ``transition_constraints`` or ``allowed`` forbid, ``log_probability``
+        is -inf while ``score`` is finite. Entities are read as
+        :meth:`predict_entities` reads them (a given path that the
+        constraints forbid with conlleval's rules); an entity's ``score``
+        holds the terms of its tokens and the transitions between them, not
+        the transition into it (its ``entering`` field). A hashing tagger
+        names its attributes by slot, ``"<slot N>"``.
 
         Examples
         --------
@@ -1140,14 +1160,26 @@ class CRFTagger(BaseEstimator):
         >>> bool(abs(ex.score - (ex.log_probability + ex.log_partition)) < 1e-12)
         True
         """
-        return _explain.explain_prediction(self, X, y, allowed=allowed, top=top)
+        top = _explain.check_top(top, "top")
+        corpus = self._encode(X)
+        problem = self._problem_of(corpus, allowed)
+        if y is None:
+            codes = self._decode(problem)
+        else:
+            codes = _encode_known_labels(y, self.classes_.tolist(), problem.seq_ptr)
+        with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
+            return _explain.explain_paths(
+                self._fitted_model(), corpus, problem, codes, given=y is not None,
+                scheme=self._scheme(), top=top, n_threads=n_threads,
+            )
 
     def compare_labels(self, x, t, a, b, *, y=None, allowed=None):
         """Why label ``a`` and not label ``b`` at token ``t`` of one sequence.
 
         The terms of the two paths' scores that differ when token ``t`` of a
-        path (the predicted one, or ``y``) takes ``a`` or ``b``. See
-        :func:`sklearn_crf._inference.explain.compare_labels` for the details.
+        path (the predicted one, or ``y``) takes ``a`` or ``b``: the token's
+        attribute contributions under either label and the transitions into
+        and out of it.
 
         Parameters
         ----------
@@ -1156,16 +1188,20 @@ class CRFTagger(BaseEstimator):
         t : int
             The token, ``0 <= t < len(x)``.
         a, b : label
-            The two labels compared.
+            The two labels compared; either may be the path's own label at ``t``.
         y : sequence of labels, default=None
-            The path's labels; None is the predicted path.
+            The path's labels; None is the predicted path (under ``allowed``).
         allowed : list, default=None
-            Labels each token of ``x`` may take.
+            Labels each token of ``x`` may take (one sequence's entry of
+            ``allowed`` in :meth:`predict`): it conditions the prediction and
+            the log-probabilities, not the scores.
 
         Returns
         -------
         comparison : LabelComparison
-            The differing terms and ``difference = score_a - score_b``.
+            The differing terms, ``difference = score_a - score_b``, and both
+            paths' log-probabilities: ``difference == log_probability_a -
+            log_probability_b`` when the constraints allow both paths.
 
         Examples
         --------
@@ -1178,7 +1214,33 @@ class CRFTagger(BaseEstimator):
         >>> bool(abs(cmp.difference - (cmp.log_probability_a - cmp.log_probability_b)) < 1e-9)
         True
         """
-        return _explain.compare_labels(self, x, t, a, b, y=y, allowed=allowed)
+        if "coef_" not in self.__dict__:
+            check_is_fitted(self)
+        classes = self.classes_.tolist()
+        n = sequence_length(x)
+        if isinstance(t, bool) or not isinstance(t, Integral) or not 0 <= t < n:
+            raise ValueError(f"t must be a token index of x, from 0 to {n - 1}, got {t!r}")
+        t = int(t)
+        for name, label in (("a", a), ("b", b)):
+            if not _is_class(label, classes):
+                raise ValueError(f"{name} is {label!r}, which is not one of the labels {classes}")
+        if y is not None:
+            if isinstance(y, (str, bytes)) or not hasattr(y, "__len__") or len(y) != n:
+                raise ValueError(f"y must be a sequence of {n} labels, one per token of x")
+            for k, label in enumerate(y):
+                if not _is_class(label, classes):
+                    raise ValueError(
+                        f"y[{k}] is {label!r}, which is not one of the labels {classes}"
+                    )
+        corpus = self._encode([x])
+        problem = self._problem_of(corpus, None if allowed is None else [allowed])
+        path = self._labels(self._decode(problem), problem.seq_ptr)[0] if y is None else y
+        labels_a, labels_b = list(path), list(path)
+        labels_a[t], labels_b[t] = a, b
+        codes = _encode_known_labels([labels_a, labels_b], classes, np.array([0, n, 2 * n]))
+        with _n_threads(self.n_jobs, 2 * n) as n_threads:
+            return _explain.compare_paths(self._fitted_model(), corpus, problem, t, labels_a,
+                                          labels_b, codes, n_threads=n_threads)
 
     def top_features(self, n=10):
         """The strongest positive and negative state weights of each label.
@@ -1218,7 +1280,7 @@ class CRFTagger(BaseEstimator):
         """
         if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
             raise ValueError(f"n must be a non-negative integer, got {n!r}")
-        return _inspection.top_state_features(self, int(n))
+        return _inspection.top_state_features(self._fitted_model(), int(n))
 
     @classmethod
     def from_weights(cls, weights, *, n_iter=0, loss=float("nan"), loss_curve=None, **params):
@@ -1353,6 +1415,14 @@ def _transitions(layout, coef):
         return trans
     _TRANSITIONS[key] = (*refs, weights, trans)
     return trans
+
+
+def _is_class(label, classes):
+    """Whether ``label`` is one of ``classes`` (False for an unhashable one)."""
+    try:
+        return label in set(classes)
+    except TypeError:
+        return False
 
 
 def _encode_known_labels(y, classes, seq_ptr):

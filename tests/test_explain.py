@@ -8,10 +8,17 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 from sklearn_crf import CRFTagger, SequenceFeaturizer
-from sklearn_crf._inference.explain import compare_labels, explain_prediction
 from sklearn_crf.datasets import load_conll2002
 
 from conftest import random_corpus
+
+
+def explain_prediction(crf, X, y=None, **kwargs):
+    return crf.explain_prediction(X, y, **kwargs)
+
+
+def compare_labels(crf, x, t, a, b, **kwargs):
+    return crf.compare_labels(x, t, a, b, **kwargs)
 
 
 def assert_additive(ex, rtol=1e-9):
@@ -502,3 +509,20 @@ def test_entities_of_a_given_path_through_an_encoded_corpus():
     by_corpus = explain_prediction(crf, crf.vectorizer_.encode(X), y)
     assert [ex.entities for ex in by_corpus] == [ex.entities for ex in by_arrays]
     assert sum(len(ex.entities) for ex in by_corpus) == 4
+
+
+def test_explanations_encode_x_once(toy, monkeypatch):
+    # the explanation helpers take the encoded corpus: X is encoded once per call
+    vectorizer = type(toy.vectorizer_)
+    encode = vectorizer.encode
+    calls = []
+
+    def counting(self, X):
+        calls.append(len(X))
+        return encode(self, X)
+
+    monkeypatch.setattr(vectorizer, "encode", counting)
+    toy.explain_prediction(TOY_NEW)
+    toy.explain_prediction(TOY_NEW, [["B-PER", "I-PER", "O"], ["O", "B-PER", "O"]])
+    toy.compare_labels(TOY_NEW[0], 1, "I-PER", "O")
+    assert calls == [2, 2, 1]

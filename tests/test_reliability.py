@@ -753,11 +753,9 @@ def many_blocks(monkeypatch):
     """Blocks of 16 tokens, a thread for every token and 3 threads available:
     every call splits its work into many blocks, on 1, 2 or 3 threads."""
     import sklearn_crf._engine.driver
-    import sklearn_crf._tagger
     import sklearn_crf._engine.threads
 
     monkeypatch.setattr(sklearn_crf._engine.threads, "MIN_TOKENS_PER_THREAD", 1)
-    monkeypatch.setattr(sklearn_crf._tagger, "MIN_TOKENS_PER_THREAD", 1)
     monkeypatch.setattr(sklearn_crf._engine.threads, "available_threads", lambda: 3)
     monkeypatch.setattr(sklearn_crf._engine.driver, "BLOCK_TOKENS", 16)
 

@@ -8,13 +8,12 @@ The score of a label path ``y`` through a sequence ``x`` is a sum of terms,
 (``x[t, a]`` the value of attribute ``a`` at token ``t``, ``w`` the state
 weights, ``d[t, j]`` dense feature ``j`` of token ``t`` and ``v`` its weights
 (``dense_coef_``), ``W`` the transition weights), and ``log p(y | x) = score(x, y) -
-log Z(x)``. :func:`explain_prediction` lists those terms per token, per entity
-and per sequence, so that they add up to the path's score; :func:`compare_labels`
-gives the terms that change when one token is relabelled.
-
-Everything is computed from the fitted tagger's public state (``vectorizer_``,
-``layout_``, ``coef_``, ``classes_``) and public methods, in plain NumPy: an
-explanation is a per-request computation with no compilation.
+log Z(x)``. :func:`explain_paths` lists those terms per token, per entity
+and per sequence, so that they add up to the path's score; :func:`compare_paths`
+gives the terms that change when one token is relabelled. Both take arrays and
+named types (the fitted model, the encoded corpus, its decoding problem):
+:meth:`CRFTagger.explain_prediction` and :meth:`CRFTagger.compare_labels`
+encode X once and pass them in.
 
 Every term is a :class:`Contribution` with a ``kind``: ``"attribute"`` for a
 state feature (``value`` the attribute's value at the token, ``weight`` its
@@ -24,8 +23,7 @@ dimension ``j``, ``value`` the token's entry, ``weight`` the dimension's
 weight for the label): one term per dimension, in the same lists as the
 attributes, so ``top`` keeps the largest of either kind and sums the rest
 into ``other``. With ``top``, only the ``top`` largest dense terms of each
-token are built as objects (the others cannot be among its ``top`` largest),
-so explaining 100-dimensional vectors costs little more than the attributes.
+token are built as objects (the others cannot be among its ``top`` largest).
 """
 
 import math
@@ -34,10 +32,9 @@ from numbers import Integral
 from typing import Any, NamedTuple, Optional
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
-from .._features.forms import sequence_length
-from .._features.vectorizer import EncodedCorpus
+from .._engine.decoding import log_forward_backward, span_log_probs
+from .entities import by_sequence, read_spans, span_probabilities
 
 __all__ = [
     "AttributeComparison",
@@ -47,8 +44,8 @@ __all__ = [
     "SequenceExplanation",
     "TokenExplanation",
     "TransitionComparison",
-    "compare_labels",
-    "explain_prediction",
+    "compare_paths",
+    "explain_paths",
 ]
 
 
@@ -209,14 +206,13 @@ class SequenceExplanation:
     Examples
     --------
     >>> from sklearn_crf import CRFTagger
-    >>> from sklearn_crf._inference.explain import explain_prediction
     >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
     ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
     ...      [{"w": "The", "cap": True}, {"w": "end"}]]
     >>> y = [["B-PER", "O"], ["B-PER", "O"], ["O", "O"]]
     >>> crf = CRFTagger(c2=0.1).fit(X, y)
     >>> x = [{"w": "Ana", "cap": True}, {"w": "sleeps"}]
-    >>> ex = explain_prediction(crf, [x])[0]
+    >>> ex = crf.explain_prediction([x])[0]
     >>> print(ex.to_text(top=1, words=["Ana", "sleeps"]))
     sequence 0: score +2.9740 = log Z +3.2885 + log p -0.3146 (p = 0.7301)
     token 0 'Ana' B-PER: +0.9909 = state +0.9909
@@ -265,7 +261,7 @@ class SequenceExplanation:
         text : str
             One line per token and per term, numbers with 4 decimals.
         """
-        top = _check_top(top, "top")
+        top = check_top(top, "top")
         if words is not None and len(words) != len(self.tokens):
             raise ValueError(
                 f"words has {len(words)} entries but sequence {self.index} has "
@@ -411,14 +407,13 @@ class LabelComparison:
     Examples
     --------
     >>> from sklearn_crf import CRFTagger
-    >>> from sklearn_crf._inference.explain import compare_labels
     >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
     ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
     ...      [{"w": "The", "cap": True}, {"w": "end"}]]
     >>> y = [["B-PER", "O"], ["B-PER", "O"], ["O", "O"]]
     >>> crf = CRFTagger(c2=0.1).fit(X, y)
     >>> x = [{"w": "Ana", "cap": True}, {"w": "sleeps"}]
-    >>> print(compare_labels(crf, x, 0, "B-PER", "O"))
+    >>> print(crf.compare_labels(x, 0, "B-PER", "O"))
     token 0: B-PER rather than O by +1.6725 (log p -0.3146 vs -1.9871)
         state +1.1347
             +0.8470  w:Ana  (value 1, weight +0.8470 vs +0.0000)
@@ -455,7 +450,7 @@ class LabelComparison:
         text : str
             The total difference, then the attributes and the transitions.
         """
-        top = _check_top(top, "top")
+        top = check_top(top, "top")
         lines = [
             f"token {self.token}: {self.label_a} rather than {self.label_b} by "
             f"{self.difference:+.4f} (log p {self.log_probability_a:+.4f} vs "
@@ -483,221 +478,6 @@ class LabelComparison:
         return self.to_text()
 
 
-def explain_prediction(crf, X, y=None, *, allowed=None, top=None):
-    """Explain label paths: each attribute's and transition's share of their scores.
-
-    For each sequence and a label path (by default the predicted one), the
-    path's score ``log p(y | x) + log Z(x)`` is split into its terms: per
-    token, the contribution ``weight × value`` of each of its attributes for
-    the token's label, and the weight of the transition from the previous
-    token's label. The terms add up exactly (up to float rounding) to the
-    score. Per entity, the terms inside it are summed, next to the entity's
-    probability.
-
-    Parameters
-    ----------
-    crf : CRFTagger
-        A fitted tagger (not a parameter of the method
-        ``CRFTagger.explain_prediction``).
-    X : list of sequences of dict, list of ndarray, list of (tokens, ndarray) or EncodedCorpus
-        The sequences, in any form :meth:`~sklearn_crf.CRFTagger.fit`
-        accepts (dense features give ``"dense"`` terms).
-    y : list of sequences of labels, default=None
-        The label paths to explain, one per sequence; ``None`` explains the
-        predicted ones (:meth:`~sklearn_crf.CRFTagger.predict` with
-        ``allowed``). An unknown label or a wrong length raises a ValueError
-        naming the sequence (and token).
-    allowed : list, default=None
-        Labels each token may take, as in
-        :meth:`~sklearn_crf.CRFTagger.predict`: it conditions the prediction,
-        ``log_partition``, ``log_probability`` and the entity probabilities;
-        the scores and their terms do not depend on it.
-    top : int, default=None
-        Keep only the ``top`` largest (in absolute value) attribute
-        contributions of each token, and terms of each entity; the others
-        are summed in their ``other`` field, so the totals stay exact. None
-        keeps them all.
-
-    Returns
-    -------
-    explanations : list of SequenceExplanation
-        One per sequence: the path's ``labels``, one
-        :class:`TokenExplanation` per token, the ``score``, ``log_partition``
-        and ``log_probability``, and the ``entities``
-        (:class:`EntityExplanation`, None when the labels are not strings).
-        ``str()`` or ``.to_text()`` render it; ``.to_records()`` lists its
-        terms as dicts.
-
-    See Also
-    --------
-    compare_labels : Why one label and not another at a token.
-
-    Notes
-    -----
-    The score is that of the model without constraints: for a path that
-    ``transition_constraints`` or ``allowed`` forbid, ``log_probability``
-    is -inf while ``score`` is finite. For a path they allow, ``score ==
-    log_probability + log_partition``.
-
-    Entities are read from the labels as
-    :meth:`~sklearn_crf.CRFTagger.predict_entities` reads them (with the
-    rules of ``transition_constraints`` when it names a scheme); for a given
-    ``y`` that the constraints forbid, with the default (conlleval) rules of
-    :func:`sklearn_crf.metrics.get_entities`. An entity's ``score`` holds
-    the terms of its tokens and the transitions between them, not the
-    transition into it (its ``entering`` field).
-
-    A hashing tagger (``hashing=``) has no attribute names: its attributes
-    are named by hash slot, ``"<slot N>"``; attributes that collide in a slot
-    are one attribute, with one weight.
-
-    Examples
-    --------
-    >>> from sklearn_crf import CRFTagger
-    >>> from sklearn_crf._inference.explain import explain_prediction
-    >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
-    ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
-    ...      [{"w": "The", "cap": True}, {"w": "end"}]]
-    >>> y = [["B-PER", "O"], ["B-PER", "O"], ["O", "O"]]
-    >>> crf = CRFTagger(c2=0.1).fit(X, y)
-    >>> x = [{"w": "Ana", "cap": True}, {"w": "sleeps"}]
-    >>> ex = explain_prediction(crf, [x])[0]
-    >>> ex.labels
-    ['B-PER', 'O']
-    >>> [(c.name, c.value, round(c.weight, 3)) for c in ex.tokens[0].state]
-    [('w:Ana', 1.0, 0.847), ('cap', 1.0, 0.144)]
-    >>> ex.tokens[1].transition.name, round(ex.tokens[1].transition.weight, 3)
-    ('B-PER -> O', 1.319)
-    >>> bool(abs(ex.score - (ex.log_probability + ex.log_partition)) < 1e-12)
-    True
-    >>> e = ex.entities[0]
-    >>> e.type, e.start, e.end, round(e.probability, 3), round(e.score, 3)
-    ('PER', 0, 1, 0.831, 0.991)
-    >>> print(ex)  # doctest: +ELLIPSIS
-    sequence 0: score +2.9740 = log Z +3.2885 + log p -0.3146 (p = 0.7301)
-    token 0 B-PER: +0.9909 = state +0.9909
-        +0.8470  w:Ana
-        +0.1439  cap
-    ...
-
-    A given path, with the largest term of each token only (the others summed):
-
-    >>> ex = explain_prediction(crf, [x], [["O", "O"]], top=1)[0]
-    >>> round(ex.probability, 3), [c.name for c in ex.tokens[0].state]
-    (0.137, ['cap'])
-    """
-    top = _check_top(top, "top")
-    return _explain(crf, X, y, allowed, top, entities=True)
-
-
-def compare_labels(crf, x, t, a, b, *, y=None, allowed=None):
-    """Why label ``a`` and not label ``b`` at token ``t`` of one sequence.
-
-    Takes a path (the predicted one, or ``y``), puts ``a`` at token ``t`` in
-    one copy and ``b`` in another, and lists the terms of the two paths'
-    scores that differ: the token's attribute contributions under either
-    label and the transitions into and out of it.
-
-    Parameters
-    ----------
-    crf : CRFTagger
-        A fitted tagger.
-    x : sequence of dict, ndarray or (tokens, ndarray)
-        One sequence (not a list of sequences), in any form
-        :meth:`~sklearn_crf.CRFTagger.fit` accepts for a sequence.
-    t : int
-        The token, ``0 <= t < len(x)``.
-    a, b : label
-        The two labels compared; either may be the path's own label at ``t``.
-    y : sequence of labels, default=None
-        The path's labels; ``None`` is the predicted path (under
-        ``allowed``).
-    allowed : list, default=None
-        Labels each token of ``x`` may take, one entry per token as in one
-        sequence's entry of ``allowed`` in
-        :meth:`~sklearn_crf.CRFTagger.predict`: it conditions the prediction
-        and the log-probabilities, not the scores.
-
-    Returns
-    -------
-    comparison : LabelComparison
-        The differing terms, ``difference = score_a - score_b``, and both
-        paths' log-probabilities: ``difference == log_probability_a -
-        log_probability_b`` when the constraints allow both paths.
-
-    See Also
-    --------
-    explain_prediction : Every term of a path's score.
-
-    Examples
-    --------
-    >>> from sklearn_crf import CRFTagger
-    >>> from sklearn_crf._inference.explain import compare_labels
-    >>> X = [[{"w": "Ana", "cap": True}, {"w": "runs"}],
-    ...      [{"w": "Bo", "cap": True}, {"w": "sleeps"}],
-    ...      [{"w": "The", "cap": True}, {"w": "end"}]]
-    >>> y = [["B-PER", "O"], ["B-PER", "O"], ["O", "O"]]
-    >>> crf = CRFTagger(c2=0.1).fit(X, y)
-    >>> x = [{"w": "Ana", "cap": True}, {"w": "sleeps"}]
-    >>> cmp = compare_labels(crf, x, 0, "B-PER", "O")
-    >>> cmp.labels_a, cmp.labels_b
-    (['B-PER', 'O'], ['O', 'O'])
-    >>> [(c.name, round(c.weight_a, 3), round(c.weight_b, 3)) for c in cmp.state]
-    [('w:Ana', 0.847, 0.0), ('cap', 0.144, -0.144)]
-    >>> round(cmp.difference, 3), round(cmp.log_probability_a - cmp.log_probability_b, 3)
-    (1.673, 1.673)
-    """
-    check_is_fitted(crf)
-    classes = crf.classes_.tolist()
-    n = sequence_length(x)
-    if isinstance(t, bool) or not isinstance(t, Integral) or not 0 <= t < n:
-        raise ValueError(f"t must be a token index of x, from 0 to {n - 1}, got {t!r}")
-    t = int(t)
-    for name, label in (("a", a), ("b", b)):
-        if not _is_class(label, classes):
-            raise ValueError(f"{name} is {label!r}, which is not one of the labels {classes}")
-    allowed_list = None if allowed is None else [allowed]
-    if y is None:
-        path = crf.predict([x], allowed=allowed_list)[0]
-    else:
-        if isinstance(y, (str, bytes)) or not hasattr(y, "__len__") or len(y) != n:
-            raise ValueError(f"y must be a sequence of {n} labels, one per token of x")
-        path = list(y)
-        for k, label in enumerate(path):
-            if not _is_class(label, classes):
-                raise ValueError(
-                    f"y[{k}] is {label!r}, which is not one of the labels {classes}"
-                )
-    labels_a, labels_b = list(path), list(path)
-    labels_a[t], labels_b[t] = a, b
-    both = None if allowed is None else [allowed, allowed]
-    ex_a, ex_b = _explain(crf, [x, x], [labels_a, labels_b], both, None, entities=False)
-    tok_a, tok_b = ex_a.tokens[t], ex_b.tokens[t]
-    weights_b = {c.name: c.weight for c in tok_b.state}
-    values = {c.name: c.value for c in tok_b.state}
-    names = [c.name for c in tok_a.state] + [c.name for c in tok_b.state]
-    weights_a = {c.name: c.weight for c in tok_a.state}
-    values.update({c.name: c.value for c in tok_a.state})
-    kinds = {c.name: c.kind for c in tok_b.state + tok_a.state}
-    state = []
-    for name in dict.fromkeys(names):
-        wa, wb, v = weights_a.get(name, 0.0), weights_b.get(name, 0.0), values[name]
-        state.append(AttributeComparison(kinds[name], name, v, wa, wb, wa * v - wb * v))
-    state.sort(key=lambda c: -abs(c.difference))
-    trans_in = _transition_comparison(tok_a.transition, tok_b.transition)
-    trans_out = None
-    if t + 1 < n:
-        trans_out = _transition_comparison(ex_a.tokens[t + 1].transition,
-                                           ex_b.tokens[t + 1].transition)
-    return LabelComparison(
-        token=t, label_a=a, label_b=b, labels_a=labels_a, labels_b=labels_b,
-        state=state, state_difference=tok_a.state_score - tok_b.state_score,
-        transition_in=trans_in, transition_out=trans_out,
-        difference=ex_a.score - ex_b.score, score_a=ex_a.score, score_b=ex_b.score,
-        log_probability_a=ex_a.log_probability, log_probability_b=ex_b.log_probability,
-    )
-
-
 # --- the computation ----------------------------------------------------------------
 
 
@@ -705,11 +485,10 @@ class _ModelWeights:
     """The fitted weights in lookup form: (attribute, label) → weight, the
     transition matrix, and attribute id → name."""
 
-    def __init__(self, crf):
-        check_is_fitted(crf)
-        layout = crf.layout_
+    def __init__(self, model):
+        layout = model.layout
         self.n_labels = L = int(layout.n_labels)
-        coef = np.asarray(crf.coef_, dtype=np.float64)
+        coef = np.asarray(model.coef, dtype=np.float64)
         keys = layout.state_pairs().astype(np.int64) * L + layout.attr_label
         weights = coef[: layout.n_state]
         if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
@@ -718,8 +497,8 @@ class _ModelWeights:
         self.keys, self.weights = keys, weights
         self.trans = layout.transition_matrix(coef)
         self.dense = layout.dense_matrix(coef)  # (n_dense, L)
-        self.classes = crf.classes_.tolist()
-        vec = crf.vectorizer_
+        self.classes = model.classes.tolist()
+        vec = model.vectorizer
         self._names = getattr(vec, "feature_names_", None)
         self._slots = getattr(vec, "hash_slots_", None) if self._names is None else None
 
@@ -747,28 +526,56 @@ class _ModelWeights:
         return f"{self.classes[f]} -> {self.classes[t]}"
 
 
-def _explain(crf, X, y, allowed, top, *, entities):
-    """The explanations of the paths y (None: the predicted ones) of X."""
-    model = _ModelWeights(crf)
-    corpus = crf.vectorizer_.encode(X)
-    given = y is not None
-    if not given:
-        y = crf.predict(X, allowed=allowed)
-    # validates y: an unknown label or a wrong length names the sequence and token
-    log_p = np.asarray(crf.log_probability(X, y, allowed=allowed), dtype=np.float64)
-    log_z = np.asarray(crf.log_partition(X, allowed=allowed), dtype=np.float64)
-    index = {label: k for k, label in enumerate(model.classes)}
-    codes = np.fromiter((index[label] for seq in y for label in seq), dtype=np.int64,
-                        count=corpus.n_tokens)
-    tokens = _token_terms(model, corpus, codes, top)
+def explain_paths(model, corpus, problem, codes, *, given, scheme, top, n_threads,
+                  entities=True):
+    """The :class:`SequenceExplanation` of each label path of a corpus.
+
+    Parameters
+    ----------
+    model : FittedModel
+        The fitted weights, labels and vectorizer
+        (:class:`~sklearn_crf._model.weights.FittedModel`).
+    corpus : EncodedCorpus
+        The sequences, encoded by ``model.vectorizer``.
+    problem : DecodingProblem
+        Their state scores and transitions with the constraints applied
+        (:class:`~sklearn_crf._engine.decoding.DecodingProblem`): what the
+        probabilities are conditional on.
+    codes : ndarray of shape (n_tokens,)
+        The label codes of the paths explained.
+    given : bool
+        Whether the paths were given (else: decoded under ``problem``); a
+        given path that ``problem`` forbids has its entities read with
+        conlleval's rules rather than ``scheme``'s.
+    scheme : str or None
+        The tagging scheme entities are read with (None: conlleval's rules).
+    top : int or None
+        Terms kept per token and per entity (None: all).
+    n_threads : int
+        Threads of the engine's calls.
+    entities : bool, default=True
+        Whether to list the entities (only for string labels).
+
+    Returns
+    -------
+    explanations : list of SequenceExplanation
+    """
+    weights = _ModelWeights(model)
+    seq_ptr = problem.seq_ptr
+    fb = log_forward_backward(problem, n_threads)
+    log_p = span_log_probs(problem, fb, seq_ptr[:-1], np.diff(seq_ptr), seq_ptr[:-1], codes,
+                           n_threads)
+    log_z = fb.log_z
+    tokens = _token_terms(weights, corpus, codes, top)
     spans = None
-    if entities and all(isinstance(label, str) for label in model.classes):
-        spans = _entity_spans(crf, X, y, given, allowed, log_p, log_z)
+    if entities and all(isinstance(label, str) for label in weights.classes):
+        spans = _entity_spans(weights, problem, fb, codes, log_p, log_z, given, scheme,
+                              n_threads)
     out = []
-    seq_ptr = corpus.seq_ptr.tolist()
-    for s in range(corpus.n_sequences):
+    seq_ptr = seq_ptr.tolist()
+    for s in range(len(seq_ptr) - 1):
         full = tokens[seq_ptr[s]:seq_ptr[s + 1]]
-        toks = [_token_explanation(model, codes[seq_ptr[s]:seq_ptr[s + 1]], i, terms, top)
+        toks = [_token_explanation(weights, codes[seq_ptr[s]:seq_ptr[s + 1]], i, terms, top)
                 for i, terms in enumerate(full)]
         score = math.fsum(tok.score for tok in toks)
         ents = None
@@ -780,6 +587,46 @@ def _explain(crf, X, y, allowed, top, *, entities):
             log_partition=float(log_z[s]), log_probability=float(log_p[s]), entities=ents,
         ))
     return out
+
+
+def compare_paths(model, corpus, problem, t, labels_a, labels_b, codes, *, n_threads):
+    """The :class:`LabelComparison` of two paths through one sequence that
+    differ at token ``t``.
+
+    ``corpus`` and ``problem`` hold the sequence once; ``labels_a`` and
+    ``labels_b`` are the two paths, ``codes`` their label codes one after the
+    other (``2 * n_tokens``).
+    """
+    n = len(labels_a)
+    twice = np.zeros(2, dtype=np.int64)
+    both = problem._replace(scores=np.concatenate([problem.scores, problem.scores]),
+                            seq_ptr=np.array([0, n, 2 * n], dtype=np.int64))
+    ex_a, ex_b = explain_paths(model, corpus[twice], both, codes, given=True, scheme=None,
+                               top=None, n_threads=n_threads, entities=False)
+    tok_a, tok_b = ex_a.tokens[t], ex_b.tokens[t]
+    weights_b = {c.name: c.weight for c in tok_b.state}
+    values = {c.name: c.value for c in tok_b.state}
+    names = [c.name for c in tok_a.state] + [c.name for c in tok_b.state]
+    weights_a = {c.name: c.weight for c in tok_a.state}
+    values.update({c.name: c.value for c in tok_a.state})
+    kinds = {c.name: c.kind for c in tok_b.state + tok_a.state}
+    state = []
+    for name in dict.fromkeys(names):
+        wa, wb, v = weights_a.get(name, 0.0), weights_b.get(name, 0.0), values[name]
+        state.append(AttributeComparison(kinds[name], name, v, wa, wb, wa * v - wb * v))
+    state.sort(key=lambda c: -abs(c.difference))
+    trans_in = _transition_comparison(tok_a.transition, tok_b.transition)
+    trans_out = None
+    if t + 1 < n:
+        trans_out = _transition_comparison(ex_a.tokens[t + 1].transition,
+                                           ex_b.tokens[t + 1].transition)
+    return LabelComparison(
+        token=t, label_a=labels_a[t], label_b=labels_b[t], labels_a=labels_a, labels_b=labels_b,
+        state=state, state_difference=tok_a.state_score - tok_b.state_score,
+        transition_in=trans_in, transition_out=trans_out,
+        difference=ex_a.score - ex_b.score, score_a=ex_a.score, score_b=ex_b.score,
+        log_probability_a=ex_a.log_probability, log_probability_b=ex_b.log_probability,
+    )
 
 
 class _TokenTerms(NamedTuple):
@@ -925,80 +772,37 @@ def _entity_explanation(type_, a, b, probability, toks, full, top):
     )
 
 
-def _entity_spans(crf, X, y, given, allowed, log_p, log_z):
-    """Per sequence, [(type, start, end, probability)] of the path's entities."""
+def _entity_spans(weights, problem, fb, codes, log_p, log_z, given, scheme, n_threads):
+    """Per sequence, [(type, start, end, probability)] of the paths' entities."""
+    seq_ptr = problem.seq_ptr.tolist()
+    classes = weights.classes
+    code_list = codes.tolist()
+    sequences = [[classes[k] for k in code_list[a:b]] for a, b in zip(seq_ptr[:-1], seq_ptr[1:])]
+    feasible = np.isfinite(log_p).tolist()
+    schemes = [scheme if ok or not given else None for ok in feasible]
+    spans = read_spans(sequences, schemes)
     if not given:
-        return crf.predict_entities(X, allowed=allowed)
-    n_seq = len(log_p)
-    spans = [None] * n_seq
-    ok = np.flatnonzero(np.isfinite(log_p)).tolist()
-    if ok:  # the tagger's own reading of the labels: force them and read its entities
-        read = crf.predict_entities(_take(X, ok), allowed=[list(y[s]) for s in ok])
-        for s, ents in zip(ok, read):
-            spans[s] = [(type_, a, b) for type_, a, b, _ in ents]
-    if len(ok) < n_seq:
-        from ..metrics import get_entities
-
-        for s in range(n_seq):
-            if spans[s] is None:
-                spans[s] = get_entities(list(y[s]))
-    # p(span) = Z(x, span forced) / Z(x): one log_partition over a copy of x per
-    # entity, with the entity's labels forced within the user's `allowed`
-    jobs = []  # (sequence, entity index, allowed entries)
-    probs = [[0.0] * len(ents) for ents in spans]
-    for s, ents in enumerate(spans):
-        base = _allowed_entries(allowed, s, len(y[s]))
-        for k, (_, a, b) in enumerate(ents):
-            if all(_permits(base[t], y[s][t]) for t in range(a, b)):
-                forced = list(base)
-                forced[a:b] = [y[s][t] for t in range(a, b)]
-                jobs.append((s, k, forced))
-    feasible = [job for job in jobs if np.isfinite(log_p[job[0]])]
-    if feasible:  # y itself is allowed, so is every entity of it
-        lz = crf.log_partition(_take(X, [s for s, _, _ in feasible]),
-                               allowed=[f for _, _, f in feasible])
-        for (s, k, _), v in zip(feasible, lz.tolist()):
-            probs[s][k] = math.exp(v - log_z[s])
-    for s, k, forced in jobs:
-        if not np.isfinite(log_p[s]):
-            try:
-                v = float(crf.log_partition(_take(X, [s]), allowed=[forced])[0])
-            except ValueError:  # no allowed path through the entity's labels
-                continue
-            probs[s][k] = math.exp(v - log_z[s])
-    return [[(type_, a, b, p) for (type_, a, b), p in zip(ents, ps)]
-            for ents, ps in zip(spans, probs)]
-
-
-def _take(X, seqs):
-    """The sequences ``seqs`` of X (a list, or an EncodedCorpus)."""
-    if isinstance(X, EncodedCorpus):
-        return X[np.asarray(seqs, dtype=np.int64)]
-    return [X[s] for s in seqs]
-
-
-def _allowed_entries(allowed, s, n):
-    """The per-token entries of ``allowed`` for sequence ``s`` (None: free)."""
-    if allowed is None or allowed[s] is None:
-        return [None] * n
-    return list(allowed[s])
-
-
-def _permits(entry, label):
-    """Whether an entry of ``allowed`` (None, a label, or a collection of labels)
-    permits ``label``."""
-    if entry is None:
-        return True
-    if isinstance(entry, (set, frozenset, list, tuple)):
-        return label in entry
-    return entry == label
-
-
-def _is_class(label, classes):
-    try:
-        return label in set(classes)
-    except TypeError:
-        return False
+        return by_sequence(len(sequences), spans, span_probabilities(problem, fb, spans, codes,
+                                                                     n_threads))
+    # p(span) = Z(x, span forced) / Z(x): the log Z of a copy of the sequence per
+    # entity, its labels forced in the span
+    parts, ptr = [], [0]
+    for s, _, a, b in spans:
+        part = problem.scores[seq_ptr[s]:seq_ptr[s + 1]].copy()
+        rows = np.arange(a, b)
+        kept = part[rows, codes[seq_ptr[s] + rows]]
+        part[a:b] = -np.inf
+        part[rows, codes[seq_ptr[s] + rows]] = kept
+        parts.append(part)
+        ptr.append(ptr[-1] + len(part))
+    L = problem.scores.shape[1]
+    forced = problem._replace(
+        scores=np.concatenate(parts) if parts else np.zeros((0, L)),
+        seq_ptr=np.array(ptr, dtype=np.int64), constrained=True,
+    )
+    lz = log_forward_backward(forced, n_threads).log_z.tolist()
+    probs = np.array([math.exp(v - log_z[s]) for (s, _, _, _), v in zip(spans, lz)])
+    return by_sequence(len(sequences), spans, probs)
 
 
 def _transition_comparison(ca, cb):
@@ -1021,7 +825,7 @@ def _term_lines(terms, n_other, other, top, *, with_token):
     return lines
 
 
-def _check_top(top, name):
+def check_top(top, name):
     if top is None:
         return None
     if isinstance(top, bool) or not isinstance(top, Integral) or top < 1:
