@@ -526,3 +526,32 @@ def test_explanations_encode_x_once(toy, monkeypatch):
     toy.explain_prediction(TOY_NEW, [["B-PER", "I-PER", "O"], ["O", "B-PER", "O"]])
     toy.compare_labels(TOY_NEW[0], 1, "I-PER", "O")
     assert calls == [2, 2, 1]
+
+
+@pytest.mark.parametrize("with_allowed", [False, True])
+def test_entity_probabilities_match_brute_force_over_allowed_paths(iob2, with_allowed):
+    # given paths (one the constraints forbid: conlleval's reading) and predicted ones
+    import _naive
+    from sklearn_crf._model.constraints import build_constraints, token_mask
+
+    classes = iob2.classes_.tolist()
+    masks = build_constraints("IOB2", classes)
+    ys = [["B-PER", "I-PER", "O"], ["I-PER", "O", "B-PER"]]
+    allowed = [[None, {"I-PER", "B-PER"}, None], None] if with_allowed else None
+    explanations = (iob2.explain_prediction(TOY_NEW, ys, allowed=allowed)
+                    + iob2.explain_prediction(TOY_NEW, allowed=allowed))
+    checked = 0
+    for ex in explanations:
+        x = TOY_NEW[ex.index]
+        scores, _ = iob2._state_scores([x])
+        mask = None
+        if allowed is not None and allowed[ex.index] is not None:
+            mask = token_mask([allowed[ex.index]], classes, np.array([0, len(x)]))
+        paths, total = _naive.allowed_paths(scores, iob2.transition_matrix_, masks.transitions,
+                                            masks.start, masks.end, mask)
+        for ent in ex.entities:
+            codes = [classes.index(label) for label in ent.labels]
+            expected = _naive.span_probability(paths, total, ent.start, codes)
+            assert ent.probability == pytest.approx(expected, rel=1e-9, abs=1e-300)
+            checked += 1
+    assert checked >= 5

@@ -569,8 +569,7 @@ def explain_paths(model, corpus, problem, codes, *, given, scheme, top, n_thread
     tokens = _token_terms(weights, corpus, codes, top)
     spans = None
     if entities and all(isinstance(label, str) for label in weights.classes):
-        spans = _entity_spans(weights, problem, fb, codes, log_p, log_z, given, scheme,
-                              n_threads)
+        spans = _entity_spans(weights, problem, fb, codes, log_p, given, scheme, n_threads)
     out = []
     seq_ptr = seq_ptr.tolist()
     for s in range(len(seq_ptr) - 1):
@@ -772,37 +771,19 @@ def _entity_explanation(type_, a, b, probability, toks, full, top):
     )
 
 
-def _entity_spans(weights, problem, fb, codes, log_p, log_z, given, scheme, n_threads):
-    """Per sequence, [(type, start, end, probability)] of the paths' entities."""
+def _entity_spans(weights, problem, fb, codes, log_p, given, scheme, n_threads):
+    """Per sequence, [(type, start, end, probability)] of the paths' entities,
+    read as :meth:`CRFTagger.predict_entities` reads them (a given path that
+    ``problem`` forbids with conlleval's rules), each with the engine's
+    probability of its labels."""
     seq_ptr = problem.seq_ptr.tolist()
     classes = weights.classes
     code_list = codes.tolist()
     sequences = [[classes[k] for k in code_list[a:b]] for a, b in zip(seq_ptr[:-1], seq_ptr[1:])]
-    feasible = np.isfinite(log_p).tolist()
-    schemes = [scheme if ok or not given else None for ok in feasible]
+    schemes = [scheme if ok or not given else None for ok in np.isfinite(log_p).tolist()]
     spans = read_spans(sequences, schemes)
-    if not given:
-        return by_sequence(len(sequences), spans, span_probabilities(problem, fb, spans, codes,
-                                                                     n_threads))
-    # p(span) = Z(x, span forced) / Z(x): the log Z of a copy of the sequence per
-    # entity, its labels forced in the span
-    parts, ptr = [], [0]
-    for s, _, a, b in spans:
-        part = problem.scores[seq_ptr[s]:seq_ptr[s + 1]].copy()
-        rows = np.arange(a, b)
-        kept = part[rows, codes[seq_ptr[s] + rows]]
-        part[a:b] = -np.inf
-        part[rows, codes[seq_ptr[s] + rows]] = kept
-        parts.append(part)
-        ptr.append(ptr[-1] + len(part))
-    L = problem.scores.shape[1]
-    forced = problem._replace(
-        scores=np.concatenate(parts) if parts else np.zeros((0, L)),
-        seq_ptr=np.array(ptr, dtype=np.int64), constrained=True,
-    )
-    lz = log_forward_backward(forced, n_threads).log_z.tolist()
-    probs = np.array([math.exp(v - log_z[s]) for (s, _, _, _), v in zip(spans, lz)])
-    return by_sequence(len(sequences), spans, probs)
+    probabilities = span_probabilities(problem, fb, spans, codes, n_threads)
+    return by_sequence(len(sequences), spans, probabilities)
 
 
 def _transition_comparison(ca, cb):
