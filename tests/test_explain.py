@@ -555,3 +555,20 @@ def test_entity_probabilities_match_brute_force_over_allowed_paths(iob2, with_al
             assert ent.probability == pytest.approx(expected, rel=1e-9, abs=1e-300)
             checked += 1
     assert checked >= 5
+
+
+@pytest.mark.parametrize("allowed", [
+    [None],  # one entry for two sequences
+    [None, ["O", "O"]],  # two entries for three tokens
+    [None, [None, "X-NEW", None]],  # an unknown label
+    [None, [None, set(), None]],  # nothing allowed at a token
+    "O",
+])
+def test_allowed_is_read_once_the_errors_of_predict(toy, allowed):
+    # explanations read allowed= through the decoding problem, as predict does
+    with pytest.raises((TypeError, ValueError)) as predicted:
+        toy.predict(TOY_NEW, allowed=allowed)
+    for call in (lambda: toy.explain_prediction(TOY_NEW, allowed=allowed),
+                 lambda: toy.explain_prediction(TOY_NEW, [["O"] * 3] * 2, allowed=allowed)):
+        with pytest.raises(type(predicted.value), match=re.escape(str(predicted.value))):
+            call()
