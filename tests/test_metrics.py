@@ -880,15 +880,15 @@ def test_validation_errors(metric):
         ValueError, match="^sequence 1 has 2 labels in y_true but 1 in y_pred$"
     ):
         metric([["O"], ["O", "O"], ["O"]], [["O"], ["O"], ["O", "O"]])
-    with pytest.raises(TypeError, match=r"y_true\[0\] is a str \('O'\); each sequence"):
+    with pytest.raises(TypeError, match=r"^y_true\[0\] is a str; each sequence must be"):
         metric(["O", "B-PER"], [["O"], ["B-PER"]])
-    with pytest.raises(TypeError, match=r"y_pred\[1\] is a str \('B-PER'\)"):
+    with pytest.raises(TypeError, match=r"^y_pred\[1\] is a str; each sequence"):
         metric([["O"], ["B-PER"]], [["O"], "B-PER"])
     with pytest.raises(
-        TypeError, match="^y_true must be a list of label sequences, got a str$"
+        TypeError, match="^y_true must be a list of sequences, got a str$"
     ):
         metric("O B-PER", [["O"]])
-    with pytest.raises(TypeError, match=r"y_pred\[0\] is a int \(3\)"):
+    with pytest.raises(TypeError, match=r"^y_pred\[0\] is a int; each sequence"):
         metric([["O"]], [3])
 
 
@@ -1084,3 +1084,24 @@ def test_sklearn_scorer_names_do_not_handle_ragged_y(small_data):
     model = MemorizingTagger().fit(X, y)
     with pytest.raises((ValueError, TypeError)):
         skm.get_scorer("f1_micro")(model, X, y)
+
+
+@pytest.mark.parametrize("bad", [
+    "O B-PER",  # not a list of sequences
+    {0: ["O"], 1: ["O"]},  # a mapping
+    (seq for seq in [["O"], ["O"]]),  # a generator: no length
+    [["O"], "O"],  # a str as a sequence
+    [["O"], 3],  # a label as a sequence
+    [["O"], {"O"}],  # a set: no order
+])
+def test_metrics_and_fit_read_label_sequences_by_one_rule(toy_ner, bad):
+    from sklearn_crf import CRFTagger
+
+    X = toy_ner[0][:2]
+    with pytest.raises((TypeError, ValueError)) as fit_error:
+        CRFTagger(max_iter=1).fit(X, bad)
+    if not isinstance(bad, (str, dict, list)):  # a generator is consumed
+        bad = (seq for seq in [["O"], ["O"]])
+    with pytest.raises(type(fit_error.value)) as metric_error:
+        flat_accuracy_score(bad, [["O"], ["O"]])
+    assert str(metric_error.value) == str(fit_error.value).replace("y", "y_true", 1)

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn import metrics as _skm
 
-from .._features.validation import check_sequence_weight
+from .._features.validation import check_sequence_weight, check_sequences
 
 
 # ---------------------------------------------------------------------------
@@ -16,28 +16,14 @@ from .._features.validation import check_sequence_weight
 # ---------------------------------------------------------------------------
 
 
-def _check_label_sequences(y, name):
-    """Return ``y`` as a list of lists, checking it is a list of sequences."""
-    if isinstance(y, (str, bytes)) or not hasattr(y, "__iter__"):
-        raise TypeError(
-            f"{name} must be a list of label sequences, got a {type(y).__name__}"
-        )
-    sequences = []
-    for index, seq in enumerate(y):
-        if isinstance(seq, (str, bytes)) or not hasattr(seq, "__iter__"):
-            raise TypeError(
-                f"{name}[{index}] is a {type(seq).__name__} ({seq!r}); each sequence "
-                "must be a list of labels: wrap a single sequence in a list, e.g. "
-                "[['B-PER', 'O']]"
-            )
-        sequences.append(list(seq))
-    return sequences
-
-
 def check_aligned_sequences(y_true, y_pred):
-    """Check that ``y_true`` and ``y_pred`` are aligned lists of sequences."""
-    y_true = _check_label_sequences(y_true, "y_true")
-    y_pred = _check_label_sequences(y_pred, "y_pred")
+    """``y_true`` and ``y_pred`` as lists of lists, checked to be lists of
+    sequences (the rule of ``CRFTagger.fit``'s X and y,
+    :func:`~sklearn_crf._features.validation.check_sequences`; no sequence at
+    all is allowed) of equal lengths."""
+    check_sequences(y_true, "y_true", allow_empty=True)
+    check_sequences(y_pred, "y_pred", allow_empty=True)
+    y_true, y_pred = [list(seq) for seq in y_true], [list(seq) for seq in y_pred]
     if len(y_true) != len(y_pred):
         raise ValueError(
             "y_true and y_pred have different numbers of sequences: "
