@@ -475,3 +475,22 @@ def test_same_weights_as_crfsuite(conll_sample, tmp_path, solver, ours, theirs):
     # CRFsuite's model dump prints 6 decimals
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
 
+
+
+@pytest.mark.parametrize("n_dense", [0, 2])
+def test_transition_kernel_reads_the_layouts_transition_matrix(n_dense):
+    # the online solvers' per-instance transition matrix is the layout's, in
+    # their label numbers and parameter order (dense weights before transitions)
+    X, y = random_corpus(5, n_seq=8, max_len=5, n_labels=4)
+    if n_dense:
+        rng = np.random.default_rng(0)
+        X = [(x, rng.normal(size=(len(x), n_dense))) for x in X]
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=False)
+    assert layout.n_dense == n_dense and 0 < layout.n_trans < layout.n_labels ** 2
+    p = _online._Problem(corpus, layout, labels, np.ones(corpus.n_sequences))
+    w = np.random.default_rng(1).normal(size=p.n_params)
+    trans = np.full((layout.n_labels, layout.n_labels), np.nan)
+    _online.transition_scores(w, 1.0, p.arrays.trans_index, trans)
+    expected = layout.transition_matrix(p.layout_order(w))
+    r = p.rank
+    assert np.array_equal(trans[np.ix_(r, r)], expected)

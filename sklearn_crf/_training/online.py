@@ -116,7 +116,9 @@ def shuffle_crfsuite(perm, rng):
 
 @exact_kernel
 def transition_scores(w, scale, trans_index, out):
-    """Dense (L, L) transition scores ``scale * w`` (0 where there is no parameter)."""
+    """Dense (L, L) transition scores ``scale * w`` (0 where there is no parameter):
+    :meth:`~sklearn_crf._model.layout.ParameterLayout.transition_matrix` through
+    ``trans_index``, in a kernel for the loops over instances."""
     L = out.shape[0]
     for i in range(L):
         for j in range(L):
@@ -486,12 +488,13 @@ class _Problem:
         tok_ptr, tok_attr, tok_val, attr_ptr, attr_label = _with_dense_attributes(
             corpus, layout
         )
-        # internal order: state weights, the dense ones (as state weights), transitions
+        # internal order: state weights, the dense ones (as state weights), transitions:
+        # the layout's transition index past the dense weights, in the internal numbers
         n_state = len(attr_label)
-        trans_index = np.full((L, L), -1, dtype=np.int64)
-        trans_index[rank[layout.trans_from], rank[layout.trans_to]] = n_state + np.arange(
-            len(layout.trans_from)
-        )
+        index = layout.transition_index()
+        trans_index = np.empty((L, L), dtype=np.int64)
+        trans_index[np.ix_(rank, rank)] = np.where(index >= 0, index + (n_state - layout.n_state),
+                                                   -1)
         self.arrays = OnlineArrays(
             labels=rank[labels].astype(np.int32),
             seq_weight=np.ascontiguousarray(seq_weight, dtype=np.float64),
