@@ -40,96 +40,57 @@ VALIDATION_SCORERS = (
 class CRFTagger(BaseEstimator):
     """Linear-chain conditional random field for sequence labeling.
 
-    The model and its training objective are CRFsuite's (and so
-    sklearn-crfsuite's with ``algorithm="lbfgs"``), so tuned hyperparameters
-    carry over: it minimizes
-
-    ``-Σ_s log p(y_s | x_s) + c1·‖w‖₁ + c2·‖w‖²``
-
-    over one weight per (attribute, label) pair seen in training, one per
-    label transition and, with dense token features, one per (dimension,
-    label) pair, with scipy's L-BFGS-B, or OWL-QN when there is an L1
-    term (see ``solver``). The forward-backward and
-    Viterbi kernels are compiled with numba and run over sequences in parallel.
-    CRFsuite's other training algorithms are solvers too: ``"l2sgd"``
-    (stochastic gradient descent with L2), ``"ap"`` (averaged perceptron),
-    ``"pa"`` (passive-aggressive) and ``"arow"``; each reads only its own
-    parameters, and setting a parameter the chosen solver does not use raises
-    a ValueError in :meth:`fit`.
+    CRFsuite's model and objective (so sklearn-crfsuite's tuned
+    hyperparameters carry over): it minimizes ``-Σ_s log p(y_s | x_s) +
+    c1·‖w‖₁ + c2·‖w‖²`` over one weight per (attribute, label) pair seen in
+    training, per label transition and per (dense dimension, label) pair, with
+    L-BFGS (OWL-QN under L1) or one of CRFsuite's online algorithms. X is a
+    list of sequences of feature dicts, of 2-D float arrays (dense features),
+    of ``(dicts, array)`` tuples, or an :class:`~sklearn_crf.EncodedCorpus`;
+    y a list of label sequences. The user guide has the details: the model,
+    training algorithms, decoding, input formats, dense features.
 
     Parameters
     ----------
     c1 : float, default=0.0
-        Coefficient of the L1 penalty. With ``c1 > 0`` many weights are exactly 0.
-        Solvers ``"lbfgs"`` and ``"l-bfgs-b"``.
+        Coefficient of the L1 penalty; with ``c1 > 0`` many weights are
+        exactly 0. Solvers ``"lbfgs"`` and ``"l-bfgs-b"``.
     c2 : float, default=1.0
-        Coefficient of the (squared) L2 penalty. Solvers ``"lbfgs"``,
+        Coefficient of the squared L2 penalty. Solvers ``"lbfgs"``,
         ``"l-bfgs-b"`` and ``"l2sgd"`` (which needs ``c2 > 0``).
     solver : {"lbfgs", "l-bfgs-b", "l2sgd", "ap", "pa", "arow"}, default="lbfgs"
-        ``"lbfgs"`` is CRFsuite's ``lbfgs`` algorithm: scipy's L-BFGS-B (no
-        bounds) when ``c1 == 0``, OWL-QN, the orthant-wise L-BFGS, when
-        ``c1 > 0``. ``"l-bfgs-b"`` always uses scipy's L-BFGS-B; with
-        ``c1 > 0`` it splits each weight into non-negative parts ``w = w⁺ - w⁻``
-        under bounds, which reaches the same optimum but needs many more
-        iterations. Both keep a history of 6 updates.
-
-        The others are CRFsuite's online algorithms, run as CRFsuite runs
-        them (same updates, defaults, stopping tests, averaging, and the
-        instance order of CRFsuite's unseeded ``rand()`` shuffle, so the
-        weights match CRFsuite's on Linux): ``"l2sgd"`` minimizes the same
-        objective with ``c1 = 0`` by stochastic gradient descent, with a
-        learning rate calibrated on a sample (``calibration_*``) and the
-        ``period`` / ``delta`` stopping test, and returns the weights of its
-        best epoch; ``"ap"`` is the averaged perceptron; ``"pa"``
-        passive-aggressive (``pa_type``, ``c``, ``error_sensitive``,
-        ``averaging``); ``"arow"`` adaptive regularization of weights
-        (``variance``, ``gamma``). The last three run ``max_iter`` epochs
-        unless ``epsilon`` stops them. These algorithms update the weights
-        after each sequence, so training runs on one thread; ``n_jobs``
-        still applies to prediction.
+        The training algorithm: L-BFGS or one of CRFsuite's online
+        algorithms. ``"lbfgs"`` is CRFsuite's (L-BFGS-B, or OWL-QN when
+        ``c1 > 0``), ``"l-bfgs-b"`` always L-BFGS-B (L1 on split weights);
+        ``"l2sgd"``, ``"ap"``, ``"pa"`` and ``"arow"`` are SGD, averaged
+        perceptron, passive-aggressive and AROW, run as CRFsuite runs them,
+        on one thread. A parameter of another solver set to a non-default
+        value raises a ValueError in :meth:`fit`.
     max_iter : int, default=None
-        Maximum number of iterations (epochs for the online solvers;
-        sklearn-crfsuite's ``max_iterations``). None is the solver's default:
-        1000 for ``"lbfgs"`` and ``"l-bfgs-b"`` (CRFsuite's lbfgs has no
-        limit), and CRFsuite's 1000 for ``"l2sgd"`` and 100 for ``"ap"``,
-        ``"pa"`` and ``"arow"``.
+        Maximum number of iterations (epochs for the online solvers). None:
+        1000 for ``"lbfgs"``, ``"l-bfgs-b"`` and ``"l2sgd"``, 100 for the
+        others; a fit that reaches it raises a ``ConvergenceWarning``.
     tol : float, default=1e-3
-        Stopping rule (CRFsuite's "delta" test): training stops when the loss
-        decreased by less than ``tol`` relative to its current value over the
-        last 10 iterations, ``(f[k-10] - f[k]) / max(|f[k]|, 1) < tol``.
-        L-BFGS-B also stops when it cannot decrease the loss any further. When
-        ``max_iter`` stops it first, a ``ConvergenceWarning`` is raised.
-        CRFsuite's default is 1e-5 (about 730 iterations on CoNLL-2002
-        Spanish NER); 1e-3 stops there after about 150 iterations with an
-        entity F1 within 0.002 of the converged model's; use 1e-5 to train to
-        CRFsuite's precision. Solvers ``"lbfgs"`` and ``"l-bfgs-b"``.
+        Stop when the loss decreased by less than ``tol``, relative to its
+        current value, over the last 10 iterations (CRFsuite's "delta" test,
+        whose default is 1e-5). Solvers ``"lbfgs"`` and ``"l-bfgs-b"``.
     epsilon : float, default=None
-        CRFsuite's ``epsilon``, a stopping rule whose meaning and default
-        depend on the solver; None is CRFsuite's default of the solver.
-        ``"lbfgs"`` and ``"l-bfgs-b"`` (default 1e-5): training stops when
-        ``‖g‖ / max(‖w‖, 1) <= epsilon``, g the gradient of the loss (with
-        ``c1 > 0`` its orthant-wise pseudo-gradient). Tested before the first
-        iteration too, so a refit that starts at an optimum (a warm start
-        from converged weights) runs no iteration. ``"ap"``, ``"pa"`` and
-        ``"arow"`` (default 0): training stops after an epoch whose loss (see
-        ``loss_curve_``) divided by the number of sequences is below
-        ``epsilon`` (at most ``epsilon`` for ``"arow"``); with 0, ``"ap"``
-        and ``"pa"`` run ``max_iter`` epochs and ``"arow"`` stops after an
-        epoch without mistakes. ``"l2sgd"`` does not use it (its rule is
-        ``period`` / ``delta``).
+        CRFsuite's ``epsilon`` stopping rule (None: CRFsuite's default).
+        ``"lbfgs"``, ``"l-bfgs-b"``: stop when ``‖g‖ / max(‖w‖, 1) <=
+        epsilon`` (1e-5), tested before the first iteration too; ``"ap"``,
+        ``"pa"``, ``"arow"``: stop after an epoch whose loss per sequence is
+        below ``epsilon`` (0).
     period : int, default=10
         ``"l2sgd"``: the stopping test compares the loss with the loss
-        ``period`` epochs earlier. (CRFsuite's lbfgs has the same test; here
-        its ``delta`` is ``tol`` and its period is fixed at 10.)
+        ``period`` epochs earlier.
     delta : float, default=1e-6
-        ``"l2sgd"``: training stops when the loss improved by less than
-        ``delta`` relative to its current value over the last ``period``
-        epochs.
+        ``"l2sgd"``: stop when the loss improved by less than ``delta``,
+        relative to its current value, over the last ``period`` epochs.
     calibration_eta : float, default=0.1
-        ``"l2sgd"``: the first learning rate tried by the calibration.
+        ``"l2sgd"``: the first learning rate the calibration tries.
     calibration_rate : float, default=2.0
-        ``"l2sgd"``: the calibration multiplies the learning rate by this
-        while the loss decreases, then divides it.
+        ``"l2sgd"``: the factor by which the calibration changes the
+        learning rate.
     calibration_samples : int, default=1000
         ``"l2sgd"``: the number of sequences the calibration trains on.
     calibration_candidates : int, default=10
@@ -139,257 +100,129 @@ class CRFTagger(BaseEstimator):
         ``"l2sgd"``: the maximum number of learning rates the calibration
         tries.
     pa_type : {0, 1, 2}, default=1
-        ``"pa"``: the update: 0 without slack (``tau = cost / ‖Δ‖²``), 1
-        PA-I (``min(c, cost / ‖Δ‖²)``), 2 PA-II (``cost / (‖Δ‖² + 1 / (2c))``).
+        ``"pa"``: the update, 0 without slack, 1 PA-I, 2 PA-II.
     c : float, default=1.0
         ``"pa"``: the aggressiveness parameter of types 1 and 2.
     error_sensitive : bool, default=True
-        ``"pa"``: the cost of a mistake adds the square root of the number of
-        wrong labels (else 1) to the score difference.
+        ``"pa"``: a mistake costs the square root of the number of wrong
+        labels (else 1) on top of the score difference.
     averaging : bool, default=True
-        ``"pa"``: return the average of the weights over all updates, as the
-        averaged perceptron does (else the last weights).
+        ``"pa"``: return the average of the weights over all updates (else
+        the last weights).
     variance : float, default=1.0
         ``"arow"``: the initial variance of every weight.
     gamma : float, default=1.0
         ``"arow"``: the trade-off between the loss and the change of the
         weights.
     min_freq : float, default=0.0
-        CRFsuite's feature frequency cut-off, for every kind of feature: a
-        state feature (attribute, label) is kept only when the sum of the
-        attribute's values over the training tokens with that label is at
-        least ``min_freq`` (so with the default 0, a pair whose values sum to
-        a negative number is dropped, as in CRFsuite), a transition only when
-        the label bigram occurs at least ``min_freq`` times. The extra
-        features of ``all_possible_states`` and ``all_possible_transitions``
-        have frequency 0: any ``min_freq > 0`` drops those not seen often
-        enough.
+        CRFsuite's feature cut-off: a state feature is kept when the
+        attribute's values on the training tokens of its label sum to at
+        least ``min_freq``, a transition when it occurs at least
+        ``min_freq`` times.
     all_possible_states : bool, default=False
-        Give a weight to every (attribute, label) pair, not only those seen in
-        training. Slower, rarely more accurate.
+        Give a weight to every (attribute, label) pair, not only those seen
+        in training.
     all_possible_transitions : bool, default=False
-        Give a weight to every label pair transition, not only those seen in
-        training, so that unseen transitions can learn negative weights.
+        Give a weight to every label transition, so that unseen transitions
+        can learn negative weights.
     hashing : int, default=None
-        ``None`` keeps a vocabulary of every attribute seen in training. An int
-        hashes attribute names into that many slots instead (the hashing trick,
-        see :class:`SequenceVectorizer`): memory stays bounded for huge
-        vocabularies, at the cost of collisions and of attribute names in the
-        inspection attributes.
+        None keeps a vocabulary of the attributes seen in training; an int
+        hashes attribute names into that many slots (bounded memory, at the
+        cost of collisions and of attribute names).
     warm_start : bool, default=False
-        When refitting, start from the weights of the previous fit (matched by
-        attribute and label names; features new to this fit start at 0)
-        instead of zeros. Refitting after :meth:`set_params` with a new ``c1``
-        or ``c2``, or with a larger ``max_iter`` after a fit stopped by
-        ``max_iter``, continues from the previous weights and so needs fewer
-        iterations; each fit runs at most ``max_iter`` iterations and
-        ``loss_curve_`` holds the last fit's. :func:`~sklearn.base.clone`, and
-        so :class:`~sklearn.model_selection.GridSearchCV`, drops the fitted
-        weights: warm starts help a hand-written loop over a regularization
-        path, not a search. Solvers ``"lbfgs"`` and ``"l-bfgs-b"`` (CRFsuite's
-        online algorithms always start from zeros).
+        Refit from the previous fit's weights (matched by attribute and label
+        names) instead of zeros. Solvers ``"lbfgs"`` and ``"l-bfgs-b"``.
     early_stopping : bool, default=False
-        Stop training when the score on a validation set has not improved for
-        ``n_iter_no_change`` iterations, and keep the weights of the
-        iteration with the best score (``best_iteration_``). The validation
-        set is the ``X_val``, ``y_val`` given to :meth:`fit`, or else
-        ``validation_fraction`` of the training sequences, set aside (not
-        trained on). The loss stopping rule (``tol``) and ``max_iter`` still
-        apply.
+        Stop when the validation score has not improved for
+        ``n_iter_no_change`` iterations and keep the weights of the best
+        iteration. The validation set is ``X_val``, ``y_val`` of :meth:`fit`,
+        else ``validation_fraction`` of the training sequences.
     validation_fraction : float, default=0.1
         With ``early_stopping`` and no ``X_val``: the fraction of the
-        sequences (rounded up, at least one, and at least one sequence left
-        to train on) set aside as the validation set, drawn at random with
-        ``random_state``. Both parts keep the sequences' order; with
-        ``sample_weight``, each part keeps its sequences' weights.
+        sequences set aside, at random (``random_state``), to validate on.
     n_iter_no_change : int, default=10
         With ``early_stopping``: the number of iterations without a better
         validation score after which training stops.
     validation_scoring : str or None, default=None
-        The validation score, higher is better. ``None`` is minus the
-        validation loss: the negative log-likelihood per token of the
-        validation set (all its labels must occur in training). Or the name
-        of a scorer of :func:`sklearn_crf.metrics.get_scorer`
-        (``"entity_f1"``, ``"entity_precision"``, ``"entity_recall"``,
-        ``"flat_f1"``, ``"flat_accuracy"``, ``"sequence_accuracy"``),
-        computed from the Viterbi labels of the validation set at each
-        iteration. A validation set set aside from X keeps its
-        ``sample_weight`` in either score; ``X_val`` is unweighted.
+        The validation score, higher is better: None is minus the validation
+        loss per token, a name of :func:`sklearn_crf.metrics.get_scorer`
+        (``"entity_f1"``, ...) scores the predictions.
     random_state : int, RandomState instance or None, default=None
-        The random draw of the validation set for ``early_stopping`` (see
-        ``validation_fraction``); nothing else is random.
+        The draw of the validation set of ``early_stopping``; nothing else
+        is random.
     n_jobs : int, default=None
-        Number of threads of the numba kernels. ``None`` uses numba's default
-        (all cores, or the ``NUMBA_NUM_THREADS`` environment variable); ``-1``
-        all cores, ``-2`` all but one, etc. The fitted weights are bitwise
-        the same for any ``n_jobs`` (the work is split into blocks that depend
-        on the data only). In a process-parallel search
-        (``GridSearchCV(..., n_jobs=k)`` with joblib's default "loky"
-        backend), joblib sets ``NUMBA_NUM_THREADS`` in each worker to the
-        cores divided by ``k``, so the processes do not oversubscribe the
-        cores. In a task of a Dask worker the count is at most the worker's
-        number of threads.
+        Number of threads of the kernels: None is numba's default (all cores,
+        or ``NUMBA_NUM_THREADS``), -1 all cores, -2 all but one. The weights
+        are bitwise the same for any ``n_jobs``.
     transition_constraints : None, str or collection of (label, label), default=None
-        Label sequences the decoders may produce. ``None``: any. A tagging
-        scheme, ``"IOB1"``, ``"IOB2"``, ``"IOE1"``, ``"IOE2"``, ``"IOBES"``,
-        ``"BILOU"`` or ``"BMES"``: only sequences in which seqeval's strict
-        mode reads every label other than ``"O"`` as part of an entity (e.g.
-        under IOB2 no ``I-PER`` after ``O`` or ``B-LOC``, and none first;
-        under IOBES no sequence ends inside an entity); labels must then be
-        ``"O"`` or ``"<tag>-<type>"`` with the scheme's tags, checked at fit.
-        A collection of ``(from_label, to_label)`` pairs: only these
-        transitions. Forbidden sequences get probability exactly 0 (a -inf
-        score, not a penalty) in :meth:`predict`, :meth:`predict_nbest`,
-        :meth:`predict_marginals`, :meth:`predict_entities`,
-        :meth:`log_probability` and :meth:`log_partition`, which are then
-        conditional on the constraints: ``p(y | x, y allowed)``. Training is
-        not affected unless ``constrain_training`` is set. A sequence without
-        any allowed path raises a ValueError naming it.
+        The label sequences the decoders may produce: any (None), those of a
+        tagging scheme (``"IOB1"``, ``"IOB2"``, ``"IOE1"``, ``"IOE2"``,
+        ``"IOBES"``, ``"BILOU"``, ``"BMES"``), or those made of the given
+        ``(from_label, to_label)`` pairs. Forbidden sequences get probability
+        0 in every inference method.
     constrain_training : bool, default=False
-        Train under ``transition_constraints`` too. The likelihood of each
-        training sequence is then ``p(y | x, y allowed)``: the partition
-        function sums only over the label sequences the constraints allow
-        (their transitions and their first and last label rules), so the
-        model spends no probability mass on forbidden sequences, and the
-        gradient is the expected feature counts over the allowed sequences
-        only (transition weights of forbidden pairs then only feel the
-        regularization). The training label sequences must themselves be
-        allowed: a ValueError names the first sequence and token that is not.
-        Without ``transition_constraints`` it changes nothing. Solvers
-        ``"lbfgs"`` and ``"l-bfgs-b"``.
+        Train under ``transition_constraints`` too: the likelihood of a
+        sequence is then ``p(y | x, y allowed)``. Solvers ``"lbfgs"`` and
+        ``"l-bfgs-b"``.
     decoder : {"viterbi", "posterior"}, default="viterbi"
-        How :meth:`predict` (and :meth:`predict_entities`) choose labels:
-        ``"viterbi"``, the most probable label sequence; ``"posterior"``, the
-        most probable label of each token (from :meth:`predict_marginals`).
-        Under transition constraints the posterior decoder returns the
-        allowed sequence with the largest sum of token marginals (the
-        maximum expected number of correct labels), which is the tokenwise
-        most probable label when no transition is forbidden.
+        How :meth:`predict` and :meth:`predict_entities` choose labels: the
+        most probable sequence, or the most probable label of each token
+        (under constraints, the allowed sequence with the largest sum of
+        token marginals).
     verbose : int, default=0
-        When positive, log the loss, gradient norm and elapsed time of each
-        iteration at INFO level on the ``"sklearn_crf"`` logger (see
-        :mod:`logging`). They are shown on stderr without any logging set-up;
-        when logging is configured they go to its handlers instead (once
-        each). The first fit or prediction of a process that has to compile
-        the numba kernels says so at INFO level (one line on stderr when
-        logging is not configured at all). The losses are kept in
-        ``loss_curve_`` whatever ``verbose``.
+        When positive, log each iteration's loss, gradient norm and time at
+        INFO level on the ``"sklearn_crf"`` logger (on stderr when logging
+        is not configured).
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_labels,)
         The labels, sorted.
     vectorizer_ : SequenceVectorizer
-        The fitted vectorizer that maps feature dicts to attribute ids.
+        The fitted vectorizer that maps tokens to attribute ids.
     layout_ : ParameterLayout
-        Which (attribute, label) pairs and label transitions have a weight.
-    coef_ : ndarray of shape (n_state_features + n_transition_features + n_dense * n_labels,)
-        All weights: the state features in ``layout_`` order, then the
-        transition features, then the dense weights (``dense_coef_``,
-        row-major; ``n_dense`` is ``n_dense_features_``).
+        Which (attribute, label) pairs, transitions and dense dimensions
+        carry a weight.
+    coef_ : ndarray of shape (n_params,)
+        All weights, the one source of truth: the state weights in
+        ``layout_`` order, the transitions, then ``dense_coef_`` row-major
+        (``n_params`` is ``layout_.n_params``).
     n_dense_features_ : int
-        Number of dense features per token (the width of the arrays in X);
-        0 when the tagger was fitted on feature dicts only. Every X given to
-        an inference method must have this many. Computed from ``layout_``.
-    dense_coef_ : ndarray of shape (n_dense, n_labels)
-        ``dense_coef_[j, k]`` is the weight of dense feature ``j`` for label
-        ``classes_[k]``: a view of the tail of ``coef_`` (writing to it writes
-        ``coef_``).
+        Number of dense features per token (0 without them).
+    dense_coef_ : ndarray of shape (n_dense_features_, n_labels)
+        The weights of the dense features, a view of the tail of ``coef_``.
     transition_matrix_ : ndarray of shape (n_labels, n_labels)
-        ``transition_matrix_[i, j]`` is the weight of label ``classes_[i]``
-        followed by ``classes_[j]`` (0 where there is no such feature);
-        computed from ``coef_`` on each access (``coef_`` is the one source of
-        truth: edit it, not this copy).
+        Weight of ``classes_[i]`` followed by ``classes_[j]`` (0 where there
+        is no such feature), computed from ``coef_``.
     n_iter_ : int
-        Number of iterations of the solver in the last fit (L-BFGS-B or
-        OWL-QN; epochs for the online solvers, for ``"l2sgd"`` not counting
-        the calibration's).
+        Number of iterations (epochs) of the last fit.
     loss_ : float
-        The objective at the fitted weights (``"l2sgd"``: the loss of the
-        returned best epoch; ``"ap"``, ``"pa"``, ``"arow"``: the last epoch's
-        loss).
+        The objective at the fitted weights.
     loss_curve_ : ndarray of shape (n_iter_,)
-        The objective after each iteration. For the online solvers,
-        CRFsuite's per-epoch "Loss": ``"l2sgd"`` the objective at the end of
-        the epoch; ``"ap"`` the sum over sequences of the fraction of wrong
-        labels in the Viterbi path, times the sequence weight; ``"pa"`` and
-        ``"arow"`` the summed (weighted) costs of the mistakes.
+        The objective after each iteration (CRFsuite's per-epoch loss for
+        the online solvers).
     validation_scores_ : ndarray of shape (n_iter_,) or None
-        The validation score (see ``validation_scoring``) of the weights after
-        each iteration, when there was a validation set (``early_stopping``,
-        or ``X_val`` given to :meth:`fit`); None otherwise.
+        The validation score after each iteration; None without a
+        validation set.
     best_iteration_ : int or None
-        The iteration (counted from 1) with the best validation score, the
-        first one among equals; None without a validation set. With
-        ``early_stopping``, ``coef_`` holds that iteration's weights (and
-        ``loss_`` its objective): refitting on the same training sequences
-        with ``max_iter=best_iteration_`` and no validation set gives the same
-        weights, bit for bit (for a fixed ``n_jobs``). Without it, the weights
-        are the last iteration's.
-    attributes_ : list of str, length (n_active_attributes,)
-        Names of the attributes that have a non-zero weight for at least one
-        label, in the order of ``vectorizer_.feature_names_`` (which lists
-        every attribute seen in training).
+        The iteration (counted from 1) with the best validation score, whose
+        weights ``coef_`` holds with ``early_stopping``; None without a
+        validation set.
+    attributes_ : list of str
+        Names of the attributes with a non-zero weight for some label.
     state_features_ : dict of (str, label) to float
         ``{(attribute, label): weight}`` for every non-zero state weight.
     transition_features_ : dict of (label, label) to float
         ``{(from_label, to_label): weight}`` for every non-zero transition
-        weight; ``transition_matrix_`` holds all of them as an array.
+        weight.
 
     See Also
     --------
+    CRF : The drop-in replacement of sklearn-crfsuite's ``CRF``.
+    CRFTaggerCV : The regularization path over folds.
+    SequenceFeaturizer : Feature dicts, or an encoded corpus, from raw tokens.
     SequenceVectorizer : The feature-dict vectorizer used inside.
-    sklearn_crf.metrics.get_scorer : Sequence-labeling scorers for
-        :func:`~sklearn.model_selection.cross_validate` and the searches.
-
-    Notes
-    -----
-    ``attributes_``, ``state_features_`` and ``transition_features_`` have
-    sklearn-crfsuite's formats and, as there, list only the features with a
-    non-zero weight (what a CRFsuite model file stores): with ``c1 > 0`` many
-    are absent. They are computed from ``coef_`` on each access, not stored;
-    keep the result in a variable rather than reading them in a loop.
-    :meth:`top_features` lists the strongest weights of each label. The
-    weights of dense features are in ``dense_coef_`` only: they have no
-    attribute names, so these lists leave them out.
-
-    `eli5 <https://github.com/eli5-org/eli5>`_ (>= 0.14) explains
-    sklearn-crfsuite models from these three attributes and ``classes_``;
-    registering its explainer for this class makes
-    ``eli5.explain_weights(crf)`` and ``eli5.show_weights(crf)`` work
-    (``eli5.sklearn_crfsuite`` imports sklearn-crfsuite, so both must be
-    installed)::
-
-        import eli5
-        from eli5.sklearn_crfsuite.explain_weights import (
-            explain_weights_sklearn_crfsuite,
-        )
-        eli5.explain_weights.register(CRFTagger, explain_weights_sklearn_crfsuite)
-
-    **Input forms.** ``X`` (in :meth:`fit` and every inference method) is
-    one of: a list of sequences of feature dicts (sklearn-crfsuite's form);
-    a list of 2-D float arrays of shape (n_tokens_i, n_dense), one row of
-    dense features (e.g. word vectors or an encoder's outputs) per token,
-    ``n_dense`` the same for every sequence; a list of ``(tokens, array)``
-    tuples, the feature dicts of the tokens and their dense rows
-    (``len(tokens) == len(array)``); or an
-    :class:`~sklearn_crf.EncodedCorpus` from a fitted
-    :class:`SequenceVectorizer` (its ``vectorizer`` set), which :meth:`fit`
-    then keeps as ``vectorizer_``. Dense features get a weight for every
-    (dimension, label) pair, regularized by ``c1`` and ``c2`` as the others;
-    their state scores and gradient are one BLAS product per block of
-    tokens. float32 arrays are used as they are, converted to float64 a block
-    at a time. Every solver takes them: the online ones see dimension ``j``
-    as a valued attribute of every token, so they learn the weights of the
-    same values given as ``{"v<j>": value}`` dicts.
-
-    As an estimator, ``CRFTagger`` is neither a classifier nor a regressor
-    (its ``y`` is a list of label sequences of different lengths), so
-    :func:`~sklearn.model_selection.cross_validate` and the searches split
-    ``cv=k`` with :class:`~sklearn.model_selection.KFold`, never stratified;
-    :meth:`score` is the token accuracy and
-    :func:`sklearn_crf.metrics.get_scorer` gives entity-level F1 and the
-    other sequence scores.
+    sklearn_crf.metrics.get_scorer : Sequence-labeling scorers.
 
     Examples
     --------
@@ -401,37 +234,6 @@ class CRFTagger(BaseEstimator):
     [['PER', 'O']]
     >>> crf.score(X, y)
     1.0
-
-    CRFsuite's averaged perceptron instead of L-BFGS:
-
-    >>> ap = CRFTagger(solver="ap", max_iter=5).fit(X, y)
-    >>> ap.predict([[{"w": "Mary"}, {"w": "runs"}]]), ap.n_iter_
-    ([['PER', 'O']], 5)
-
-    IOB2 constraints at decode time and, with ``constrain_training``, in
-    training too (the likelihood is then ``p(y | x, y allowed)``):
-
-    >>> import numpy as np
-    >>> X = [[{"w": "John"}, {"w": "Smith"}, {"w": "runs"}],
-    ...      [{"w": "Mary"}, {"w": "sleeps"}], [{"w": "Smith"}, {"w": "runs"}]]
-    >>> y = [["B-PER", "I-PER", "O"], ["B-PER", "O"], ["B-PER", "O"]]
-    >>> iob2 = CRFTagger(c2=0.01, transition_constraints="IOB2",
-    ...                  constrain_training=True).fit(X, y)
-    >>> iob2.predict([[{"w": "Mary"}, {"w": "Smith"}, {"w": "sleeps"}]])
-    [['B-PER', 'I-PER', 'O']]
-    >>> np.exp(iob2.log_probability(X, y)).round(3)
-    array([0.934, 0.949, 0.937])
-
-    Dense features (one row of floats per token), alone or next to the
-    feature dicts:
-
-    >>> vectors = [np.array([[1.0, 0.2], [0.9, 0.1], [0.0, 1.0]]),
-    ...            np.array([[1.0, 0.0], [0.1, 0.9]]), np.array([[0.8, 0.3], [0.0, 0.8]])]
-    >>> mixed = CRFTagger(c2=0.01).fit(list(zip(X, vectors)), y)
-    >>> mixed.n_dense_features_, mixed.dense_coef_.shape
-    (2, (2, 3))
-    >>> mixed.predict([([{"w": "Mary"}, {"w": "runs"}], np.array([[1.0, 0.1], [0.0, 1.0]]))])
-    [['B-PER', 'O']]
     """
 
     _parameter_constraints: dict = {
@@ -561,9 +363,9 @@ class CRFTagger(BaseEstimator):
             sklearn-crfsuite accepts: a dict of features or a list of
             attribute names (see :class:`SequenceVectorizer`); or a 2-D
             float array (n_tokens, n_dense) of dense features; or a tuple
-            ``(tokens, array)`` of both; or an
-            :class:`~sklearn_crf.EncodedCorpus` whose ``vectorizer`` is set
-            (see "Input forms" in the class notes).
+            ``(tokens, array)`` of both (``len(tokens) == len(array)``); or an
+            :class:`~sklearn_crf.EncodedCorpus` whose ``vectorizer`` is set,
+            which becomes ``vectorizer_``.
         y : list of sequences of labels
             One label per token. Labels may be str, int or any hashable, all of
             one type. For partially labelled data (solvers ``"lbfgs"`` and
