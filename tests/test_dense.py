@@ -660,7 +660,7 @@ def test_fit_on_repeated_rows_gives_the_weights_of_the_equivalent_dicts():
 
 
 def test_slices_of_one_matrix_become_the_dense_block_without_a_copy():
-    from sklearn_crf._features.vectorizer import _split_dense
+    from sklearn_crf._features.dense import split_dense as _split_dense
 
     V = np.random.default_rng(27).normal(size=(20, 3)).astype(np.float32)
     bounds = [0, 4, 4, 9, 20]  # an empty sequence too
@@ -685,7 +685,7 @@ def test_slices_of_one_matrix_become_the_dense_block_without_a_copy():
 
 @pytest.mark.parametrize("case", ["gap", "reversed", "dtypes", "strided", "ints"])
 def test_arrays_that_are_not_adjacent_are_copied(case):
-    from sklearn_crf._features.vectorizer import _split_dense
+    from sklearn_crf._features.dense import split_dense as _split_dense
 
     V = np.random.default_rng(28).normal(size=(10, 4))
     X = {"gap": [V[0:3], V[4:10]],
@@ -701,7 +701,7 @@ def test_arrays_that_are_not_adjacent_are_copied(case):
 
 @pytest.mark.parametrize("adjacent", [True, False])
 def test_a_non_finite_value_is_found_in_any_chunk(adjacent):
-    from sklearn_crf._features.vectorizer import _FINITE_ROWS, _split_dense
+    from sklearn_crf._features.dense import _FINITE_ROWS, split_dense as _split_dense
 
     n = 2 * _FINITE_ROWS + 10
     V = np.ones((n, 3), dtype=np.float32)

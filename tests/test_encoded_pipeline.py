@@ -420,7 +420,7 @@ def test_templates_a_sentence_at_a_time_gives_the_bulk_corpus(data):
 
 
 def test_the_entry_arrays_grow_past_a_small_capacity(data, monkeypatch):
-    import sklearn_crf._features.vectorizer as vectorizer_module
+    import sklearn_crf._features.interned as vectorizer_module
 
     def small(self, capacity=0):
         self.attr = np.empty(7, dtype=np.int32)

@@ -209,7 +209,8 @@ from sklearn_crf import (  # noqa: E402
     SequenceFeaturizer, SequenceVectorizer, TemplateFeaturizer, load_model, save_model,
 )
 from sklearn_crf._features import base as _base  # noqa: E402
-from sklearn_crf._features.vectorizer import FeatureDicts, _DERIVED_MEMOS  # noqa: E402
+from sklearn_crf._features.corpus import FeatureDicts  # noqa: E402
+from sklearn_crf._features.vocabulary import _DERIVED_MEMOS  # noqa: E402
 from sklearn_crf.datasets import load_conll2002  # noqa: E402
 
 FEATURIZERS = {

@@ -636,10 +636,10 @@ def test_partial_fit_encode_chunks_equal_fit_encode(n_features, dense):
 def _token_by_token(fit):
     """``fit()`` with every batch encoded token by token (:func:`_encode_tokens`,
     the rules item after item): the reference of the batched fit."""
-    from sklearn_crf._features import vectorizer as _vectorizer
+    from sklearn_crf._features import encode_dicts
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_vectorizer, "_SMALL", 10**9)
+        mp.setattr(encode_dicts, "_SMALL", 10**9)
         return fit()
 
 
@@ -744,14 +744,14 @@ def _general_encode(vec, X):
     from sklearn_crf._features import vectorizer as _vectorizer
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_vectorizer, "_encode_sentence", lambda X, vocab: None)
+        mp.setattr(_vectorizer, "encode_sentence", lambda *args: None)
         return vec.encode(X)
 
 
 def _takes_the_one_sentence_path(vec, x):
-    from sklearn_crf._features import vectorizer as _vectorizer
+    from sklearn_crf._features import encode_dicts, vocabulary
 
-    return _vectorizer._encode_sentence([x], vec._vocabulary(False)) is not None
+    return encode_dicts.encode_sentence([x], vocabulary.fitted_vocabulary(vec), vec) is not None
 
 
 def _assert_same_corpus(a, b):

@@ -9,7 +9,7 @@ once: ``fit`` (check the parameters, or learn the vocabulary),
 ``fit_transform`` (one pass over X when encoded), ``transform``'s choice of
 output, and the encoded path (a sentence at a time through the fitted
 vectorizer's memo; the word vectors as the corpus's dense block;
-:func:`~sklearn_crf._features.vectorizer.encode_interned`).
+:func:`~sklearn_crf._features.interned.encode_interned`).
 """
 
 import weakref
@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import InvalidParameterError
 
-from .vectorizer import FEW_TOKENS, FeatureDicts, encode_interned
+from .corpus import FeatureDicts
+from .interned import FEW_TOKENS, encode_interned
 from .word_vectors import WordVectors
 
 
@@ -60,7 +61,7 @@ class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         The ``output="dicts"`` result.
     ``_encoded_rows(checked)``
         ``(rows, seq_ptr, interned, max_entries)`` for
-        :func:`~sklearn_crf._features.vectorizer.encode_interned`: the features of
+        :func:`~sklearn_crf._features.interned.encode_interned`: the features of
         the dicts, never built.
     ``_make_plan()``
         The parameters checked and compiled for ``_checked`` (read through
@@ -70,7 +71,7 @@ class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         The :class:`~sklearn_crf.EncodedCorpus` of the ``output="dicts"``
         result under a fitted vectorizer, built from the tokens (no dict), or
         None; without word vectors, ``transform`` returns a
-        :class:`~sklearn_crf._features.vectorizer.FeatureDicts` that a tagger
+        :class:`~sklearn_crf._features.corpus.FeatureDicts` that a tagger
         encodes through it.
     """
 

@@ -14,7 +14,9 @@ import numpy as np
 from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
 
 from .base import _check_sentence_list, _Featurizer
-from .vectorizer import ABSENT, first_seen_ids
+from .attributes import str_attribute
+from .interned import first_seen_ids
+from .vocabulary import ABSENT, fitted_lookup
 from .word_vectors import LOOKUPS, WordVectors
 
 __all__ = ["SequenceFeaturizer"]
@@ -55,6 +57,12 @@ class _ShapeTable(dict):
 
 _SHAPE_TABLE = _ShapeTable()
 _REPEATS = re.compile(r"(.)\1+", re.DOTALL)
+
+
+def _offset_prefix(offset):
+    """The prefix of the features of the neighbour at ``offset``: ``"-1:"``,
+    ``"+2:"``... (none for the token itself)."""
+    return f"{offset:+d}:" if offset else ""
 
 
 def _word_shape(word):
@@ -209,7 +217,7 @@ class _Plan:
             keys = [k for k, m in zip(self.word_keys, self.neighbor_mask) if m]
         keys += [name for name, _ in self.columns]
         if offset:
-            keys = [f"{offset:+d}:{key}" for key in keys]
+            keys = [_offset_prefix(offset) + key for key in keys]
         return keys
 
     def builder(self, n_left, n_right, first, last):
@@ -246,7 +254,7 @@ class _Plan:
                 entries.append(f"{offset!r}: True")
                 continue
             tag = f"m{-offset}" if offset < 0 else f"p{offset}"
-            prefix = f"{offset:+d}:" if offset else ""
+            prefix = _offset_prefix(offset)
             sl = f"[start{offset:+d}:stop{offset:+d}]" if offset else "[start:stop]"
             mask = [True] * n_word if offset == 0 else self.neighbor_mask
             if any(mask):
@@ -448,14 +456,14 @@ class _TokenIds:
         for offset in offsets:
             if offset == 1:
                 group("BOS", 0, int(plan.bos_eos), None)
-            prefix = f"{offset:+d}:" if offset else ""
+            prefix = _offset_prefix(offset)
             mask = [True] * n_word if offset == 0 else plan.neighbor_mask
             spec = [(k, prefix + key, kind in _BOOL_KINDS)
                     for k, ((key, kind, _), used) in enumerate(zip(plan.word_specs, mask))
                     if used]
             group("word", offset, len(spec), spec)
             for name, j in plan.columns:
-                group("column", offset, 1, (j, prefix + name + ":", {}))
+                group("column", offset, 1, (j, prefix + name, {}))
         if not w:
             group("BOS", 0, int(plan.bos_eos), None)
         group("EOS", 0, int(plan.bos_eos), None)
@@ -510,7 +518,7 @@ class _TokenIds:
             cells = []
             for row in values:
                 for k, name, flag in spec:
-                    idx = lookup(name) if flag else lookup(name + ":" + row[k])
+                    idx = lookup(name) if flag else lookup(str_attribute((name, row[k])))
                     cells.append(ABSENT if idx is None else idx if not flag or row[k]
                                  else ~idx)
             self.table[start:stop, lo:hi] = np.array(
@@ -518,14 +526,14 @@ class _TokenIds:
         self.index.update(zip(new, range(start, stop)))
         self.n_rows = stop
 
-    def _column_cells(self, memo, prefix, values):
-        """The cells of an extra column's values under a name prefix."""
+    def _column_cells(self, memo, key, values):
+        """The cells of an extra column's values, the feature ``key``'s."""
         if not all(map(memo.__contains__, values)):
             if len(memo) + len(values) > _MAX_WORDS:
                 memo.clear()
             for value in values:
                 if value not in memo:
-                    idx = self.lookup(prefix + value)
+                    idx = self.lookup(str_attribute((key, value)))
                     memo[value] = ABSENT if idx is None else idx
         return np.fromiter(map(memo.__getitem__, values), np.int32, len(values))
 
@@ -569,10 +577,10 @@ class _TokenIds:
             if self.eos_col is not None:
                 source[ends, self.eos_col] = 2
         cells = self.table[source, self.column_index]
-        for _, offset, lo, _, (j, prefix, memo) in self.columns:
+        for _, offset, lo, _, (j, key, memo) in self.columns:
             column = np.empty(len(padded), dtype=np.int32)
             column.fill(ABSENT)
-            column[place] = self._column_cells(memo, prefix, list(
+            column[place] = self._column_cells(memo, key, list(
                 chain.from_iterable(cols[j] for cols in sentences if cols[0])))
             cells[:, lo] = column[place + offset]
         # the entries: ids (of value 1) and ~ids (a value of 0), taken apart as
@@ -593,7 +601,7 @@ class _TokenIds:
 def _token_ids(plan, sentences, vectorizer):
     """The corpus of the checked sentences under a fitted vectorizer, from
     their tokens (:class:`_TokenIds`, made once per vocabulary and plan)."""
-    ids, lookup = vectorizer._lookup()
+    ids, lookup = fitted_lookup(vectorizer)
     tables = _TOKEN_IDS.get(vectorizer)
     if tables is None:
         tables = _TOKEN_IDS[vectorizer] = {}
@@ -617,7 +625,7 @@ class _Interned:
     value of its feature (``base + value index``): its str values, or
     ``[False, True]`` for a flag (``[True]`` for the bias, BOS and EOS).
     Names and memo keys are built from the blocks, only for the pids that
-    occur (:func:`~sklearn_crf._features.vectorizer.encode_interned`).
+    occur (:func:`~sklearn_crf._features.interned.encode_interned`).
     """
 
     def __init__(self):
@@ -657,7 +665,7 @@ class _Interned:
                 names.extend(repeat(key, hi - lo))
                 zero.extend([not v for v in chosen])
             else:
-                names.extend([key + ":" + v for v in chosen])
+                names.extend(map(str_attribute, zip(repeat(key), chosen)))
                 zero.extend(repeat(False, hi - lo))
         return names, pairs, np.array(zero, dtype=bool)
 
@@ -713,7 +721,7 @@ def _encoded_rows(plan, sentences):
                 mask = position == 0 if offset == "BOS" else position == length - 1
                 blocks.append(("where", mask, interned.block(offset, [True], valued=True)))
             continue
-        prefix = f"{offset:+d}:" if offset else ""
+        prefix = _offset_prefix(offset)
         mask = [True] * len(features) if offset == 0 else plan.neighbor_mask
         if offset == 0:
             source = np.arange(n_tok, dtype=np.int64)

@@ -13,7 +13,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .base import _check_sentence_list, _Featurizer
-from .vectorizer import ABSENT, first_seen_ids
+from .interned import first_seen_ids
+from .vocabulary import ABSENT, fitted_lookup
 from .word_vectors import LOOKUPS, WordVectors
 
 __all__ = ["TemplateFeaturizer"]
@@ -185,7 +186,7 @@ def _template_token_ids(rows_list, templates, vectorizer):
     """The corpus of :func:`_featurize`'s dicts under a fitted vectorizer,
     without the dicts: each token's names looked up in the vocabulary, a
     repeated name once (as in its dict), unknown ones dropped."""
-    _, lookup = vectorizer._lookup()
+    _, lookup = fitted_lookup(vectorizer)
     entries, counts = [], []
     for s, rows in enumerate(rows_list):
         for names in _token_names(rows, templates, s):
@@ -205,7 +206,7 @@ _CHUNK = 1 << 15
 
 class _TemplateInterned:
     """The pids of one encoded call: per template, one per distinct expansion
-    (its name built once); see :func:`~sklearn_crf._features.vectorizer.encode_interned`."""
+    (its name built once); see :func:`~sklearn_crf._features.interned.encode_interned`."""
 
     def __init__(self, names):
         self.names = names
