@@ -141,9 +141,10 @@ def _first_non_finite_row(dense):
     return -1
 
 
-def check_n_dense(X, dense, want):
-    """X's dense block (None: none) checked against a fitted vectorizer's
-    ``want`` columns per token (an X of empty sequences only gets an empty one)."""
+def fitted_dense_block(X, dense, want):
+    """X's dense block (None: none) as a fitted vectorizer takes it: checked
+    against its ``want`` columns per token (an X of empty sequences only gets
+    an empty one)."""
     got = 0 if dense is None else dense.shape[1]
     if got == want:
         return dense

@@ -13,7 +13,7 @@ giving the attributes the ids, and the vectorizer the state, that a
 import numpy as np
 
 from .corpus import EncodedCorpus
-from .dense import check_n_dense
+from .dense import fitted_dense_block
 from .vectorizer import SequenceVectorizer
 from .vocabulary import (ABSENT, MAX_ATTRIBUTES, fitted_vocabulary, new_vocabulary,
                          set_fitted_vocabulary)
@@ -94,7 +94,7 @@ def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
         first = np.full(n_pids, np.iinfo(np.int64).max, dtype=np.int64)
         table = None
     else:
-        dense = check_n_dense([[None]] if n_tok else [], dense,
+        dense = fitted_dense_block([[None]] if n_tok else [], dense,
                               vectorizer.__dict__.get("n_dense_features_", 0))
         table = _interned_table(vectorizer, interned, np.arange(n_pids, dtype=np.int64))
     arrays = _GrowingArrays(max_entries)

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .attributes import raise_bad_value
 from .corpus import EncodedCorpus, FeatureDicts
-from .dense import check_n_dense, split_dense
+from .dense import fitted_dense_block, split_dense
 from .encode_dicts import NO_POS, NO_VAL, encode_entries, encode_sentence, entries_corpus
 from .forms import sequence_length
 from .validation import check_sequences
@@ -365,6 +365,11 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             return Xt
         return sp.hstack([Xt, sp.csr_matrix(corpus.dense)], format="csr", dtype=np.float64)
 
+    def _vocabulary(self, fitting):
+        """The vocabulary of one call: a new, empty one when fitting, else that of
+        the fitted state, read only (see :meth:`_encode`)."""
+        return new_vocabulary(self.n_features) if fitting else fitted_vocabulary(self)
+
     def _corpus_of_entries(self, tok_ptr, entries, seq_ptr):
         """The :class:`EncodedCorpus`, under this fitted vectorizer and without
         dense features, of entries ``entries`` (int32: attribute ``a`` of value
@@ -415,7 +420,8 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         if growing:
             self._check_same_hashing()
         if growing or not fitting:
-            dense = check_n_dense(X, dense, self.__dict__.get("n_dense_features_", 0))
+            dense = fitted_dense_block(X, dense,
+                                       self.__dict__.get("n_dense_features_", 0))
         vocab = (new_vocabulary(self.n_features) if fitting and not growing
                  else fitted_vocabulary(self, grow=growing))
         n_known = n_pairs = None  # growing: the sizes to go back to on an error
@@ -465,7 +471,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                 "X is an EncodedCorpus without a vectorizer: its attribute ids "
                 "cannot be mapped to this vectorizer's"
             )
-        dense = check_n_dense([[None]] if corpus.n_tokens else [], corpus.dense,
+        dense = fitted_dense_block([[None]] if corpus.n_tokens else [], corpus.dense,
                               self.__dict__.get("n_dense_features_", 0))
         if ("_n_slots" in self.__dict__) != ("_n_slots" in source.__dict__):
             raise ValueError(
