@@ -854,3 +854,66 @@ def test_one_sentence_encode_with_dense_features(dtype):
         _assert_same_corpus(vec.encode([sentence]), _general_encode(vec, [sentence]))
     with pytest.raises(ValueError, match="X has no dense features"):
         vec.encode([x[0]])
+
+
+# --- the fitted state: one writer for every path ------------------------------------
+
+def _fitted_state(vec):
+    """A vectorizer's fitted attributes, in ``__dict__`` order, as comparable values."""
+    return [(name, value.tolist() if isinstance(value, np.ndarray) else
+             list(value.items()) if isinstance(value, dict) else value)
+            for name, value in vec.__dict__.items()]
+
+
+@pytest.mark.parametrize("n_features", [None, 2**10])
+def test_every_path_writes_the_fitted_state_of_fit(n_features):
+    """fit, chunks of partial_fit_encode, a VocabularyState and a pickle give one
+    fitted state: the same attributes and values (in the same order, but a
+    pickle's memo, which comes last, as it did)."""
+    from sklearn_crf._features.vectorizer import vectorizer_from_state, vocabulary_state
+
+    X = [(seq, np.ones((len(seq), 2))) for seq in many_forms(120)]
+    fitted = SequenceVectorizer(n_features=n_features).fit(X)
+    grown = SequenceVectorizer(n_features=n_features)
+    for a, b in [(0, 1), (1, 50), (50, 120)]:
+        grown.partial_fit_encode(X[a:b])
+    rebuilt = vectorizer_from_state(vocabulary_state(fitted))
+    unpickled = pickle.loads(pickle.dumps(fitted))
+    want = _fitted_state(fitted)
+    assert _fitted_state(grown) == want
+    if n_features is not None:  # (by name, these two rebuild the memo from per-key dicts)
+        assert _fitted_state(rebuilt) == want
+        assert _fitted_state(unpickled) == want
+    assert [name for name, _ in _fitted_state(rebuilt)] == [name for name, _ in want]
+    for vec in (rebuilt, unpickled):
+        assert {name for name, _ in _fitted_state(vec)} == {name for name, _ in want}
+        assert_corpus_equal(vec.encode(X), {f: getattr(fitted.encode(X), f) for f in FIELDS})
+
+
+@pytest.mark.parametrize("hashing", [None, 64])
+def test_encoded_featurizer_writes_the_fitted_state_of_fit(hashing):
+    """The featurizers' encoded fit gives its vectorizer the vocabulary, slots and
+    attribute order of a vectorizer fitted on the dicts."""
+    from sklearn_crf import SequenceFeaturizer
+
+    sentences = [["Juan", "vive", "en", "Madrid", "."], ["El", "río", "Ebro"], []]
+    by_dicts = SequenceVectorizer(n_features=hashing).fit(
+        SequenceFeaturizer().transform(sentences))
+    encoded = SequenceFeaturizer(output="encoded", hashing=hashing).fit(sentences).vectorizer_
+    want = [(n, v) for n, v in _fitted_state(by_dicts) if n != "_pair_ids"]
+    assert [(n, v) for n, v in _fitted_state(encoded) if n != "_pair_ids"] == want
+    if hashing is None:
+        assert by_dicts._pair_ids.items() <= encoded._pair_ids.items()
+
+
+def test_pickles_with_every_slot_a_column_still_load():
+    """The state of hashing vectorizers before slots were ids: ``_hash_slots``,
+    every slot of MurmurHash3 an attribute id."""
+    old = SequenceVectorizer.__new__(SequenceVectorizer)
+    old.__setstate__({"n_features": 8, "n_attributes_": 8, "_hash_slots": 8})
+    assert old.hash_slots_.tolist() == list(range(8)) and dict(old.slot_ids_) == {
+        s: s for s in range(8)}
+    assert old.n_dense_features_ == 0
+    corpus = old.encode([[{"w": "a", "n": 2.0}]])
+    want = sorted(murmurhash3_32(name, positive=True) % 8 for name in ("w:a", "n"))
+    assert sorted(corpus.tok_attr.tolist()) == want

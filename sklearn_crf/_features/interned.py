@@ -95,7 +95,7 @@ def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
         table = None
     else:
         dense = fitted_dense_block([[None]] if n_tok else [], dense,
-                              vectorizer.__dict__.get("n_dense_features_", 0))
+                                   vectorizer.__dict__.get("n_dense_features_", 0))
         table = _interned_table(vectorizer, interned, np.arange(n_pids, dtype=np.int64))
     arrays = _GrowingArrays(max_entries)
     nz_counts = np.zeros(n_tok, dtype=np.int64)

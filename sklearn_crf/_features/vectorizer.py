@@ -472,7 +472,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                 "cannot be mapped to this vectorizer's"
             )
         dense = fitted_dense_block([[None]] if corpus.n_tokens else [], corpus.dense,
-                              self.__dict__.get("n_dense_features_", 0))
+                                   self.__dict__.get("n_dense_features_", 0))
         if ("_n_slots" in self.__dict__) != ("_n_slots" in source.__dict__):
             raise ValueError(
                 "X is an EncodedCorpus of a "
