@@ -74,6 +74,7 @@ def flatten_feature(key, value, s, t, prefix=""):
         return out
     if isinstance(value, _CONTAINER_TYPES):
         out = []
+        prefix = str_attribute((name, ""))
         for v2 in value:
             if isinstance(v2, bytes):
                 v2 = _decode(v2, s, t, name)
@@ -82,7 +83,7 @@ def flatten_feature(key, value, s, t, prefix=""):
                     f"X[{s}][{t}][{name!r}] holds a {type(v2).__name__}; a list "
                     "or set feature value may only hold str"
                 )
-            out.append((str_attribute((name, v2)), 1.0))
+            out.append((prefix + v2, 1.0))
         return out
     raise TypeError(
         f"X[{s}][{t}][{name!r}] is a {type(value).__name__}; a feature value "

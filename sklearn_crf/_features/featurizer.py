@@ -463,7 +463,7 @@ class _TokenIds:
                     if used]
             group("word", offset, len(spec), spec)
             for name, j in plan.columns:
-                group("column", offset, 1, (j, prefix + name, {}))
+                group("column", offset, 1, (j, str_attribute((prefix + name, "")), {}))
         if not w:
             group("BOS", 0, int(plan.bos_eos), None)
         group("EOS", 0, int(plan.bos_eos), None)
@@ -526,14 +526,14 @@ class _TokenIds:
         self.index.update(zip(new, range(start, stop)))
         self.n_rows = stop
 
-    def _column_cells(self, memo, key, values):
-        """The cells of an extra column's values, the feature ``key``'s."""
+    def _column_cells(self, memo, prefix, values):
+        """The cells of an extra column's values under their attributes' prefix."""
         if not all(map(memo.__contains__, values)):
             if len(memo) + len(values) > _MAX_WORDS:
                 memo.clear()
             for value in values:
                 if value not in memo:
-                    idx = self.lookup(str_attribute((key, value)))
+                    idx = self.lookup(prefix + value)
                     memo[value] = ABSENT if idx is None else idx
         return np.fromiter(map(memo.__getitem__, values), np.int32, len(values))
 
@@ -577,10 +577,10 @@ class _TokenIds:
             if self.eos_col is not None:
                 source[ends, self.eos_col] = 2
         cells = self.table[source, self.column_index]
-        for _, offset, lo, _, (j, key, memo) in self.columns:
+        for _, offset, lo, _, (j, prefix, memo) in self.columns:
             column = np.empty(len(padded), dtype=np.int32)
             column.fill(ABSENT)
-            column[place] = self._column_cells(memo, key, list(
+            column[place] = self._column_cells(memo, prefix, list(
                 chain.from_iterable(cols[j] for cols in sentences if cols[0])))
             cells[:, lo] = column[place + offset]
         # the entries: ids (of value 1) and ~ids (a value of 0), taken apart as
