@@ -917,3 +917,14 @@ def test_pickles_with_every_slot_a_column_still_load():
     corpus = old.encode([[{"w": "a", "n": 2.0}]])
     want = sorted(murmurhash3_32(name, positive=True) % 8 for name in ("w:a", "n"))
     assert sorted(corpus.tok_attr.tolist()) == want
+
+
+def test_corpora_pickled_under_the_vectorizer_module_still_load():
+    """EncodedCorpus lived in the vectorizer module: its pickles name that module."""
+    corpus = SequenceVectorizer().fit_encode([[{"w": "a", "n": 0}, {"w": "b"}]])
+    data = pickle.dumps(corpus, protocol=0)  # (text globals: the module name can be edited)
+    where = f"{type(corpus).__module__}\nEncodedCorpus".encode()
+    assert data.count(where) == 1
+    old = pickle.loads(data.replace(where, b"sklearn_crf._features.vectorizer\nEncodedCorpus"))
+    assert type(old) is type(corpus) and old.vectorizer.vocabulary_ == {"w:a": 0, "n": 1, "w:b": 2}
+    assert_corpus_equal(old, {f: getattr(corpus, f) for f in FIELDS})
