@@ -90,6 +90,15 @@ VECTORIZER_PATHS = (
 )
 
 
+def _read(path):
+    """The text of a working-tree file, or None where it does not exist."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
 def load_revision(rev):
     """The revision's vectorizer module, inside the working tree's package
     (modules it imports that the working tree no longer has come from the revision)."""
@@ -101,6 +110,20 @@ def load_revision(rev):
         raise SystemExit(f"{rev} has no vectorizer module ({', '.join(p for p, _ in VECTORIZER_PATHS)})")
     import sklearn_crf
 
+    # the vectorizer's sibling modules come from the working tree: a revision
+    # whose siblings differ would be measured with the working tree's loop
+    folder = os.path.dirname(path)
+    listing = subprocess.run(["git", "-C", ROOT, "ls-tree", "--name-only", f"{rev}:{folder}"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    changed = [name for name in listing if name.endswith(".py") and name != "vectorizer.py"
+               and name != "_vectorizer.py" and folder.endswith("_features")
+               and git_source(rev, f"{folder}/{name}") != _read(os.path.join(ROOT, folder, name))]
+    if changed:
+        raise SystemExit(
+            f"{rev}'s {folder} differs from the working tree's in {', '.join(changed)}: "
+            "this script swaps in the vectorizer module only; compare whole revisions "
+            "with bench_regression.py"
+        )
     sys.meta_path.append(RevisionModules(rev))
     name = package + "._vectorizer_rev"
     spec = importlib.util.spec_from_loader(name, loader=None)
