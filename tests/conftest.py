@@ -106,8 +106,6 @@ SLOW_MODULES = {
 }
 #: single tests elsewhere that take more than a few seconds
 SLOW_TESTS = {
-    "test_first_use_without_a_cache_says_once_that_it_compiles",
-    "test_a_fit_whose_sequences_all_scale_compiles_no_log_space_kernel",
     "test_grid_search_in_parallel_processes",
     "test_tagger_predictions_do_not_depend_on_order_or_grouping",
     "test_concurrent_predictions_equal_sequential_ones",
