@@ -101,7 +101,7 @@ def iob2_corpus(seed, n_seq=80, max_len=7, types=("PER", "LOC")):
 #: clusters or run scripts on CoNLL data: all of them are ``slow``
 SLOW_MODULES = {
     "test_benchmarks.py", "test_docs.py", "test_examples.py", "test_first_use.py",
-    "test_dask.py", "test_distributed.py", "test_cli.py", "test_imports.py",
+    "test_dask.py", "test_distributed.py", "test_imports.py",
     "test_fuzz_files.py",
 }
 #: single tests elsewhere that take more than a few seconds
