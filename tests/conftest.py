@@ -101,13 +101,11 @@ def iob2_corpus(seed, n_seq=80, max_len=7, types=("PER", "LOC")):
 #: clusters or run scripts on CoNLL data: all of them are ``slow``
 SLOW_MODULES = {
     "test_benchmarks.py", "test_docs.py", "test_examples.py", "test_first_use.py",
-    "test_dask.py", "test_distributed.py", "test_cli.py", "test_imports.py",
+    "test_dask.py", "test_distributed.py", "test_imports.py",
     "test_fuzz_files.py",
 }
 #: single tests elsewhere that take more than a few seconds
 SLOW_TESTS = {
-    "test_first_use_without_a_cache_says_once_that_it_compiles",
-    "test_a_fit_whose_sequences_all_scale_compiles_no_log_space_kernel",
     "test_grid_search_in_parallel_processes",
     "test_tagger_predictions_do_not_depend_on_order_or_grouping",
     "test_concurrent_predictions_equal_sequential_ones",

@@ -3,6 +3,7 @@
 import importlib
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -472,17 +473,41 @@ def test_tag_allowed_column(corpus, model, api_predictions, capsys, tmp_path):
 
 # ---------------------------------------------------------------------------
 # The newcomer's stumbles (issue 23) and the CLI's defaults (issue 19), through
-# the real entry point in a subprocess
+# main() on standard streams of its own (the real entry point in a subprocess:
+# test_python_dash_m_help_in_a_subprocess, test_quiet_silences_the_convergence_message)
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def cli(*argv, stdin=None):
+    """(status, stdout, stderr) of ``sklearn-crf ARGV``, as ``python -m sklearn_crf``
+    runs it (``sys.exit(main())``), in this process: main() reads ``stdin`` (the
+    text given, else nothing) and writes to fresh streams, help at 80 columns."""
+    def stream(text=""):
+        return io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8",
+                                write_through=True)
+
+    saved = sys.stdin, sys.stdout, sys.stderr, os.environ.get("COLUMNS")
+    sys.stdin, sys.stdout, sys.stderr = stream(stdin or ""), stream(), stream()
+    os.environ["COLUMNS"] = "80"  # as in a subprocess writing to a pipe
+    try:
+        status = main([str(a) for a in argv])
+        out, err = (s.buffer.getvalue().decode("utf-8") for s in (sys.stdout, sys.stderr))
+    finally:
+        sys.stdin, sys.stdout, sys.stderr, columns = saved
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+    return status, out, err
+
+
+def cli_subprocess(*argv):
     """(status, stdout, stderr) of ``python -m sklearn_crf ARGV`` in a subprocess."""
     result = subprocess.run(
-        [sys.executable, "-m", "sklearn_crf", *map(str, argv)], input=stdin,
+        [sys.executable, "-m", "sklearn_crf", *map(str, argv)],
         capture_output=True, text=True, cwd=ROOT,
-        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     return result.returncode, result.stdout, result.stderr
 
@@ -609,8 +634,9 @@ def test_convert_says_what_the_result_can_be_used_for(model, tmp_path, corpus):
 
 
 def test_quiet_silences_the_convergence_message(corpus, tmp_path):
-    """Stumble 8: `-q` still printed the convergence message."""
-    status, stdout, stderr = cli("train", corpus[0]["train"], "-m", tmp_path / "m.skcrf",
+    """Stumble 8: `-q` still printed the convergence message (in a subprocess: nothing
+    of the whole process on stderr)."""
+    status, stdout, stderr = cli_subprocess("train", corpus[0]["train"], "-m", tmp_path / "m.skcrf",
                                  "--max-iter", "2", "--n-jobs", "1", "-q")
     assert status == 0 and stdout == "" and stderr == ""
     status, _, stderr = cli("train", corpus[0]["train"], "-m", tmp_path / "m.skcrf",

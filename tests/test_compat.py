@@ -271,7 +271,8 @@ def test_classes_attributes_and_size_as_sklearn_crfsuite(conll, crfsuite_model):
     assert isinstance(ours.classes_, list)
     assert ours.classes_ == sorted(theirs.classes_)
     names = ours.estimator_.vectorizer_.feature_names_
-    assert ours.attributes_ == [a for a in names if a in set(ours.attributes_)]
+    attributes = set(ours.attributes_)
+    assert ours.attributes_ == [a for a in names if a in attributes]
     assert ours.num_attributes_ == len(ours.attributes_)
     # loaded from sklearn-crfsuite's model file: the same model, attribute for attribute
     loaded = CRF(model_filename=path)

@@ -12,8 +12,6 @@ reason. See tests/_blocks.py.
 import importlib.util
 import inspect
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -24,6 +22,7 @@ import sklearn_crf.model_selection
 from sklearn_crf import CRFTagger
 
 import _blocks
+import _examples
 
 PAGES = _blocks.pages()
 ALL_BLOCKS = [block for page in PAGES for block in _blocks.blocks(page)]
@@ -202,8 +201,7 @@ def test_model_page_shows_the_defaults_table():
 def test_gallery_flags_are_flags_of_the_examples():
     extension = load_docs_extension()
     for script, argv in extension.GALLERY_ARGV.items():
-        out = subprocess.run([sys.executable, str(_blocks.REPO / "examples" / script), "--help"],
-                             capture_output=True, text=True, check=True).stdout
+        out = _examples.help_texts()[script]
         for flag in argv:
             if flag.startswith("--"):
                 assert flag in out, f"{script}: {flag}"
