@@ -152,6 +152,25 @@ def state_counts(node, tok_ptr, tok_attr, tok_val, n_attributes):
     return out
 
 
+def state_counts_in_order(node, ent_tok, ent_attr, ent_val, n_attributes, fused=True):
+    """Twin of the kernel ``scatter_state_counts`` over all the entries of an
+    entry index: ``out[attr_k, j] += val_k · node[tok_k, j]`` one entry at a
+    time in order, from 0.0, each term with one rounding (``fused``, an FMA)
+    or two; ``ent_val`` empty: every value is 1 (``out + node``)."""
+    L = node.shape[1]
+    out = np.zeros((n_attributes, L))
+    for k in range(len(ent_tok)):
+        row, a = node[ent_tok[k]], ent_attr[k]
+        for j in range(L):
+            if not len(ent_val):
+                out[a, j] = out[a, j] + row[j]
+            elif fused:
+                out[a, j] = fma(float(ent_val[k]), float(row[j]), float(out[a, j]))
+            else:
+                out[a, j] = out[a, j] + ent_val[k] * row[j]
+    return out
+
+
 def all_state_scores(w, layout, corpus):
     """State scores (n_tokens, L) of the sparse attributes plus, when the layout
     has a dense part, ``corpus.dense @ W_dense`` (one token at a time)."""

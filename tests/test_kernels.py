@@ -320,11 +320,11 @@ def test_state_scores_match_dense(corpus):
     np.testing.assert_array_equal(sparse, got)  # the same sums in the same order
 
 
-@pytest.mark.parametrize("L", [1, 3, 4, 5, 8, 9, 12, 13, 17, 23, 24, 40])
+@pytest.mark.parametrize("L", [1, 3, 4, 5, 8, 9, 12, 13, 16, 17, 23, 24, 40, 42])
 def test_state_scores_add_entries_in_order_in_either_schedule(L):
     """Both schedules of state_scores_dense_range (sums in registers below
-    STATE_SCORES_LANES_FROM labels, in vector lanes from it on) give the bits
-    of the twin: each token's entries in order, one rounding per term (FMA;
+    eight labels, eight labels per vector instruction from eight on, the
+    last chunk overlapping) give the bits of the twin: each token's entries in order, one rounding per term (FMA;
     two where the CPU has none), values or all ones (the values not read)."""
     rng = np.random.default_rng(L)
     n_attr, n_tok = 11, 9
@@ -389,6 +389,30 @@ def test_scatter_state_counts_matches_brute_force_for_any_ranges(corpus, ones):
     np.testing.assert_allclose(results[0], ref, rtol=1e-12, atol=1e-14)
     for g in results[1:]:
         np.testing.assert_array_equal(g, results[0])
+
+
+@pytest.mark.parametrize("L", [3, 7, 8, 9, 15, 16, 17, 42])
+def test_scatter_state_counts_adds_entries_in_order_in_either_schedule(L):
+    """Below eight labels one sum at a time, from eight on eight labels per
+    vector instruction with an overlapping last chunk: the bits of the twin
+    either way (each entry's term added in order, one rounding per term with
+    values; all ones: plain sums), attributes repeated across tokens."""
+    rng = np.random.default_rng(L)
+    n_attr, n_tok, n_ent = 7, 12, 60
+    node = rng.uniform(size=(n_tok, L))
+    ent_tok = np.sort(rng.integers(0, n_tok, size=n_ent)).astype(np.int32)
+    ent_attr = rng.integers(0, n_attr, size=n_ent).astype(np.int32)
+    for ent_val in (rng.normal(size=n_ent), np.zeros(0)):
+        fused = _naive.state_counts_in_order(node, ent_tok, ent_attr, ent_val, n_attr)
+        unfused = _naive.state_counts_in_order(node, ent_tok, ent_attr, ent_val, n_attr,
+                                               False)
+        g = np.zeros((n_attr + 2, L))
+        g[-1] = np.nan
+        _engine.scatter_state_counts(node, ent_tok, ent_attr, ent_val, 0, 25, g[1:-1])
+        _engine.scatter_state_counts(node, ent_tok, ent_attr, ent_val, 25, n_ent, g[1:-1])
+        assert not g[0].any() and np.isnan(g[-1]).all()  # rows beside untouched
+        got = g[1:-1]
+        assert np.array_equal(got, fused) or np.array_equal(got, unfused)
 
 
 @pytest.fixture

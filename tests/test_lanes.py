@@ -242,3 +242,70 @@ def test_fits_are_bitwise_identical_at_one_two_and_three_threads(monkeypatch, de
         assert model.n_dense_features_ == 3
     for coef in coefs[1:]:
         np.testing.assert_array_equal(coef, coefs[0])
+
+
+def test_transposes_move_eight_rows_of_eight_and_skip_negative_rows():
+    """vtranspose_load gathers eight rows (any flat offsets) into columns;
+    vtranspose_store writes columns back as rows, skipping lanes whose row
+    offset is negative; element reads without the negative-index wrap."""
+    from numba import njit
+
+    from sklearn_crf._engine.simd import element, vtranspose_load, vtranspose_store
+
+    @njit
+    def load(src, rows, c, dst, d):
+        vtranspose_load(src, rows, c, dst, d)
+
+    @njit
+    def store(src, s, dst, rows, c):
+        vtranspose_store(src, s, dst, rows, c)
+
+    @njit
+    def at(a, k):
+        return element(a, k)
+
+    rng = np.random.default_rng(0)
+    L = 11
+    src = rng.normal(size=(20, L))
+    rows = (rng.integers(0, 20, size=8) * L).astype(np.int64)
+    dst = np.zeros((3, 8, 8))
+    load(src, rows, 2, dst, 64)
+    cols = np.stack([src.ravel()[r + 2:r + 10] for r in rows], axis=1)  # (k, w)
+    np.testing.assert_array_equal(dst[1], cols)
+    assert not dst[0].any() and not dst[2].any()
+    out = np.full((20, L), np.nan)
+    back = np.arange(8, dtype=np.int64) * 2 * L
+    back[3] = -1
+    store(dst, 64, out, back, 1)
+    for w in range(8):
+        written = out.ravel()[w * 2 * L + 1:w * 2 * L + 9]
+        if w == 3:
+            assert np.isnan(written).all()
+        else:
+            np.testing.assert_array_equal(written, cols[:, w])
+    assert np.isnan(out[1::2]).all()  # the rows between: untouched
+    assert at(rows, 5) == rows[5] and at(src.ravel(), 7) == src.ravel()[7]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("n_labels", [9, 17])
+def test_fits_with_eight_labels_or_more_are_bitwise_identical_at_one_two_and_three_threads(
+        monkeypatch, n_labels):
+    """From eight labels on the state scores, the counts and the lane copies
+    run eight labels per vector instruction (chunks overlapping at the end):
+    the same coef_ at 1, 2 and 3 threads, with values other than 1."""
+    from sklearn_crf import CRFTagger
+    from sklearn_crf._engine import driver
+
+    from conftest import random_corpus
+
+    monkeypatch.setattr(driver, "BLOCK_TOKENS", 60)
+    X, y = random_corpus(n_labels, n_seq=150, max_len=11, n_labels=n_labels, n_words=30)
+    coefs = []
+    for n_jobs in (1, 2, 3):
+        model = CRFTagger(max_iter=10, c1=0.0, c2=0.1, n_jobs=n_jobs)
+        model.fit(X, y)
+        coefs.append(model.coef_.copy())
+    assert len(model.classes_) == n_labels
+    for coef in coefs[1:]:
+        np.testing.assert_array_equal(coef, coefs[0])

@@ -14,10 +14,14 @@ and :func:`.forward_backward.backward_scaled`, the same terms in the same
 order, whatever lane it lands in: every operation is one instruction on
 the eight lanes of :data:`~sklearn_crf._engine.simd.f64x8` (numba runs LLVM
 without its SLP vectorizer, which would be needed to pack eight scalar sums
-into one register). Shorter sentences of a group are padded (state scores
-0, exps 1) and masked: a padded position adds nothing to log Z, resets the
-betas to 1 at each lane's last position and weighs 0 in the edge sums, so a
-sentence's results do not depend on its neighbours. Sentences are sorted by
+into one register). Shorter sentences of a group are padded (their last
+row of state scores again, an empty lane the first lane's first row) and masked: a
+padded position adds nothing to log Z, resets the betas to 1 at each lane's
+last position and weighs 0 in the edge sums, so a sentence's results do not
+depend on its neighbours. The state scores come into lane order, and the
+node marginals go back to token order, eight labels of eight lanes at a time
+(:func:`~sklearn_crf._engine.simd.vtranspose_load` and
+:func:`~sklearn_crf._engine.simd.vtranspose_store`). Sentences are sorted by
 length within their block (which depends on the data only), so the lanes,
 and with them every bit of the gradient, do not depend on the thread count.
 
@@ -46,6 +50,8 @@ from .forward_backward import (
 from .scores import scatter_state_counts, state_scores_dense_range
 from .simd import (
     WIDTH,
+    vtranspose_load,
+    vtranspose_store,
     vadd,
     vdiv,
     vfma,
@@ -65,16 +71,17 @@ LANES = WIDTH
 
 LaneWorkspace = namedtuple(
     "LaneWorkspace",
-    ["exp_scores", "alpha", "beta", "scale", "tmp", "seq", "length", "span", "weight",
-     "log_z", "ok", "outer"],
+    ["exp_scores", "alpha", "beta", "scale", "tmp", "seq", "start", "length", "span",
+     "weight", "log_z", "ok", "outer", "rows"],
 )
 LaneWorkspace.__doc__ = """Buffers of one group of :data:`LANES` sentences of up to
 ``max_len`` tokens (:func:`lane_workspace`): ``exp_scores``, ``alpha``, ``beta``
 (max_len, L, LANES); ``scale`` (max_len, LANES) the normalizing constants;
-``tmp`` (L, LANES) a scratch row; per lane ``seq`` (its sentence), ``length``
-(0 for an empty lane) and ``span`` (the same as a float), ``weight``,
-``log_z`` and ``ok`` (False where scaling declined); ``outer`` (L, L, LANES)
-the block's edge sums per lane."""
+``tmp`` (L, LANES) a scratch row; per lane ``seq`` (its sentence), ``start``
+(its first token; an empty lane, lane 0's), ``length`` (0 for an empty lane) and ``span`` (the same as
+a float), ``weight``, ``log_z`` and ``ok`` (False where scaling declined);
+``outer`` (L, L, LANES) the block's edge sums per lane; ``rows`` (LANES,)
+int64 scratch (the flat offsets of a position's rows, one per lane)."""
 
 
 @kernel(inline="always")
@@ -84,13 +91,14 @@ def lane_workspace(max_len, L):
     return LaneWorkspace(
         np.empty((max_len, L, W)), np.empty((max_len, L, W)), np.empty((max_len, L, W)),
         np.empty((max_len, W)), np.empty((L, W)), np.zeros(W, dtype=np.int64),
-        np.zeros(W, dtype=np.int64), np.zeros(W), np.zeros(W), np.zeros(W),
-        np.zeros(W, dtype=np.bool_), np.zeros((L, L, W)),
+        np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64), np.zeros(W), np.zeros(W),
+        np.zeros(W), np.zeros(W, dtype=np.bool_), np.zeros((L, L, W)),
+        np.zeros(W, dtype=np.int64),
     )
 
 
 @kernel
-def lanes_forward(scores, tt, seq_ptr, T, lw):
+def lanes_forward(scores, tt, T, lw):
     """Scaled forward pass of the group in ``lw`` (``T`` its longest length)
     over the state scores ``scores`` (n_tokens, L): fills ``lw.exp_scores``,
     ``lw.alpha``, ``lw.scale`` for positions ``0..T-1`` and ``lw.log_z``;
@@ -102,21 +110,32 @@ def lanes_forward(scores, tt, seq_ptr, T, lw):
     LW = L * W
     es, alpha, scale = lw.exp_scores, lw.alpha, lw.scale
     length, ok, lz = lw.length, lw.ok, lw.log_z
-    # gather: the rows of a lane's tokens into its column, 0 past its end
+    # gather: the rows of a lane's tokens into its column, its last row again
+    # past its end (an empty lane: the row at its start), eight labels of eight lanes at a
+    # time (a transpose in registers) from eight labels on
+    rows = lw.rows
+    last = L - W
     for w in range(W):
-        n = length[w]
-        ok[w] = n > 0
-        a = seq_ptr[lw.seq[w]] if n > 0 else 0
-        for t in range(n):
-            for j in range(L):
-                es[t, j, w] = scores[a + t, j]
-        for t in range(n, T):
-            for j in range(L):
-                es[t, j, w] = 0.0
+        ok[w] = length[w] > 0
+    for t in range(T):
+        for w in range(W):
+            n = length[w]
+            rows[w] = lw.start[w] + (t if t < n else n - 1) if n > 0 else lw.start[w]
+        if L >= W:
+            for w in range(W):
+                rows[w] *= L
+            for c in range(0, last, W):
+                vtranspose_load(scores, rows, c, es, t * LW + c * W)
+            vtranspose_load(scores, rows, last, es, t * LW + last * W)
+        else:
+            for w in range(W):
+                for j in range(L):
+                    es[t, j, w] = scores[rows[w], j]
     zero = vsplat(0.0)
     one = vsplat(1.0)
     spread = vsplat(tt.spread)
     limit = vsplat(MAX_SCALED_SPREAD)
+    span = vload(lw.span, 0)
     z = zero
     failed = zero
     for t in range(T):
@@ -127,7 +146,7 @@ def lanes_forward(scores, tt, seq_ptr, T, lw):
             v = vload(es, row + j * W)
             m = vselect_gt(v, m, v, m)
             lo = vselect_lt(v, lo, v, lo)
-        z = vadd(z, m)  # a padded position: m = 0 adds nothing
+        z = vadd(z, vselect_lt(vsplat(float(t)), span, m, zero))  # past the end: nothing
         for j in range(L):
             vstore(es, row + j * W, vsub(vload(es, row + j * W), m))
         # declines where not (m - lo + spread <= limit), also when not finite
@@ -148,49 +167,57 @@ def lanes_forward(scores, tt, seq_ptr, T, lw):
     exp_trans = tt.exp_trans
     for t in range(T):
         row = t * LW
+        prev = row - LW
         c = zero
         j = 0
-        while j + 2 <= L:  # two sums per pass: one load of alpha for both
-            if t == 0:
-                d0 = one
-                d1 = one
+        while j < L:
+            if j + 4 <= L:  # four sums per pass: one load of alpha for four
+                if t == 0:
+                    d0 = d1 = d2 = d3 = one
+                else:
+                    d0 = d1 = d2 = d3 = zero
+                    for i in range(L):
+                        p = vload(alpha, prev + i * W)
+                        d0 = vfma(p, vsplat(exp_trans[i, j]), d0)
+                        d1 = vfma(p, vsplat(exp_trans[i, j + 1]), d1)
+                        d2 = vfma(p, vsplat(exp_trans[i, j + 2]), d2)
+                        d3 = vfma(p, vsplat(exp_trans[i, j + 3]), d3)
+                a0 = vmul(d0, vload(es, row + j * W))
+                a1 = vmul(d1, vload(es, row + (j + 1) * W))
+                a2 = vmul(d2, vload(es, row + (j + 2) * W))
+                a3 = vmul(d3, vload(es, row + (j + 3) * W))
+                vstore(alpha, row + j * W, a0)
+                vstore(alpha, row + (j + 1) * W, a1)
+                vstore(alpha, row + (j + 2) * W, a2)
+                vstore(alpha, row + (j + 3) * W, a3)
+                c = vadd(vadd(vadd(vadd(c, a0), a1), a2), a3)
+                j += 4
             else:
-                d0 = zero
-                d1 = zero
-                for i in range(L):
-                    p = vload(alpha, row - LW + i * W)
-                    d0 = vfma(p, vsplat(exp_trans[i, j]), d0)
-                    d1 = vfma(p, vsplat(exp_trans[i, j + 1]), d1)
-            a0 = vmul(d0, vload(es, row + j * W))
-            a1 = vmul(d1, vload(es, row + (j + 1) * W))
-            vstore(alpha, row + j * W, a0)
-            vstore(alpha, row + (j + 1) * W, a1)
-            c = vadd(c, a0)
-            c = vadd(c, a1)
-            j += 2
-        if j < L:
-            if t == 0:
-                d = one
-            else:
-                d = zero
-                for i in range(L):
-                    d = vfma(vload(alpha, row - LW + i * W), vsplat(exp_trans[i, j]), d)
-            a = vmul(d, vload(es, row + j * W))
-            vstore(alpha, row + j * W, a)
-            c = vadd(c, a)
+                if t == 0:
+                    d = one
+                else:
+                    d = zero
+                    for i in range(L):
+                        d = vfma(vload(alpha, prev + i * W), vsplat(exp_trans[i, j]), d)
+                a = vmul(d, vload(es, row + j * W))
+                vstore(alpha, row + j * W, a)
+                c = vadd(c, a)
+                j += 1
         inv = vdiv(one, c)
         for j in range(L):
             vstore(alpha, row + j * W, vmul(vload(alpha, row + j * W), inv))
         vstore(scale, t * W, c)
-        for w in range(W):
-            if t < length[w]:
-                cw = vlane(c, w)
-                if cw > 0.0 and np.isfinite(cw):
-                    lz[w] += np.log(cw)
-                else:
-                    ok[w] = False
+    # log Z: the logs of each lane's constants, in position order
     for w in range(W):
-        if not np.isfinite(lz[w]):
+        acc = lz[w]
+        for t in range(length[w]):
+            cw = scale[t, w]
+            if cw > 0.0 and np.isfinite(cw):
+                acc += np.log(cw)
+            else:
+                ok[w] = False
+        lz[w] = acc
+        if not np.isfinite(acc):
             ok[w] = False
 
 
@@ -220,28 +247,43 @@ def lanes_backward(tt, T, lw):
         position = vsplat(float(t))
         i = 0
         while i < L:
-            two = i + 1 < L  # two sums per pass (the second one wasted at odd L)
-            i1 = i + 1 if two else i
-            d0 = zero
-            d1 = zero
-            for j in range(L):
-                q = vload(tmp, j * W)
-                d0 = vfma(q, vsplat(exp_trans_t[j, i]), d0)
-                d1 = vfma(q, vsplat(exp_trans_t[j, i1]), d1)
-            d0 = vselect_ge(position, last, one, d0)  # from a lane's last position on
-            d1 = vselect_ge(position, last, one, d1)
-            check = vfma(d0, zero, check)
-            check = vfma(d1, zero, check)
-            vstore(beta, row + i * W, d0)
-            vstore(beta, row + i1 * W, d1)
-            i += 2
+            if i + 4 <= L:  # four sums per pass: one load of tmp for four
+                d0 = d1 = d2 = d3 = zero
+                for j in range(L):
+                    q = vload(tmp, j * W)
+                    d0 = vfma(q, vsplat(exp_trans_t[j, i]), d0)
+                    d1 = vfma(q, vsplat(exp_trans_t[j, i + 1]), d1)
+                    d2 = vfma(q, vsplat(exp_trans_t[j, i + 2]), d2)
+                    d3 = vfma(q, vsplat(exp_trans_t[j, i + 3]), d3)
+                # 1 from a lane's last position on
+                d0 = vselect_ge(position, last, one, d0)
+                d1 = vselect_ge(position, last, one, d1)
+                d2 = vselect_ge(position, last, one, d2)
+                d3 = vselect_ge(position, last, one, d3)
+                check = vfma(d0, zero, check)
+                check = vfma(d1, zero, check)
+                check = vfma(d2, zero, check)
+                check = vfma(d3, zero, check)
+                vstore(beta, row + i * W, d0)
+                vstore(beta, row + (i + 1) * W, d1)
+                vstore(beta, row + (i + 2) * W, d2)
+                vstore(beta, row + (i + 3) * W, d3)
+                i += 4
+            else:
+                d = zero
+                for j in range(L):
+                    d = vfma(vload(tmp, j * W), vsplat(exp_trans_t[j, i]), d)
+                d = vselect_ge(position, last, one, d)
+                check = vfma(d, zero, check)
+                vstore(beta, row + i * W, d)
+                i += 1
     for w in range(W):
         if not np.isfinite(vlane(check, w)):
             lw.ok[w] = False
 
 
 @kernel
-def lanes_counts(node, seq_ptr, T, lw):
+def lanes_counts(node, T, lw):
     """After :func:`lanes_backward`: the weighted node marginals of each good
     lane into its sentence's rows of ``node`` (n_tokens, L), and its edge
     terms added to ``lw.outer``; lanes where scaling declined write nothing
@@ -276,35 +318,59 @@ def lanes_counts(node, seq_ptr, T, lw):
             vstore(beta, k, vmul(p, g))
             vstore(es, k, e)
             vstore(alpha, k, vmul(a, inv))
+    rows = lw.rows
     for w in range(W):
-        n = lw.length[w]
-        if n == 0 or not lw.ok[w]:  # padding or declined: its terms 0 (its values
-            # may not be finite, and 0 · inf would make the sums NaN)
+        if lw.length[w] == 0 or not lw.ok[w]:  # padding or declined: its terms 0 (its
+            # values may not be finite, and 0 · inf would make the sums NaN)
             for t in range(T):
                 for j in range(L):
                     alpha[t, j, w] = 0.0
                     es[t, j, w] = 0.0
-            continue
-        a = seq_ptr[lw.seq[w]]
-        for t in range(n):
-            for j in range(L):
-                node[a + t, j] = beta[t, j, w]
+    # the node marginals of the good lanes into their rows, eight labels of
+    # eight lanes at a time (a transpose in registers) from eight labels on
+    last = L - W
+    for t in range(T):
+        for w in range(W):
+            good = lw.ok[w] and t < lw.length[w]
+            rows[w] = (lw.start[w] + t) * L if good else -1
+        if L >= W:
+            for c in range(0, last, W):
+                vtranspose_store(beta, t * LW + c * W, node, rows, c)
+            vtranspose_store(beta, t * LW + last * W, node, rows, last)
+        else:
+            for w in range(W):
+                if rows[w] >= 0:
+                    i = rows[w] // L
+                    for j in range(L):
+                        node[i, j] = beta[t, j, w]
     outer = lw.outer
     for i in range(L):
         j = 0
-        while j < L:  # two sums per pass: one load of alpha for both
-            j1 = j + 1 if j + 1 < L else j
-            k0 = (i * L + j) * W
-            k1 = (i * L + j1) * W
-            d0 = vload(outer, k0)
-            d1 = vload(outer, k1)
-            for t in range(1, T):
-                p = vload(alpha, (t - 1) * LW + i * W)
-                d0 = vfma(p, vload(es, t * LW + j * W), d0)
-                d1 = vfma(p, vload(es, t * LW + j1 * W), d1)
-            vstore(outer, k1, d1)
-            vstore(outer, k0, d0)  # the same sum as d1 at odd L
-            j += 2
+        while j < L:
+            k = (i * L + j) * W
+            if j + 4 <= L:  # four sums per pass: one load of alpha for four
+                d0 = vload(outer, k)
+                d1 = vload(outer, k + W)
+                d2 = vload(outer, k + 2 * W)
+                d3 = vload(outer, k + 3 * W)
+                for t in range(1, T):
+                    p = vload(alpha, (t - 1) * LW + i * W)
+                    e = t * LW + j * W
+                    d0 = vfma(p, vload(es, e), d0)
+                    d1 = vfma(p, vload(es, e + W), d1)
+                    d2 = vfma(p, vload(es, e + 2 * W), d2)
+                    d3 = vfma(p, vload(es, e + 3 * W), d3)
+                vstore(outer, k, d0)
+                vstore(outer, k + W, d1)
+                vstore(outer, k + 2 * W, d2)
+                vstore(outer, k + 3 * W, d3)
+                j += 4
+            else:
+                d = vload(outer, k)
+                for t in range(1, T):
+                    d = vfma(vload(alpha, (t - 1) * LW + i * W), vload(es, t * LW + j * W), d)
+                vstore(outer, k, d)
+                j += 1
 
 
 @kernel
@@ -367,17 +433,19 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
             if g + w < k:
                 s = ids[order[g + w]]
                 lw.seq[w] = s
+                lw.start[w] = seq_ptr[s]
                 lw.length[w] = lengths[order[g + w]]
                 lw.span[w] = lw.length[w]
                 lw.weight[w] = seq_weight[s]
             else:
                 lw.seq[w] = 0
+                lw.start[w] = lw.start[0]  # a row of the group (lane 0 is never empty)
                 lw.length[w] = 0
                 lw.span[w] = 0.0
                 lw.weight[w] = 0.0
-        lanes_forward(scores_node, tt, seq_ptr, T, lw)
+        lanes_forward(scores_node, tt, T, lw)
         lanes_backward(tt, T, lw)
-        lanes_counts(scores_node, seq_ptr, T, lw)
+        lanes_counts(scores_node, T, lw)
         for w in range(LANES):
             if lw.length[w] > 0:
                 seq_log_z[lw.seq[w]] = lw.log_z[w] if lw.ok[w] else np.nan

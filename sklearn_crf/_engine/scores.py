@@ -24,6 +24,7 @@ from collections import namedtuple
 import numpy as np
 
 from .config import exact_twin, kernel
+from .simd import WIDTH, element, vadd, vfma, vload, vsplat, vstore
 
 EntryIndex = namedtuple("EntryIndex", ["ptr", "tok", "attr", "val"])
 EntryIndex.__doc__ = """The entries of a corpus grouped by ranges of attributes,
@@ -61,11 +62,6 @@ def logsumexp_row(x, n):
     return m + np.log(s)
 
 
-#: from this many labels on, :func:`state_scores_dense_range` adds its sums
-#: in vector lanes rather than registers
-STATE_SCORES_LANES_FROM = 24
-
-
 @kernel
 def state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, start, stop, out):
     """Fill ``out[: stop - start]`` with the state scores of tokens
@@ -75,105 +71,69 @@ def state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, start, stop, ou
     order, from 0.0, one FMA each (an empty ``tok_val`` means every value is
     1: the values are not read, and ``1 · w + d`` rounds as ``d + w``).
 
-    Two schedules of the same sums, by ``L`` alone. Below
-    :data:`STATE_SCORES_LANES_FROM` labels, the sums are kept in registers
-    over a token's entries, nine, eight, four or one at a time (``L`` = 9 in
-    one pass), each entry's row read once per pass; a sum kept in ``out`` is
-    stored and reloaded at every entry, a chain through memory. From it on,
-    the sums in ``out``, side by side in vector lanes (a loop over ``j`` that
-    LLVM vectorizes), fewer instructions than the passes. Measured on
-    esp.train's entries (issue 20, this machine, ms per evaluation, lanes /
-    registers): 9 labels 6.8 / 4.4, 16 labels 8.5 / 7.5, 24 labels 11.5 /
-    11.7; 40 labels (3,000 sentences) 5.1 / 5.9. One function body: numba's
-    inlined helpers would cost reference counts of their array arguments at
-    every call.
+    From :data:`~sklearn_crf._engine.simd.WIDTH` labels on, a token's sums
+    run eight labels per vector instruction (:mod:`.simd`), two chunks of
+    eight labels per pass over its entries, chunks at 0, 8, 16, ... and the
+    last at ``L - 8``, which overlaps the one before when ``L`` is not a
+    multiple of eight and computes the same sums again; below, four and then
+    one sum at a time in registers. Either way each sum is the same number.
     """
     L = out.shape[1]
     ones = tok_val.shape[0] == 0
-    if L >= STATE_SCORES_LANES_FROM:
+    if L >= WIDTH:
+        last = L - WIDTH  # the last chunk
+        zero = vsplat(0.0)
         for t in range(start, stop):
-            i = t - start
-            for j in range(L):
-                out[i, j] = 0.0
-            for k in range(tok_ptr[t], tok_ptr[t + 1]):
-                a = tok_attr[k]
-                v = 1.0 if ones else tok_val[k]
-                for j in range(L):
-                    out[i, j] += v * w_attr[a, j]
+            o = (t - start) * L
+            k0 = element(tok_ptr, t)
+            k1 = element(tok_ptr, t + 1)
+            c = 0
+            while True:
+                c1 = c + WIDTH if c + WIDTH < last else last  # the pass's second chunk
+                d0 = zero
+                d1 = zero
+                if ones:
+                    for k in range(k0, k1):
+                        a = np.int64(element(tok_attr, k)) * L
+                        d0 = vadd(d0, vload(w_attr, a + c))
+                        d1 = vadd(d1, vload(w_attr, a + c1))
+                else:
+                    for k in range(k0, k1):
+                        a = np.int64(element(tok_attr, k)) * L
+                        v = vsplat(element(tok_val, k))
+                        d0 = vfma(v, vload(w_attr, a + c), d0)
+                        d1 = vfma(v, vload(w_attr, a + c1), d1)
+                vstore(out, o + c, d0)
+                vstore(out, o + c1, d1)  # the same sums where it overlaps d0
+                if c1 == last:
+                    break
+                c = c1 + WIDTH if c1 + WIDTH < last else last
         return
     for t in range(start, stop):
         i = t - start
         k0 = tok_ptr[t]
         k1 = tok_ptr[t + 1]
         j = 0
+        if L >= 4:
+            d0 = d1 = d2 = d3 = 0.0
+            for k in range(k0, k1):
+                a = tok_attr[k]
+                v = 1.0 if ones else tok_val[k]
+                d0 += v * w_attr[a, 0]
+                d1 += v * w_attr[a, 1]
+                d2 += v * w_attr[a, 2]
+                d3 += v * w_attr[a, 3]
+            out[i, 0] = d0
+            out[i, 1] = d1
+            out[i, 2] = d2
+            out[i, 3] = d3
+            j = 4
         while j < L:
-            left = L - j
-            if left == 9:
-                d0 = d1 = d2 = d3 = d4 = d5 = d6 = d7 = d8 = 0.0
-                for k in range(k0, k1):
-                    a = tok_attr[k]
-                    v = 1.0 if ones else tok_val[k]
-                    d0 += v * w_attr[a, j]
-                    d1 += v * w_attr[a, j + 1]
-                    d2 += v * w_attr[a, j + 2]
-                    d3 += v * w_attr[a, j + 3]
-                    d4 += v * w_attr[a, j + 4]
-                    d5 += v * w_attr[a, j + 5]
-                    d6 += v * w_attr[a, j + 6]
-                    d7 += v * w_attr[a, j + 7]
-                    d8 += v * w_attr[a, j + 8]
-                out[i, j] = d0
-                out[i, j + 1] = d1
-                out[i, j + 2] = d2
-                out[i, j + 3] = d3
-                out[i, j + 4] = d4
-                out[i, j + 5] = d5
-                out[i, j + 6] = d6
-                out[i, j + 7] = d7
-                out[i, j + 8] = d8
-                j += 9
-            elif left >= 8:
-                d0 = d1 = d2 = d3 = d4 = d5 = d6 = d7 = 0.0
-                for k in range(k0, k1):
-                    a = tok_attr[k]
-                    v = 1.0 if ones else tok_val[k]
-                    d0 += v * w_attr[a, j]
-                    d1 += v * w_attr[a, j + 1]
-                    d2 += v * w_attr[a, j + 2]
-                    d3 += v * w_attr[a, j + 3]
-                    d4 += v * w_attr[a, j + 4]
-                    d5 += v * w_attr[a, j + 5]
-                    d6 += v * w_attr[a, j + 6]
-                    d7 += v * w_attr[a, j + 7]
-                out[i, j] = d0
-                out[i, j + 1] = d1
-                out[i, j + 2] = d2
-                out[i, j + 3] = d3
-                out[i, j + 4] = d4
-                out[i, j + 5] = d5
-                out[i, j + 6] = d6
-                out[i, j + 7] = d7
-                j += 8
-            elif left >= 4:
-                d0 = d1 = d2 = d3 = 0.0
-                for k in range(k0, k1):
-                    a = tok_attr[k]
-                    v = 1.0 if ones else tok_val[k]
-                    d0 += v * w_attr[a, j]
-                    d1 += v * w_attr[a, j + 1]
-                    d2 += v * w_attr[a, j + 2]
-                    d3 += v * w_attr[a, j + 3]
-                out[i, j] = d0
-                out[i, j + 1] = d1
-                out[i, j + 2] = d2
-                out[i, j + 3] = d3
-                j += 4
-            else:
-                d0 = 0.0
-                for k in range(k0, k1):
-                    d0 += (1.0 if ones else tok_val[k]) * w_attr[tok_attr[k], j]
-                out[i, j] = d0
-                j += 1
+            d0 = 0.0
+            for k in range(k0, k1):
+                d0 += (1.0 if ones else tok_val[k]) * w_attr[tok_attr[k], j]
+            out[i, j] = d0
+            j += 1
 
 
 @kernel
@@ -268,10 +228,40 @@ def scatter_state_counts(node, ent_tok, ent_attr, ent_val, k0, k1, g_attr):
 
     Every (attribute, label) sum gets its terms in token order whatever the
     ranges and blocks the entries are taken in, so the result does not depend
-    on them, nor on the thread count.
+    on them, nor on the thread count. From
+    :data:`~sklearn_crf._engine.simd.WIDTH` labels on, eight labels per
+    vector instruction, in chunks as in :func:`state_scores_dense_range`: the
+    last chunk (at ``L - 8``) is loaded and added before the others are
+    stored, so where it overlaps the one before, it stores the same sums.
     """
     L = node.shape[1]
-    if ent_val.shape[0] == 0:
+    ones = ent_val.shape[0] == 0
+    if L >= WIDTH:
+        last = L - WIDTH
+        for k in range(k0, k1):
+            r = np.int64(element(ent_tok, k)) * L
+            q = np.int64(element(ent_attr, k)) * L
+            if ones:
+                tail = vadd(vload(g_attr, q + last), vload(node, r + last))
+            else:
+                v = vsplat(element(ent_val, k))
+                tail = vfma(v, vload(node, r + last), vload(g_attr, q + last))
+            if last < WIDTH:  # 8 to 15 labels: the first chunk and the last
+                if ones:
+                    head = vadd(vload(g_attr, q), vload(node, r))
+                else:
+                    head = vfma(v, vload(node, r), vload(g_attr, q))
+                vstore(g_attr, q, head)
+            else:
+                for c in range(0, last, WIDTH):
+                    if ones:
+                        d = vadd(vload(g_attr, q + c), vload(node, r + c))
+                    else:
+                        d = vfma(v, vload(node, r + c), vload(g_attr, q + c))
+                    vstore(g_attr, q + c, d)
+            vstore(g_attr, q + last, tail)
+        return
+    if ones:
         for k in range(k0, k1):
             row = node[ent_tok[k]]
             g = g_attr[ent_attr[k]]

@@ -80,6 +80,24 @@ def vstore(typingctx, arr, index, v):
 
 
 @intrinsic
+def element(typingctx, arr, index):
+    """``arr[index]`` of a C-contiguous 1-d array for ``index >= 0``, without
+    numba's wrap of negative indices (four instructions per access where
+    LLVM cannot prove the index non-negative, as in a loop over
+    ``range(k0, k1)``)."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
+            and arr.dtype in (types.int32, types.int64, types.float64)):
+        return None
+    sig = arr.dtype(arr, types.intp)
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.load(builder.gep(data, [args[1]]))
+
+    return sig, codegen
+
+
+@intrinsic
 def vsplat(typingctx, x):
     """``x`` in every lane."""
     sig = f64x8(types.float64)
@@ -163,3 +181,88 @@ vselect_lt = _select("<", "``x if a < b else y`` in every lane (False for NaN)."
                      "vselect_lt")
 vselect_ge = _select(">=", "``x if a >= b else y`` in every lane (False for NaN).",
                      "vselect_ge")
+
+
+def _transpose(builder, rows):
+    """The 8 x 8 transpose of eight vectors: three rounds of eight shuffles
+    (pairs of rows, then of pairs, then of quadruples)."""
+    def shuffle(a, b, mask):
+        return builder.shuffle_vector(
+            a, b, ir.Constant(ir.VectorType(ir.IntType(32), WIDTH), mask))
+
+    lo1, hi1 = [0, 8, 2, 10, 4, 12, 6, 14], [1, 9, 3, 11, 5, 13, 7, 15]
+    lo2, hi2 = [0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15]
+    lo4, hi4 = [0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]
+    t = []  # t[2i], t[2i + 1]: the even and odd columns of rows 2i and 2i + 1
+    for i in range(0, WIDTH, 2):
+        t += [shuffle(rows[i], rows[i + 1], lo1), shuffle(rows[i], rows[i + 1], hi1)]
+    s = []  # per half of the rows: columns (0, 4), (2, 6), (1, 5), (3, 7)
+    for h in (0, 4):
+        s += [shuffle(t[h], t[h + 2], lo2), shuffle(t[h], t[h + 2], hi2),
+              shuffle(t[h + 1], t[h + 3], lo2), shuffle(t[h + 1], t[h + 3], hi2)]
+    cols = [None] * WIDTH
+    for q, (k0, k1) in enumerate(((0, 4), (2, 6), (1, 5), (3, 7))):
+        cols[k0] = shuffle(s[q], s[q + 4], lo4)
+        cols[k1] = shuffle(s[q], s[q + 4], hi4)
+    return cols
+
+
+def _is_index_array(a):
+    return isinstance(a, types.Array) and a.dtype == types.int64 and a.layout == "C"
+
+
+def _element(context, builder, aryty, ary, index):
+    data = context.make_array(aryty)(context, builder, ary).data
+    return builder.load(builder.gep(data, [ir.Constant(ir.IntType(64), index)]))
+
+
+@intrinsic
+def vtranspose_load(typingctx, src, rows, c, dst, d):
+    """Eight rows in, eight columns out: ``dst[d + 8k + w] = src[rows[w] + c + k]``
+    for ``k, w`` in 0..7 (flat offsets of C-contiguous arrays; ``rows`` int64):
+    eight labels of eight sentences' tokens into lane order."""
+    if not (_is_float_array(src) and _is_index_array(rows) and _is_float_array(dst)):
+        return None
+    sig = types.none(src, rows, types.intp, dst, types.intp)
+
+    def codegen(context, builder, signature, args):
+        srcty, rowsty, _, dstty, _ = signature.args
+        vectors = []
+        for w in range(WIDTH):
+            offset = builder.add(_element(context, builder, rowsty, args[1], w), args[2])
+            vectors.append(builder.load(_pointer(context, builder, srcty, args[0], offset),
+                                        align=8))
+        for k, col in enumerate(_transpose(builder, vectors)):
+            offset = builder.add(args[4], ir.Constant(ir.IntType(64), WIDTH * k))
+            builder.store(col, _pointer(context, builder, dstty, args[3], offset), align=8)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def vtranspose_store(typingctx, src, s, dst, rows, c):
+    """Eight columns in, eight rows out, the inverse of :func:`vtranspose_load`:
+    ``dst[rows[w] + c + k] = src[s + 8k + w]`` for ``k`` in 0..7 and each lane
+    ``w`` whose ``rows[w]`` is not negative (the others store nothing)."""
+    if not (_is_float_array(src) and _is_index_array(rows) and _is_float_array(dst)):
+        return None
+    sig = types.none(src, types.intp, dst, rows, types.intp)
+
+    def codegen(context, builder, signature, args):
+        srcty, _, dstty, rowsty, _ = signature.args
+        vectors = []
+        for k in range(WIDTH):
+            offset = builder.add(args[1], ir.Constant(ir.IntType(64), WIDTH * k))
+            vectors.append(builder.load(_pointer(context, builder, srcty, args[0], offset),
+                                        align=8))
+        zero = ir.Constant(ir.IntType(64), 0)
+        for w, row in enumerate(_transpose(builder, vectors)):
+            start = _element(context, builder, rowsty, args[3], w)
+            with builder.if_then(builder.icmp_signed(">=", start, zero)):
+                offset = builder.add(start, args[4])
+                builder.store(row, _pointer(context, builder, dstty, args[2], offset),
+                              align=8)
+        return context.get_dummy_value()
+
+    return sig, codegen
