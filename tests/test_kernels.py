@@ -415,6 +415,35 @@ def test_scatter_state_counts_adds_entries_in_order_in_either_schedule(L):
         assert np.array_equal(got, fused) or np.array_equal(got, unfused)
 
 
+def test_state_scores_and_counts_of_a_large_matrix_keep_their_bits():
+    """Past PREFETCH_BYTES the kernels prefetch the rows of the entries ahead
+    (runs of tokens, runs of entries, the last run short): the same bits as
+    the twins."""
+    from sklearn_crf._engine.scores import PREFETCH_BYTES
+
+    L = 9
+    n_attr = PREFETCH_BYTES // (8 * L) + 1000
+    rng = np.random.default_rng(1)
+    n_tok = 41
+    tok_ptr = np.r_[0, np.cumsum(rng.integers(0, 9, size=n_tok))].astype(np.int64)
+    tok_attr = rng.integers(0, n_attr, size=tok_ptr[-1]).astype(np.int32)
+    tok_attr[::3] = 5  # a row shared by many tokens
+    w_attr = rng.normal(size=(n_attr, L))
+    node = rng.uniform(size=(n_tok, L))
+    ent_tok = np.repeat(np.arange(n_tok, dtype=np.int32), np.diff(tok_ptr))
+    for tok_val in (rng.normal(size=tok_ptr[-1]), np.zeros(0)):
+        out = np.empty((n_tok, L))
+        _engine.state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, 0, n_tok, out)
+        twins = [_naive.state_scores_in_order(w_attr, tok_ptr, tok_attr, tok_val, fused)
+                 for fused in (True, False)]
+        assert any(np.array_equal(out, twin) for twin in twins)
+        g = np.zeros((n_attr, L))
+        _engine.scatter_state_counts(node, ent_tok, tok_attr, tok_val, 0, tok_ptr[-1], g)
+        twins = [_naive.state_counts_in_order(node, ent_tok, tok_attr, tok_val, n_attr, fused)
+                 for fused in (True, False)]
+        assert any(np.array_equal(g, twin) for twin in twins)
+
+
 @pytest.fixture
 def corpus():
     from conftest import corpus_arrays, random_corpus

@@ -49,7 +49,9 @@ from .forward_backward import (
 )
 from .scores import scatter_state_counts, state_scores_dense_range
 from .simd import (
+    EIGHT_SUMS,
     WIDTH,
+    element,
     vtranspose_load,
     vtranspose_store,
     vadd,
@@ -168,41 +170,69 @@ def lanes_forward(scores, tt, T, lw):
     for t in range(T):
         row = t * LW
         prev = row - LW
-        c = zero
+        # the sums Σ_i alpha[t-1, i] exp_trans[i, j] into alpha[t], eight
+        # (with EIGHT_SUMS), four, then one per pass: one load of alpha for
+        # all the pass's FMAs, as many independent chains; 1 at position 0
         j = 0
+        if t == 0:
+            for j in range(L):
+                vstore(alpha, j * W, one)
+            j = L
+        while EIGHT_SUMS and j + 8 <= L:
+            d0 = d1 = d2 = d3 = d4 = d5 = d6 = d7 = zero
+            q = j
+            for i in range(L):
+                p = vload(alpha, prev + i * W)
+                d0 = vfma(p, vsplat(element(exp_trans, q)), d0)
+                d1 = vfma(p, vsplat(element(exp_trans, q + 1)), d1)
+                d2 = vfma(p, vsplat(element(exp_trans, q + 2)), d2)
+                d3 = vfma(p, vsplat(element(exp_trans, q + 3)), d3)
+                d4 = vfma(p, vsplat(element(exp_trans, q + 4)), d4)
+                d5 = vfma(p, vsplat(element(exp_trans, q + 5)), d5)
+                d6 = vfma(p, vsplat(element(exp_trans, q + 6)), d6)
+                d7 = vfma(p, vsplat(element(exp_trans, q + 7)), d7)
+                q += L
+            k = row + j * W
+            vstore(alpha, k, d0)
+            vstore(alpha, k + W, d1)
+            vstore(alpha, k + 2 * W, d2)
+            vstore(alpha, k + 3 * W, d3)
+            vstore(alpha, k + 4 * W, d4)
+            vstore(alpha, k + 5 * W, d5)
+            vstore(alpha, k + 6 * W, d6)
+            vstore(alpha, k + 7 * W, d7)
+            j += 8
+        while j + 4 <= L:
+            d0 = d1 = d2 = d3 = zero
+            q = j
+            for i in range(L):
+                p = vload(alpha, prev + i * W)
+                d0 = vfma(p, vsplat(element(exp_trans, q)), d0)
+                d1 = vfma(p, vsplat(element(exp_trans, q + 1)), d1)
+                d2 = vfma(p, vsplat(element(exp_trans, q + 2)), d2)
+                d3 = vfma(p, vsplat(element(exp_trans, q + 3)), d3)
+                q += L
+            k = row + j * W
+            vstore(alpha, k, d0)
+            vstore(alpha, k + W, d1)
+            vstore(alpha, k + 2 * W, d2)
+            vstore(alpha, k + 3 * W, d3)
+            j += 4
         while j < L:
-            if j + 4 <= L:  # four sums per pass: one load of alpha for four
-                if t == 0:
-                    d0 = d1 = d2 = d3 = one
-                else:
-                    d0 = d1 = d2 = d3 = zero
-                    for i in range(L):
-                        p = vload(alpha, prev + i * W)
-                        d0 = vfma(p, vsplat(exp_trans[i, j]), d0)
-                        d1 = vfma(p, vsplat(exp_trans[i, j + 1]), d1)
-                        d2 = vfma(p, vsplat(exp_trans[i, j + 2]), d2)
-                        d3 = vfma(p, vsplat(exp_trans[i, j + 3]), d3)
-                a0 = vmul(d0, vload(es, row + j * W))
-                a1 = vmul(d1, vload(es, row + (j + 1) * W))
-                a2 = vmul(d2, vload(es, row + (j + 2) * W))
-                a3 = vmul(d3, vload(es, row + (j + 3) * W))
-                vstore(alpha, row + j * W, a0)
-                vstore(alpha, row + (j + 1) * W, a1)
-                vstore(alpha, row + (j + 2) * W, a2)
-                vstore(alpha, row + (j + 3) * W, a3)
-                c = vadd(vadd(vadd(vadd(c, a0), a1), a2), a3)
-                j += 4
-            else:
-                if t == 0:
-                    d = one
-                else:
-                    d = zero
-                    for i in range(L):
-                        d = vfma(vload(alpha, prev + i * W), vsplat(exp_trans[i, j]), d)
-                a = vmul(d, vload(es, row + j * W))
-                vstore(alpha, row + j * W, a)
-                c = vadd(c, a)
-                j += 1
+            d = zero
+            q = j
+            for i in range(L):
+                d = vfma(vload(alpha, prev + i * W), vsplat(element(exp_trans, q)), d)
+                q += L
+            vstore(alpha, row + j * W, d)
+            j += 1
+        # times the exp-scores, their sum c_t in label order
+        c = zero
+        for j in range(L):
+            k = row + j * W
+            a = vmul(vload(alpha, k), vload(es, k))
+            vstore(alpha, k, a)
+            c = vadd(c, a)
         inv = vdiv(one, c)
         for j in range(L):
             vstore(alpha, row + j * W, vmul(vload(alpha, row + j * W), inv))
@@ -244,39 +274,64 @@ def lanes_backward(tt, T, lw):
         for j in range(L):
             k = row + LW + j * W
             vstore(tmp, j * W, vmul(vmul(vload(es, k), vload(beta, k)), inv))
-        position = vsplat(float(t))
+        # the sums Σ_j exp_trans[i, j] tmp[j] into beta[t], eight (with
+        # EIGHT_SUMS), four, then one per pass, as in lanes_forward
         i = 0
+        while EIGHT_SUMS and i + 8 <= L:
+            d0 = d1 = d2 = d3 = d4 = d5 = d6 = d7 = zero
+            q = i
+            for j in range(L):
+                p = vload(tmp, j * W)
+                d0 = vfma(p, vsplat(element(exp_trans_t, q)), d0)
+                d1 = vfma(p, vsplat(element(exp_trans_t, q + 1)), d1)
+                d2 = vfma(p, vsplat(element(exp_trans_t, q + 2)), d2)
+                d3 = vfma(p, vsplat(element(exp_trans_t, q + 3)), d3)
+                d4 = vfma(p, vsplat(element(exp_trans_t, q + 4)), d4)
+                d5 = vfma(p, vsplat(element(exp_trans_t, q + 5)), d5)
+                d6 = vfma(p, vsplat(element(exp_trans_t, q + 6)), d6)
+                d7 = vfma(p, vsplat(element(exp_trans_t, q + 7)), d7)
+                q += L
+            k = row + i * W
+            vstore(beta, k, d0)
+            vstore(beta, k + W, d1)
+            vstore(beta, k + 2 * W, d2)
+            vstore(beta, k + 3 * W, d3)
+            vstore(beta, k + 4 * W, d4)
+            vstore(beta, k + 5 * W, d5)
+            vstore(beta, k + 6 * W, d6)
+            vstore(beta, k + 7 * W, d7)
+            i += 8
+        while i + 4 <= L:
+            d0 = d1 = d2 = d3 = zero
+            q = i
+            for j in range(L):
+                p = vload(tmp, j * W)
+                d0 = vfma(p, vsplat(element(exp_trans_t, q)), d0)
+                d1 = vfma(p, vsplat(element(exp_trans_t, q + 1)), d1)
+                d2 = vfma(p, vsplat(element(exp_trans_t, q + 2)), d2)
+                d3 = vfma(p, vsplat(element(exp_trans_t, q + 3)), d3)
+                q += L
+            k = row + i * W
+            vstore(beta, k, d0)
+            vstore(beta, k + W, d1)
+            vstore(beta, k + 2 * W, d2)
+            vstore(beta, k + 3 * W, d3)
+            i += 4
         while i < L:
-            if i + 4 <= L:  # four sums per pass: one load of tmp for four
-                d0 = d1 = d2 = d3 = zero
-                for j in range(L):
-                    q = vload(tmp, j * W)
-                    d0 = vfma(q, vsplat(exp_trans_t[j, i]), d0)
-                    d1 = vfma(q, vsplat(exp_trans_t[j, i + 1]), d1)
-                    d2 = vfma(q, vsplat(exp_trans_t[j, i + 2]), d2)
-                    d3 = vfma(q, vsplat(exp_trans_t[j, i + 3]), d3)
-                # 1 from a lane's last position on
-                d0 = vselect_ge(position, last, one, d0)
-                d1 = vselect_ge(position, last, one, d1)
-                d2 = vselect_ge(position, last, one, d2)
-                d3 = vselect_ge(position, last, one, d3)
-                check = vfma(d0, zero, check)
-                check = vfma(d1, zero, check)
-                check = vfma(d2, zero, check)
-                check = vfma(d3, zero, check)
-                vstore(beta, row + i * W, d0)
-                vstore(beta, row + (i + 1) * W, d1)
-                vstore(beta, row + (i + 2) * W, d2)
-                vstore(beta, row + (i + 3) * W, d3)
-                i += 4
-            else:
-                d = zero
-                for j in range(L):
-                    d = vfma(vload(tmp, j * W), vsplat(exp_trans_t[j, i]), d)
-                d = vselect_ge(position, last, one, d)
-                check = vfma(d, zero, check)
-                vstore(beta, row + i * W, d)
-                i += 1
+            d = zero
+            q = i
+            for j in range(L):
+                d = vfma(vload(tmp, j * W), vsplat(element(exp_trans_t, q)), d)
+                q += L
+            vstore(beta, row + i * W, d)
+            i += 1
+        # 1 from a lane's last position on; + beta * 0: NaN once one is not finite
+        position = vsplat(float(t))
+        for i in range(L):
+            k = row + i * W
+            d = vselect_ge(position, last, one, vload(beta, k))
+            check = vfma(d, zero, check)
+            vstore(beta, k, d)
     for w in range(W):
         if not np.isfinite(vlane(check, w)):
             lw.ok[w] = False
@@ -343,34 +398,79 @@ def lanes_counts(node, T, lw):
                     i = rows[w] // L
                     for j in range(L):
                         node[i, j] = beta[t, j, w]
+    # the edge sums, eight (with EIGHT_SUMS), four, then one labels j a pass:
+    # for each i, over the positions, one load of alpha for the pass's FMAs;
+    # the passes over i inside, so that exp_scores[:, j..] stay in cache
     outer = lw.outer
-    for i in range(L):
-        j = 0
-        while j < L:
+    j = 0
+    while EIGHT_SUMS and j + 8 <= L:
+        for i in range(L):
             k = (i * L + j) * W
-            if j + 4 <= L:  # four sums per pass: one load of alpha for four
-                d0 = vload(outer, k)
-                d1 = vload(outer, k + W)
-                d2 = vload(outer, k + 2 * W)
-                d3 = vload(outer, k + 3 * W)
-                for t in range(1, T):
-                    p = vload(alpha, (t - 1) * LW + i * W)
-                    e = t * LW + j * W
-                    d0 = vfma(p, vload(es, e), d0)
-                    d1 = vfma(p, vload(es, e + W), d1)
-                    d2 = vfma(p, vload(es, e + 2 * W), d2)
-                    d3 = vfma(p, vload(es, e + 3 * W), d3)
-                vstore(outer, k, d0)
-                vstore(outer, k + W, d1)
-                vstore(outer, k + 2 * W, d2)
-                vstore(outer, k + 3 * W, d3)
-                j += 4
-            else:
-                d = vload(outer, k)
-                for t in range(1, T):
-                    d = vfma(vload(alpha, (t - 1) * LW + i * W), vload(es, t * LW + j * W), d)
-                vstore(outer, k, d)
-                j += 1
+            d0 = vload(outer, k)
+            d1 = vload(outer, k + W)
+            d2 = vload(outer, k + 2 * W)
+            d3 = vload(outer, k + 3 * W)
+            d4 = vload(outer, k + 4 * W)
+            d5 = vload(outer, k + 5 * W)
+            d6 = vload(outer, k + 6 * W)
+            d7 = vload(outer, k + 7 * W)
+            a = i * W
+            e = LW + j * W
+            for t in range(1, T):
+                p = vload(alpha, a)
+                d0 = vfma(p, vload(es, e), d0)
+                d1 = vfma(p, vload(es, e + W), d1)
+                d2 = vfma(p, vload(es, e + 2 * W), d2)
+                d3 = vfma(p, vload(es, e + 3 * W), d3)
+                d4 = vfma(p, vload(es, e + 4 * W), d4)
+                d5 = vfma(p, vload(es, e + 5 * W), d5)
+                d6 = vfma(p, vload(es, e + 6 * W), d6)
+                d7 = vfma(p, vload(es, e + 7 * W), d7)
+                a += LW
+                e += LW
+            vstore(outer, k, d0)
+            vstore(outer, k + W, d1)
+            vstore(outer, k + 2 * W, d2)
+            vstore(outer, k + 3 * W, d3)
+            vstore(outer, k + 4 * W, d4)
+            vstore(outer, k + 5 * W, d5)
+            vstore(outer, k + 6 * W, d6)
+            vstore(outer, k + 7 * W, d7)
+        j += 8
+    while j + 4 <= L:
+        for i in range(L):
+            k = (i * L + j) * W
+            d0 = vload(outer, k)
+            d1 = vload(outer, k + W)
+            d2 = vload(outer, k + 2 * W)
+            d3 = vload(outer, k + 3 * W)
+            a = i * W
+            e = LW + j * W
+            for t in range(1, T):
+                p = vload(alpha, a)
+                d0 = vfma(p, vload(es, e), d0)
+                d1 = vfma(p, vload(es, e + W), d1)
+                d2 = vfma(p, vload(es, e + 2 * W), d2)
+                d3 = vfma(p, vload(es, e + 3 * W), d3)
+                a += LW
+                e += LW
+            vstore(outer, k, d0)
+            vstore(outer, k + W, d1)
+            vstore(outer, k + 2 * W, d2)
+            vstore(outer, k + 3 * W, d3)
+        j += 4
+    while j < L:
+        for i in range(L):
+            k = (i * L + j) * W
+            d = vload(outer, k)
+            a = i * W
+            e = LW + j * W
+            for t in range(1, T):
+                d = vfma(vload(alpha, a), vload(es, e), d)
+                a += LW
+                e += LW
+            vstore(outer, k, d)
+        j += 1
 
 
 @kernel

@@ -15,10 +15,29 @@ Additions and products carry the "contract" fast-math flag of
 
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic, models, register_model
 
 #: lanes of :data:`f64x8`
 WIDTH = 8
+
+
+def _target_features():
+    """The CPU features numba compiles for (``NUMBA_CPU_FEATURES``, else the
+    host's)."""
+    from numba.core import codegen, config
+
+    if config.CPU_FEATURES is not None:
+        return config.CPU_FEATURES
+    return codegen.get_host_cpu_features()
+
+
+#: eight :data:`f64x8` sums fit in registers with their operands: 32 vector
+#: registers (AVX-512), one per f64x8; without AVX-512, 16 registers of half
+#: an f64x8 each hold four sums. Read once at import, a compile-time constant
+#: of the kernels (numba's cache keys its entries by the CPU features too):
+#: it picks how many sums a pass keeps, never the order of any sum's terms.
+EIGHT_SUMS = "+avx512f" in _target_features().split(",")
 
 _VEC = ir.VectorType(ir.DoubleType(), WIDTH)
 _CONTRACT = ("contract",)
@@ -81,11 +100,12 @@ def vstore(typingctx, arr, index, v):
 
 @intrinsic
 def element(typingctx, arr, index):
-    """``arr[index]`` of a C-contiguous 1-d array for ``index >= 0``, without
-    numba's wrap of negative indices (four instructions per access where
-    LLVM cannot prove the index non-negative, as in a loop over
-    ``range(k0, k1)``)."""
-    if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
+    """The element at flat offset ``index >= 0`` of a C-contiguous array,
+    without numba's wrap of negative indices (four instructions per access
+    where LLVM cannot prove the index non-negative, as in a loop over
+    ``range(k0, k1)``) and with one address for every element of a row (2-d
+    indexing lets LLVM keep a pointer per column)."""
+    if not (isinstance(arr, types.Array) and arr.layout == "C"
             and arr.dtype in (types.int32, types.int64, types.float64)):
         return None
     sig = arr.dtype(arr, types.intp)
@@ -266,3 +286,35 @@ def vtranspose_store(typingctx, src, s, dst, rows, c):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+def _prefetch(name, rw, doc):
+    def typer(typingctx, arr, index):
+        if not _is_float_array(arr):
+            return None
+        sig = types.none(arr, types.intp)
+
+        def codegen(context, builder, signature, args):
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data
+            ptr = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(8).as_pointer())
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+            builder.call(fn, [ptr, ir.Constant(i32, rw), ir.Constant(i32, 3),
+                              ir.Constant(i32, 1)])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+prefetch = _prefetch(
+    "prefetch", 0,
+    "Ask for the cache line of the element at flat offset ``index`` of a "
+    "C-contiguous float64 array, to be read soon (no fault if out of range).")
+prefetch_write = _prefetch(
+    "prefetch_write", 1,
+    "As :func:`prefetch`, for a line about to be written.")
