@@ -46,7 +46,7 @@ RUN = 16
 #: many bytes: beyond the last-level cache, each row read is a trip to memory
 #: (esp.train, 42 labels, 26 MB: the gradient pass 22% faster); in cache,
 #: the prefetches only cost instructions (9 labels, 5.5 MB: 10% slower)
-PREFETCH_BYTES = 8 << 20
+PREFETCH_BYTES = 1 << 20
 
 EntryIndex = namedtuple("EntryIndex", ["ptr", "tok", "attr", "val"])
 EntryIndex.__doc__ = """The entries of a corpus grouped by ranges of attributes,
