@@ -151,16 +151,19 @@ def transition_terms(trans):
                 trans_max = v
             if v < trans_min:
                 trans_min = v
-    exp_trans = np.zeros((L, L))
-    if np.isfinite(trans_max):
-        for i in range(L):
-            for j in range(L):
-                exp_trans[i, j] = np.exp(trans[i, j] - trans_max)
+    exp_trans = np.empty((L, L))
+    exp_trans_t = np.empty((L, L))
+    finite = np.isfinite(trans_max)
+    for i in range(L):
+        for j in range(L):
+            e = np.exp(trans[i, j] - trans_max) if finite else 0.0
+            exp_trans[i, j] = e
+            exp_trans_t[j, i] = e
     spread = trans_max - trans_min
     if not np.isfinite(spread):
         spread = np.inf
     return TransitionTerms(
-        trans, exp_trans, np.ascontiguousarray(exp_trans.T), trans_max, spread
+        trans, exp_trans, exp_trans_t, trans_max, spread
     )
 
 

@@ -80,10 +80,12 @@ LaneWorkspace.__doc__ = """Buffers of one group of :data:`LANES` sentences of up
 ``max_len`` tokens (:func:`lane_workspace`): ``exp_scores``, ``alpha``, ``beta``
 (max_len, L, LANES); ``scale`` (max_len, LANES) the normalizing constants;
 ``tmp`` (L, LANES) a scratch row; per lane ``seq`` (its sentence), ``start``
-(its first token; an empty lane, lane 0's), ``length`` (0 for an empty lane) and ``span`` (the same as
-a float), ``weight``, ``log_z`` and ``ok`` (False where scaling declined);
-``outer`` (L, L, LANES) the block's edge sums per lane; ``rows`` (LANES,)
-int64 scratch (the flat offsets of a position's rows, one per lane)."""
+(its first token; an empty lane, lane 0's), ``length`` (0 for an empty lane)
+and ``span`` (the same as a float), ``weight``, ``log_z`` and ``ok`` (int64, 0
+where scaling declined); ``outer`` (L, L, LANES) the block's edge sums per
+lane; ``rows`` (LANES,) int64 scratch (the flat offsets of a position's rows,
+one per lane). Allocated uninitialized: every field is written before it is
+read (one allocating routine per dtype and rank at the first compile)."""
 
 
 @kernel(inline="always")
@@ -92,10 +94,10 @@ def lane_workspace(max_len, L):
     W = LANES
     return LaneWorkspace(
         np.empty((max_len, L, W)), np.empty((max_len, L, W)), np.empty((max_len, L, W)),
-        np.empty((max_len, W)), np.empty((L, W)), np.zeros(W, dtype=np.int64),
-        np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64), np.zeros(W), np.zeros(W),
-        np.zeros(W), np.zeros(W, dtype=np.bool_), np.zeros((L, L, W)),
-        np.zeros(W, dtype=np.int64),
+        np.empty((max_len, W)), np.empty((L, W)), np.empty(W, dtype=np.int64),
+        np.empty(W, dtype=np.int64), np.empty(W, dtype=np.int64), np.empty(W), np.empty(W),
+        np.empty(W), np.empty(W, dtype=np.int64), np.empty((L, L, W)),
+        np.empty(W, dtype=np.int64),
     )
 
 
@@ -375,7 +377,7 @@ def lanes_counts(node, T, lw):
             vstore(alpha, k, vmul(a, inv))
     rows = lw.rows
     for w in range(W):
-        if lw.length[w] == 0 or not lw.ok[w]:  # padding or declined: its terms 0 (its
+        if lw.length[w] == 0 or lw.ok[w] == 0:  # padding or declined: its terms 0 (its
             # values may not be finite, and 0 · inf would make the sums NaN)
             for t in range(T):
                 for j in range(L):
@@ -386,7 +388,7 @@ def lanes_counts(node, T, lw):
     last = L - W
     for t in range(T):
         for w in range(W):
-            good = lw.ok[w] and t < lw.length[w]
+            good = lw.ok[w] != 0 and t < lw.length[w]
             rows[w] = (lw.start[w] + t) * L if good else -1
         if L >= W:
             for c in range(0, last, W):
@@ -516,8 +518,11 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
     # sort: linear, and no sorting helpers to compile at the first fit)
     longest = 0
     for q in range(k):
-        longest = max(longest, lengths[q])
-    start = np.zeros(longest + 2, dtype=np.int64)
+        if lengths[q] > longest:
+            longest = lengths[q]
+    start = np.empty(longest + 2, dtype=np.int64)
+    for v in range(longest + 2):
+        start[v] = 0
     for q in range(k):
         start[lengths[q] + 1] += 1
     for v in range(1, longest + 2):
@@ -528,7 +533,7 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
         order[start[v]] = q
         start[v] += 1
     for g in range(0, k, LANES):
-        T = lengths[order[min(g + LANES, k) - 1]]  # sorted: the group's longest
+        T = lengths[order[(g + LANES if g + LANES < k else k) - 1]]  # the group's longest
         for w in range(LANES):
             if g + w < k:
                 s = ids[order[g + w]]
@@ -548,7 +553,7 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
         lanes_counts(scores_node, T, lw)
         for w in range(LANES):
             if lw.length[w] > 0:
-                seq_log_z[lw.seq[w]] = lw.log_z[w] if lw.ok[w] else np.nan
+                seq_log_z[lw.seq[w]] = lw.log_z[w] if lw.ok[w] != 0 else np.nan
     for w in range(LANES):
         r = w % 4
         for i in range(L):

@@ -410,7 +410,9 @@ def observed_counts(
     by ``min_freq``) contributes nothing; nor does a transition without one
     (``trans_index`` -1).
     """
-    out = np.zeros(n_params)
+    out = np.empty(n_params)
+    for p in range(n_params):
+        out[p] = 0.0
     no_actives = np.empty(0, dtype=np.int64)
     for s in range(seq_ptr.shape[0] - 1):
         a = seq_ptr[s]
