@@ -36,16 +36,15 @@ from .simd import (
     vstore,
 )
 
-#: the rows of the entries this many tokens ahead (about eight entries a
-#: token) are prefetched ...
-AHEAD = 2
-#: (for the counts, which go by entries: the rows of the next run of this
-#: many entries, at the start of each run)
-RUN = 16
+#: the state scores go by runs of AHEAD tokens (about eight entries a token),
+#: the counts by runs of RUN entries; at the start of each run, the rows of
+#: the next run's entries are prefetched ...
+AHEAD = 4
+RUN = 32
 #: ... when the (attributes × labels) weights or counts take more than this
-#: many bytes: beyond the last-level cache, each row read is a trip to memory
-#: (esp.train, 42 labels, 26 MB: the gradient pass 22% faster); in cache,
-#: the prefetches only cost instructions (9 labels, 5.5 MB: 10% slower)
+#: many bytes: beyond a core's L2 cache, each row read waits for L3 or
+#: memory (esp.train's gradient pass, thread CPU time: 42 labels, 26 MB, 25%
+#: faster; 9 labels, 5.5 MB, 15%); below, prefetches only cost instructions
 PREFETCH_BYTES = 1 << 20
 
 EntryIndex = namedtuple("EntryIndex", ["ptr", "tok", "attr", "val"])
