@@ -12,6 +12,8 @@ import _naive
 #: lengths 1 to 7 and a few more: two groups of lanes in one block, the last
 #: one padded (shorter sentences beside longer ones, empty lanes)
 LENGTHS = [3, 1, 7, 5, 0, 2, 6, 4, 4, 7, 1, 2, 5]
+#: the same for eight labels and more (L**3 paths at most)
+SHORT = [3, 1, 3, 2, 0, 2, 3, 1, 3, 3, 1, 2, 2]
 
 
 def _blocks(scores, trans, seq_ptr, weights, block_ptr):
@@ -42,13 +44,16 @@ def _case(seed, L, lengths=LENGTHS, scale=1.0):
     return scores, trans, seq_ptr, weights
 
 
-@pytest.mark.parametrize("L", [1, 2, 3, 4])
+@pytest.mark.parametrize("L", [1, 2, 3, 4, 8, 9, 13, 17])
 @pytest.mark.parametrize("blocks", [1, 3])
 def test_lanes_match_brute_force(L, blocks):
     """log Z, weighted node marginals, Σ v log Z and the weighted edge sums of
-    sentences of 1 to 7 tokens in padded groups of lanes, against enumeration."""
-    scores, trans, seq_ptr, weights = _case(L, L)
-    n_seq = len(LENGTHS)
+    sentences of 1 to 7 tokens (1 to 3 from eight labels on: the sums eight
+    and four a pass, the edge sums two rows at a time) in padded groups of
+    lanes, against enumeration."""
+    lengths = LENGTHS if L < 8 else SHORT
+    scores, trans, seq_ptr, weights = _case(L, L, lengths)
+    n_seq = len(lengths)
     block_ptr = np.linspace(0, n_seq, blocks + 1).astype(np.int64)
     node, seq_log_z, block_log_z, edges = _blocks(scores, trans, seq_ptr, weights, block_ptr)
     edge_ref = np.zeros((L, L))

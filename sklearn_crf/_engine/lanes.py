@@ -406,8 +406,13 @@ def lanes_counts(node, T, lw):
     outer = lw.outer
     j = 0
     while EIGHT_SUMS and j + 8 <= L:
-        for i in range(L):
+        i = 0
+        while i < L:
+            # two rows i, i + 1 of eight sums (sixteen chains, ten loads
+            # for sixteen FMAs), the last row alone at odd L
+            two = i + 1 < L
             k = (i * L + j) * W
+            k1 = k + L * W if two else k
             d0 = vload(outer, k)
             d1 = vload(outer, k + W)
             d2 = vload(outer, k + 2 * W)
@@ -416,20 +421,55 @@ def lanes_counts(node, T, lw):
             d5 = vload(outer, k + 5 * W)
             d6 = vload(outer, k + 6 * W)
             d7 = vload(outer, k + 7 * W)
+            f0 = vload(outer, k1)
+            f1 = vload(outer, k1 + W)
+            f2 = vload(outer, k1 + 2 * W)
+            f3 = vload(outer, k1 + 3 * W)
+            f4 = vload(outer, k1 + 4 * W)
+            f5 = vload(outer, k1 + 5 * W)
+            f6 = vload(outer, k1 + 6 * W)
+            f7 = vload(outer, k1 + 7 * W)
             a = i * W
+            a1 = a + W if two else a
             e = LW + j * W
             for t in range(1, T):
                 p = vload(alpha, a)
-                d0 = vfma(p, vload(es, e), d0)
-                d1 = vfma(p, vload(es, e + W), d1)
-                d2 = vfma(p, vload(es, e + 2 * W), d2)
-                d3 = vfma(p, vload(es, e + 3 * W), d3)
-                d4 = vfma(p, vload(es, e + 4 * W), d4)
-                d5 = vfma(p, vload(es, e + 5 * W), d5)
-                d6 = vfma(p, vload(es, e + 6 * W), d6)
-                d7 = vfma(p, vload(es, e + 7 * W), d7)
+                q = vload(alpha, a1)
+                x = vload(es, e)
+                d0 = vfma(p, x, d0)
+                f0 = vfma(q, x, f0)
+                x = vload(es, e + W)
+                d1 = vfma(p, x, d1)
+                f1 = vfma(q, x, f1)
+                x = vload(es, e + 2 * W)
+                d2 = vfma(p, x, d2)
+                f2 = vfma(q, x, f2)
+                x = vload(es, e + 3 * W)
+                d3 = vfma(p, x, d3)
+                f3 = vfma(q, x, f3)
+                x = vload(es, e + 4 * W)
+                d4 = vfma(p, x, d4)
+                f4 = vfma(q, x, f4)
+                x = vload(es, e + 5 * W)
+                d5 = vfma(p, x, d5)
+                f5 = vfma(q, x, f5)
+                x = vload(es, e + 6 * W)
+                d6 = vfma(p, x, d6)
+                f6 = vfma(q, x, f6)
+                x = vload(es, e + 7 * W)
+                d7 = vfma(p, x, d7)
+                f7 = vfma(q, x, f7)
                 a += LW
+                a1 += LW
                 e += LW
+            vstore(outer, k1, f0)  # at odd L the same sums as d: stored first
+            vstore(outer, k1 + W, f1)
+            vstore(outer, k1 + 2 * W, f2)
+            vstore(outer, k1 + 3 * W, f3)
+            vstore(outer, k1 + 4 * W, f4)
+            vstore(outer, k1 + 5 * W, f5)
+            vstore(outer, k1 + 6 * W, f6)
+            vstore(outer, k1 + 7 * W, f7)
             vstore(outer, k, d0)
             vstore(outer, k + W, d1)
             vstore(outer, k + 2 * W, d2)
@@ -438,6 +478,7 @@ def lanes_counts(node, T, lw):
             vstore(outer, k + 5 * W, d5)
             vstore(outer, k + 6 * W, d6)
             vstore(outer, k + 7 * W, d7)
+            i += 2
         j += 8
     while j + 4 <= L:
         for i in range(L):
