@@ -36,6 +36,7 @@ def test_attribute_ranges_split_the_entries():
     assert attribute_ranges(index_ptr, 1).tolist() == [0, 5]
     bounds = attribute_ranges(index_ptr, 2)
     assert bounds[0] == 0 and bounds[-1] == 5 and (np.diff(bounds) > 0).all()
+    assert len(bounds) == 3  # one range per thread
 
 
 def test_with_logging_configured_the_notice_is_a_log_record(monkeypatch, caplog, capsys):

