@@ -145,9 +145,10 @@ def state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, start, stop, ou
                 e1 = element(tok_ptr, t1 + AHEAD if t1 + AHEAD < n_tok else n_tok)
                 for k in range(element(tok_ptr, t1), e1):
                     a = np.int64(element(tok_attr, k)) * L
-                    for c in range(0, L, WIDTH):
+                    prefetch(w_attr, a)  # the row's lines: its first, ...
+                    for c in range(WIDTH, L - 1, WIDTH):
                         prefetch(w_attr, a + c)
-                    prefetch(w_attr, a + L - 1)
+                    prefetch(w_attr, a + L - 1)  # ... and its last
             if ones:
                 for u in range(t, t1):
                     _token_scores(w_attr, tok_ptr, tok_attr, tok_val, u, out, u - start, True)
@@ -323,9 +324,10 @@ def scatter_state_counts(node, ent_tok, ent_attr, ent_val, k0, k1, g_attr):
             if far:  # the rows of the next run on their way
                 for e in range(stop, stop + RUN if stop + RUN < n_ent else n_ent):
                     a = np.int64(element(ent_attr, e)) * L
-                    for c in range(0, L, WIDTH):
+                    prefetch_write(g_attr, a)  # the row's lines: its first, ...
+                    for c in range(WIDTH, L - 1, WIDTH):
                         prefetch_write(g_attr, a + c)
-                    prefetch_write(g_attr, a + L - 1)
+                    prefetch_write(g_attr, a + L - 1)  # ... and its last
             if L < 2 * WIDTH:
                 if ones:
                     for e in range(k, stop):
