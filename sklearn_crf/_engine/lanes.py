@@ -7,7 +7,10 @@ register badly, and every label count wants its own schedule. Here
 innermost in every buffer (``(position, label, lane)``, C-contiguous): each
 term of a product is one multiply-add over the lanes (a vector instruction,
 the weight broadcast), with no horizontal sums and the same code for any
-number of labels.
+number of labels. The products keep eight sums a pass where the target has
+32 vector registers (AVX-512; four otherwise,
+:data:`~sklearn_crf._engine.simd.EIGHT_SUMS`): eight independent chains of
+FMAs, one load of the shared operand for all of them.
 
 Per sentence, a lane does the arithmetic of :func:`.forward_backward.forward_scaled`
 and :func:`.forward_backward.backward_scaled`, the same terms in the same
@@ -15,10 +18,10 @@ order, whatever lane it lands in: every operation is one instruction on
 the eight lanes of :data:`~sklearn_crf._engine.simd.f64x8` (numba runs LLVM
 without its SLP vectorizer, which would be needed to pack eight scalar sums
 into one register). Shorter sentences of a group are padded (their last
-row of state scores again, an empty lane the first lane's first row) and masked: a
-padded position adds nothing to log Z, resets the betas to 1 at each lane's
-last position and weighs 0 in the edge sums, so a sentence's results do not
-depend on its neighbours. The state scores come into lane order, and the
+row of state scores again, an empty lane the first lane's first row) and
+masked: a padded position adds nothing to log Z, resets the betas to 1 at
+each lane's last position and weighs 0 in the edge sums, so a sentence's
+results do not depend on its neighbours. The state scores come into lane order, and the
 node marginals go back to token order, eight labels of eight lanes at a time
 (:func:`~sklearn_crf._engine.simd.vtranspose_load` and
 :func:`~sklearn_crf._engine.simd.vtranspose_store`). Sentences are sorted by

@@ -11,6 +11,12 @@ results do not depend on the other lanes.
 Additions and products carry the "contract" fast-math flag of
 :data:`~sklearn_crf._engine.config.OPTS`, as the scalar kernels' do:
 :func:`vfma` is one fused multiply-add where the CPU has FMA.
+
+Besides: 8 x 8 transposes between rows and lanes (:func:`vtranspose_load`,
+:func:`vtranspose_store`), element reads without numba's negative-index
+wrap (:func:`element`), cache prefetches (:func:`prefetch`,
+:func:`prefetch_write`), and :data:`EIGHT_SUMS`, whether eight f64x8 sums
+fit in the target's registers.
 """
 
 from llvmlite import ir
