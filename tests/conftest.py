@@ -107,18 +107,48 @@ SLOW_MODULES = {
 #: single tests elsewhere that take more than a few seconds
 SLOW_TESTS = {
     "test_grid_search_in_parallel_processes",
+    "test_cross_val_predict_in_parallel_equals_serial",
     "test_tagger_predictions_do_not_depend_on_order_or_grouping",
     "test_concurrent_predictions_equal_sequential_ones",
     "test_threaded_calls_never_start_numbas_thread_pool",
     "test_cross_validation",
 }
+#: modules whose tests share a costly module fixture (a Dask cluster, a
+#: first-use compile): under pytest-xdist (``-n``) each runs whole in one
+#: worker, the other tests one by one (see pytest_xdist_make_scheduler)
+XDIST_GROUPS = {"test_dask.py", "test_distributed.py", "test_first_use.py"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(config, items):
     """Mark the tests of :data:`SLOW_MODULES` and :data:`SLOW_TESTS` ``slow``:
-    ``pytest -m "not slow"`` is the fast subset."""
+    ``pytest -m "not slow"`` is the fast subset. In a pytest-xdist worker, also
+    order the tests for the scheduler, which hands them out in this order: the
+    groups of :data:`XDIST_GROUPS`, then the other slow tests, then the rest,
+    so that no long test starts last."""
     slow = pytest.mark.slow
     for item in items:
         if item.path.name in SLOW_MODULES or getattr(item, "originalname", None) in SLOW_TESTS:
             item.add_marker(slow)
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: (item.path.name not in XDIST_GROUPS,
+                                     item.get_closest_marker("slow") is None))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``-n`` (``--dist load``, the default), schedule the tests one by one,
+    in the workers' order, except that the tests of a module of
+    :data:`XDIST_GROUPS` go to one worker together (their module fixture is
+    built once). xdist's own ``--dist loadgroup`` would do this with marks, but
+    it renames the tests by a node attribute that pytest 9 no longer reads."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+            return module if module in XDIST_GROUPS else nodeid
+
+    return GroupScheduling(config, log)

@@ -253,23 +253,42 @@ def test_fit_is_deterministic_for_a_sharding(client, conll):
     np.testing.assert_array_equal(runs[0], runs[1])
 
 
+def _objective_shards(dask_scheduler):
+    """``{objective key: [its shard's key]}`` of every shard objective the scheduler knows."""
+    return {str(ts.key): [str(d.key) for d in ts.dependencies if "sklearn-crf-shard" in str(d.key)]
+            for ts in dask_scheduler.tasks.values() if "build_shard_objective" in str(ts.key)}
+
+
+def _sole_holder(client):
+    """A worker that alone holds a shard objective and that objective's shard
+    (killing it loses both), or None. A worker whose objectives Dask also
+    copied elsewhere (as it does when it moves a task to an idle worker) would
+    lose nothing that the fit needs."""
+    who_has = {str(key): set(holders) for key, holders in client.who_has().items()}
+    for objective, shards in client.run_on_scheduler(_objective_shards).items():
+        holders = who_has.get(objective, set())
+        if len(holders) == 1 and shards and all(who_has.get(k) == holders for k in shards):
+            return holders.pop()
+    return None
+
+
 def _killer(client, at_iteration):
-    """A monitor that kills a worker process holding a shard objective after
-    ``at_iteration`` iterations, and records its iterates."""
+    """A monitor that, from iteration ``at_iteration`` on (never if None), kills
+    once a worker process that alone holds a shard objective and its shard, and
+    records its iterates."""
     killed = []
 
     def score(w):
-        if len(monitor.scores) + 1 == at_iteration:
-            holders = [address for address, keys in client.has_what().items()
-                       if any("build_shard_objective" in str(key) for key in keys)]
-            pids = client.run(os.getpid, workers=holders[:1])
-            for address, pid in pids.items():
-                os.kill(pid, signal.SIGKILL)
-                killed.append(address)
-            deadline = time.monotonic() + TIMEOUT
-            while killed[0] in client.scheduler_info()["workers"]:
-                assert time.monotonic() < deadline, "the scheduler did not notice the kill"
-                time.sleep(0.05)
+        if at_iteration is not None and len(monitor.scores) + 1 >= at_iteration and not killed:
+            victim = _sole_holder(client)
+            if victim is not None:
+                for address, pid in client.run(os.getpid, workers=[victim]).items():
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(address)
+                deadline = time.monotonic() + TIMEOUT
+                while killed[0] in client.scheduler_info()["workers"]:
+                    assert time.monotonic() < deadline, "the scheduler did not notice the kill"
+                    time.sleep(0.05)
         return float(w @ w)
 
     monitor = ValidationMonitor(score)

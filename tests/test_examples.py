@@ -46,7 +46,7 @@ def run(script, *args):
          ["feature template", "B-PER: strongest positive | most negative",
           "transition weights (rows: from, columns: to)", "most likely transitions:"]),
         ("partial_labels_conll2002.py",
-         ["--n-train", "300", "--n-test", "100", "--max-iter", "15"],
+         ["--n-train", "300", "--n-test", "100", "--max-iter", "15", "--rates", "0.5"],
          ["all labels: entity F1", "(a) full only", "random tokens", "types per document",
           "types per doc., sets"]),
         ("decoding_conll2002.py",

@@ -167,28 +167,38 @@ print(crf.n_iter_, len(logger.handlers), logger.level)
 """
 
 
-def _verbose_fit(setup):
+#: the logging set-ups of the children: none (a handler on stderr for the fit),
+#: the user's handler at INFO, the user's handler at WARNING (lowered for the fit)
+_SETUPS = {"unconfigured": "", "info": "logging.basicConfig(level=logging.INFO)",
+           "warning": "logging.basicConfig()"}
+
+
+@pytest.fixture(scope="module")
+def verbose_fits():
+    """``{set-up: (stdout words, the iteration lines of stderr)}`` of a verbose fit
+    in a fresh process per logging set-up (the processes run at the same time)."""
     import os
     import subprocess
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    child = subprocess.run(
-        [sys.executable, "-c", _VERBOSE_FIT.format(setup=setup)], capture_output=True,
-        text=True, timeout=300, cwd=root, env=dict(os.environ, PYTHONPATH=root),
-    )
-    assert child.returncode == 0, child.stderr[-2000:]
-    lines = [line for line in child.stderr.splitlines() if "iter " in line]
-    return child.stdout.split(), lines
+    children = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", _VERBOSE_FIT.format(setup=setup)], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, cwd=root, env=dict(os.environ, PYTHONPATH=root))
+        for name, setup in _SETUPS.items()
+    }
+    fits = {}
+    for name, child in children.items():
+        stdout, stderr = child.communicate(timeout=300)
+        assert child.returncode == 0, stderr[-2000:]
+        fits[name] = stdout.split(), [line for line in stderr.splitlines() if "iter " in line]
+    return fits
 
 
-@pytest.mark.parametrize("setup", [
-    "",  # no logging set-up: a handler on stderr for the fit
-    "logging.basicConfig(level=logging.INFO)",  # the user's handler, at INFO
-    "logging.basicConfig()",  # the user's handler, at WARNING: lowered for the fit
-], ids=["unconfigured", "info", "warning"])
-def test_verbose_shows_each_iteration_once_on_stderr(setup):
-    (n_iter, n_handlers, level), lines = _verbose_fit(setup)
+@pytest.mark.parametrize("setup", list(_SETUPS))
+def test_verbose_shows_each_iteration_once_on_stderr(verbose_fits, setup):
+    (n_iter, n_handlers, level), lines = verbose_fits[setup]
     assert n_iter == "3"
     assert [line.split("iter", 1)[1].split()[0] for line in lines] == ["1", "2", "3"]
     assert (n_handlers, level) == ("0", "0")  # the logger is left as it was
