@@ -112,8 +112,7 @@ def exp_nonpositive(x):
 # views (``alpha[t]``) inside their loops: a view is an array object whose
 # reference count numba raises and lowers, two atomic operations per view, and
 # in a loop with an early exit (the checks of :func:`forward_scaled`) numba
-# keeps them: about 100 cycles per position, more than the arithmetic itself
-# (issue 20).
+# keeps them: more than the arithmetic itself.
 
 
 TransitionTerms = namedtuple(
@@ -140,7 +139,7 @@ def transition_terms(trans):
 
     Inlined in numba's IR: a few loops that every caller runs once per call,
     so that a first use does not compile them as one more specialization of
-    their own (issue 20, first use)."""
+    their own."""
     L = trans.shape[0]
     trans_max = -np.inf
     trans_min = np.inf
@@ -191,9 +190,8 @@ def vec_mat(x, s, m, out, t):
     Two schedules of the same sums, by ``L`` alone: below
     :data:`VEC_MAT_LANES_FROM` labels, eight (then four, then one) sums in
     registers (:func:`_vec_mat_registers`); from it on, all sums side by side
-    in vector lanes (:func:`_vec_mat_lanes`). Measured per position (issue 20,
-    this machine): 9 labels 18 ns in registers, 22 in lanes; 12 labels 34
-    and 20; 40 labels 244 and 118."""
+    in vector lanes (:func:`_vec_mat_lanes`), whichever was faster per
+    position at that size (benchmarks/README.md)."""
     if out.shape[1] < VEC_MAT_LANES_FROM:
         _vec_mat_registers(x, s, m, out, t)
     else:

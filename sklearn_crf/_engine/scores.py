@@ -43,8 +43,7 @@ AHEAD = 4
 RUN = 32
 #: ... when the (attributes × labels) weights or counts take more than this
 #: many bytes: beyond a core's L2 cache, each row read waits for L3 or
-#: memory (esp.train's gradient pass, thread CPU time: 42 labels, 26 MB, 25%
-#: faster; 9 labels, 5.5 MB, 15%); below, prefetches only cost instructions
+#: memory; below, prefetches only cost instructions
 PREFETCH_BYTES = 1 << 20
 
 EntryIndex = namedtuple("EntryIndex", ["ptr", "tok", "attr", "val"])
@@ -247,9 +246,7 @@ def entry_index(tok_ptr, tok_attr, tok_val, attr_bounds):
 
     NumPy, run once per fit (no compile at the first fit): one range is the
     corpus's own order (its ``tok_attr`` and ``tok_val`` themselves, not
-    copies); several, a stable (radix) sort of their small range numbers.
-    esp.train (1.69M entries): one range 1.8 ms (the kernel's 4.6), four
-    20 ms (5.8)."""
+    copies); several, a stable (radix) sort of their small range numbers."""
     attr_bounds = np.asarray(attr_bounds, dtype=np.int64)
     n_ranges = attr_bounds.shape[0] - 1
     val = np.empty(0) if bool(np.all(tok_val == 1.0)) else tok_val
