@@ -31,6 +31,63 @@ def test_run_ranges_raises_a_thread_error_in_the_caller():
         run_ranges(3, 100, func)
 
 
+def test_run_ranges_keeps_its_helper_threads_between_calls():
+    """Many calls start no new thread each: the helpers are kept, at most
+    MAX_HELPERS of them."""
+    from sklearn_crf._engine.threads import MAX_HELPERS
+
+    seen = np.zeros(40, dtype=int)
+
+    def func(lo, hi):
+        seen[lo:hi] += 1
+
+    run_ranges(3, len(seen), func)
+    before = threading.active_count()
+    for _ in range(200):
+        run_ranges(3, len(seen), func)
+    assert (seen == 201).all()
+    assert threading.active_count() <= max(before, MAX_HELPERS + 1)
+
+
+def test_run_ranges_nested_on_busy_threads_never_waits_for_a_helper():
+    """Calls from more Python threads than there are helpers (a search's
+    folds, each fitting on threads), with every helper kept busy by a slow
+    range: each call ends, covering its items once, without waiting for a
+    helper that is busy elsewhere."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sklearn_crf._engine.threads import MAX_HELPERS
+
+    release = threading.Event()
+    released = []
+
+    def slow(lo, hi):  # holds helpers until every nested call below has ended
+        released.append(release.wait(timeout=60))  # False: a nested call waited
+
+    blockers = [threading.Thread(target=run_ranges, args=(MAX_HELPERS + 1, MAX_HELPERS + 1,
+                                                          slow)) for _ in range(2)]
+    for thread in blockers:
+        thread.start()
+
+    def call(i):
+        seen = np.zeros(30, dtype=int)
+
+        def func(lo, hi):
+            seen[lo:hi] += 1
+
+        run_ranges(3, len(seen), func)
+        return seen
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(call, range(32)))
+    release.set()
+    for thread in blockers:
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+    assert all((seen == 1).all() for seen in results)
+    assert released and all(released)
+
+
 def test_attribute_ranges_split_the_entries():
     index_ptr = np.array([0, 3, 3, 10, 11, 20])
     assert attribute_ranges(index_ptr, 1).tolist() == [0, 5]

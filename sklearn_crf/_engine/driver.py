@@ -26,6 +26,7 @@ from .forward_backward import (
     span_log_probabilities,
 )
 from .lanes import forward_backward_blocks, gradient_blocks_scaled
+from .threads import start_helpers
 from .viterbi import list_viterbi_sequences
 
 #: the kernels :func:`needs_compiling` looks at: what every fit runs
@@ -63,25 +64,30 @@ def run_ranges(n_threads, n_items, func):
     """Call ``func(lo, hi)`` over consecutive ranges covering ``range(n_items)``.
 
     With one thread (or at most one item), a single call ``func(0, n_items)``
-    on the calling thread. Otherwise ``n_threads`` threads (the caller's one of
-    them) take ranges of about ``n_items / (4 n_threads)`` items in turn, so
-    that a thread that loses its core takes fewer. ``func`` must release the
-    GIL (a ``nogil`` numba kernel) to run in parallel, and write only the
-    outputs of its own items. The first exception raised in a thread is raised
-    here, after every thread has stopped.
+    on the calling thread. Otherwise the caller and ``n_threads - 1`` helper
+    threads (:func:`~sklearn_crf._engine.threads.start_helpers`) take ranges
+    of about ``n_items / (4 n_threads)`` items in turn, so that a thread that
+    loses its core takes fewer. The caller takes ranges until none is left and
+    then waits only for the helpers that took one: a helper still busy with
+    another call's work when this call ends finds nothing to do, so calls
+    nested on several threads never wait for each other. ``func`` must
+    release the GIL (a ``nogil`` numba kernel) to run in parallel, and write
+    only the outputs of its own items. The first exception raised in a
+    thread is raised here, after every range taken has ended.
     """
     if n_threads <= 1 or n_items <= 1:
         func(0, n_items)
         return
     step = max(1, n_items // (4 * n_threads))
     starts = iter(range(0, n_items, step))
-    lock = threading.Lock()
+    done = threading.Condition()
     errors = []
+    state = {"working": 0, "closed": False}
 
-    def work():
+    def take_ranges():
         try:
             while not errors:
-                with lock:
+                with done:
                     lo = next(starts, None)
                 if lo is None:
                     return
@@ -89,13 +95,24 @@ def run_ranges(n_threads, n_items, func):
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, daemon=True)
-               for _ in range(min(n_threads, n_items) - 1)]
-    for thread in threads:
-        thread.start()
-    work()
-    for thread in threads:
-        thread.join()
+    def helper():
+        with done:
+            if state["closed"]:  # the call has ended without this helper
+                return
+            state["working"] += 1
+        try:
+            take_ranges()
+        finally:
+            with done:
+                state["working"] -= 1
+                done.notify_all()
+
+    start_helpers(helper, min(n_threads, n_items) - 1)
+    take_ranges()
+    with done:
+        state["closed"] = True
+        while state["working"]:
+            done.wait()
     if errors:
         raise errors[0]
 

@@ -1,13 +1,18 @@
-"""How many threads a call of the engine uses.
+"""How many threads a call of the engine uses, and the helper threads it runs on.
 
 The engine's batch driver (:mod:`sklearn_crf._engine.driver`) runs its kernels
 on plain Python threads; numba's own thread pool (``parallel=True``) is never
 used, so no threading layer is involved and calls from several Python threads
-at once need no lock.
+at once need no lock. The threads are kept between calls
+(:func:`start_helpers`): a fit makes a few calls per iteration, and starting
+a thread costs more than a small call's work.
 """
 
 import contextlib
+import os
+import queue
 import sys
+import threading
 
 import numba
 
@@ -83,3 +88,62 @@ def dask_worker_threads():
     except ValueError:  # not in a task of a worker
         return None
     return max(int(worker.state.nthreads), 1)
+
+
+class _HelperThreads:
+    """Daemon threads that run the functions given to :meth:`start`, kept
+    between calls: a function waits for a free thread, and a thread is added
+    when none is free, up to :data:`MAX_HELPERS`."""
+
+    def __init__(self):
+        self._tasks = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._threads = 0
+
+    def start(self, func, count):
+        with self._lock:
+            reused = min(count, self._idle)
+            self._idle -= reused
+            added = min(count - reused, MAX_HELPERS - self._threads)
+            self._threads += added
+        for _ in range(count):
+            self._tasks.put(func)
+        for _ in range(added):
+            threading.Thread(target=self._serve, daemon=True,
+                             name="sklearn_crf-engine").start()
+
+    def _serve(self):
+        while True:
+            func = self._tasks.get()
+            try:
+                func()
+            except BaseException:  # noqa: BLE001, S110 - func reports its own errors
+                pass
+            del func
+            with self._lock:
+                self._idle += 1
+
+
+#: the most helper threads kept (a function given when all are busy waits for one)
+MAX_HELPERS = max(4, 2 * (os.cpu_count() or 1))
+
+_HELPERS = [_HelperThreads()]
+
+
+def _new_helpers_after_fork():
+    """A forked child has none of its parent's threads: it starts its own."""
+    _HELPERS[0] = _HelperThreads()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_helpers_after_fork)
+
+
+def start_helpers(func, count):
+    """Run ``func()`` on ``count`` helper threads, kept between calls, and
+    return at once. ``func`` must catch its own exceptions and must not rely
+    on starting soon: a helper may be busy with another call's work, so the
+    caller must be able to finish without it (see
+    :func:`~sklearn_crf._engine.driver.run_ranges`)."""
+    _HELPERS[0].start(func, count)
