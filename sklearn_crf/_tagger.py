@@ -508,7 +508,16 @@ class CRFTagger(BaseEstimator):
         ...             allowed=[[None, {"O", "B-PER"}, None]])
         [['B-PER', 'B-PER', 'O']]
         """
-        problem = self._problem(X, allowed)
+        if (allowed is not None or self.decoder != "viterbi"
+                or self.transition_constraints is not None):
+            problem = self._problem(X, allowed)
+            return self._labels(self._decode(problem), problem.seq_ptr)
+        corpus = self._encode(X)
+        with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
+            if n_threads == 1 and not self.layout_.n_dense:  # scores and Viterbi in one call
+                codes = self._best_paths(corpus, _transitions(self.layout_, self.coef_))
+                return self._labels(codes, corpus.seq_ptr)
+        problem = self._problem_of(corpus, None)
         return self._labels(self._decode(problem), problem.seq_ptr)
 
     def predict_nbest(self, X, n=5, *, allowed=None):
@@ -781,6 +790,16 @@ class CRFTagger(BaseEstimator):
         """Vectorize X and return (state scores, sequence offsets)."""
         corpus = self._encode(X)
         return self._scores(corpus), corpus.seq_ptr
+
+    def _best_paths(self, corpus, trans):
+        """Label codes of the best paths of an encoded corpus without
+        constraints (``trans``: the transition matrix), in one kernel call on
+        the calling thread."""
+        _note_compilation()
+        layout = self.layout_
+        return _engine.unconstrained_best_paths(
+            self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr, corpus.tok_attr,
+            corpus.tok_val, trans, corpus.seq_ptr)
 
     def _problem(self, X, allowed):
         """:meth:`_problem_of` the encoding of X."""

@@ -29,6 +29,7 @@ from .decoding import (
     nbest_log_probabilities,
     posterior_problem,
     span_log_probs,
+    unconstrained_best_paths,
 )
 from .driver import (
     BLOCK_TOKENS,
@@ -97,6 +98,7 @@ from .scores import (
 )
 from .viterbi import (
     ViterbiWorkspace,
+    best_paths_sparse,
     first_dead_tokens,
     list_viterbi,
     list_viterbi_sequences,

@@ -27,7 +27,7 @@ from .driver import (
     span_log_probabilities_batch,
     viterbi_batch,
 )
-from .viterbi import first_dead_tokens
+from .viterbi import best_paths_sparse, first_dead_tokens
 
 class DecodingProblem(NamedTuple):
     """Scores to decode, with every constraint already applied as -inf.
@@ -144,6 +144,23 @@ def best_path_labels(problem, n_threads):
     """Label codes (n_tokens,) int32 of the best path of every sequence of a
     :class:`DecodingProblem` (Viterbi: the list Viterbi at K = 1)."""
     return viterbi_batch(problem.scores, problem.trans, problem.seq_ptr, n_threads).labels
+
+
+def unconstrained_best_paths(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans,
+                             seq_ptr):
+    """Label codes (n_tokens,) int32 of the best path of every sequence of an
+    encoded corpus without constraints, straight from the parameter vector
+    ``w`` (the state weights through ``attr_ptr``, ``attr_label``) and the
+    (L, L) ``trans``: :func:`best_path_labels` of its problem, in one kernel
+    call (:func:`~sklearn_crf._engine.viterbi.best_paths_sparse`) on the
+    calling thread."""
+    n_tok = tok_ptr.shape[0] - 1
+    scores = np.empty((n_tok, trans.shape[0]))
+    paths = np.empty(n_tok, dtype=np.int32)
+    path_scores = np.empty(seq_ptr.shape[0] - 1)
+    best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans, seq_ptr,
+                      scores, paths, path_scores)
+    return paths
 
 
 def node_marginals(problem, n_threads):

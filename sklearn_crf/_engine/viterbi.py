@@ -10,7 +10,7 @@ from collections import namedtuple
 import numpy as np
 
 from .config import kernel
-from .scores import max_length
+from .scores import max_length, state_scores_sparse_range
 
 ViterbiWorkspace = namedtuple(
     "ViterbiWorkspace", ["delta", "back_label", "back_rank", "count", "heads"]
@@ -137,6 +137,25 @@ def list_viterbi_sequences(scores, trans, seq_ptr, K, first, stop, paths, path_s
         counts[s] = list_viterbi(
             scores[a:b], trans, b - a, K, ws, paths[a * K:b * K], path_scores[s]
         )
+
+
+@kernel
+def best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans, seq_ptr,
+                      scores, paths, path_scores):
+    """The best path of every sequence straight from the parameter vector, in
+    one call: the state scores (:func:`~sklearn_crf._engine.scores.state_scores_sparse_range`,
+    into ``scores``, (n_tokens, L)) then :func:`list_viterbi` at K = 1 per
+    sequence, as :func:`list_viterbi_sequences` runs it: the same labels
+    (``paths``, (n_tokens,) int32) and scores (``path_scores``, (n_sequences,)),
+    without constraints. One call per batch, so that the GIL is taken once."""
+    n_tok = tok_ptr.shape[0] - 1
+    state_scores_sparse_range(w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val,
+                              0, n_tok, scores)
+    ws = viterbi_workspace(max_length(seq_ptr), scores.shape[1], 1)
+    for s in range(seq_ptr.shape[0] - 1):
+        a = seq_ptr[s]
+        b = seq_ptr[s + 1]
+        list_viterbi(scores[a:b], trans, b - a, 1, ws, paths[a:b], path_scores[s:s + 1])
 
 
 @kernel

@@ -1,0 +1,62 @@
+"""The unconstrained best paths in one kernel call (state scores and Viterbi):
+the one-thread route of ``CRFTagger.predict``."""
+
+import numpy as np
+import pytest
+
+import _naive
+from sklearn_crf import CRFTagger, _engine
+
+
+@pytest.mark.parametrize("n_labels", [1, 3, 9, 17])
+def test_best_paths_sparse_matches_brute_force_and_the_batch_viterbi(n_labels):
+    """Its labels are the brute-force best paths of the state scores through
+    the parameter vector (every sequence, empty ones too), and bitwise what
+    the scores and the list Viterbi give in two calls."""
+    from conftest import corpus_arrays, random_corpus
+
+    X, y = random_corpus(n_labels, n_seq=12, max_len=5, n_labels=n_labels)
+    corpus, layout, _ = corpus_arrays(X, y)
+    L = layout.n_labels
+    rng = np.random.default_rng(n_labels)
+    w = rng.normal(size=layout.n_params)
+    trans = layout.transition_matrix(w)
+    args = (w, layout.attr_ptr, layout.attr_label, corpus.tok_ptr, corpus.tok_attr,
+            corpus.tok_val, trans, corpus.seq_ptr)
+    codes = _engine.unconstrained_best_paths(*args)
+    scores = _naive.all_state_scores(w, layout, corpus)
+    for s in range(len(corpus.seq_ptr) - 1):
+        a, b = corpus.seq_ptr[s], corpus.seq_ptr[s + 1]
+        if a < b:
+            path, _ = _naive.best_path(scores[a:b], trans)
+            np.testing.assert_array_equal(codes[a:b], path)
+    two_calls = _engine.viterbi_batch(
+        _engine.state_scores_sparse(w, layout.attr_ptr, layout.attr_label, corpus.tok_ptr,
+                                    corpus.tok_attr, corpus.tok_val, L),
+        trans, corpus.seq_ptr, 1).labels
+    np.testing.assert_array_equal(codes, two_calls)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("n_jobs", [1, None])
+def test_predict_in_one_call_equals_the_decoding_problem_route(n_jobs, monkeypatch):
+    """predict without constraints, ``allowed`` or dense features runs the
+    one-call kernel on one thread: the labels of the decoding-problem route
+    (``decoder`` and Viterbi over the problem), sentence by sentence and as a
+    batch."""
+    from conftest import iob2_corpus
+
+    X, y = iob2_corpus(3, n_seq=150)
+    tagger = CRFTagger(max_iter=20, n_jobs=n_jobs).fit(X, y)
+
+    def problem_route(X):
+        problem = tagger._problem(X, None)
+        return tagger._labels(tagger._decode(problem), problem.seq_ptr)
+
+    calls = []
+    one_call = _engine.unconstrained_best_paths
+    monkeypatch.setattr(_engine, "unconstrained_best_paths",
+                        lambda *args: calls.append(1) or one_call(*args))
+    assert tagger.predict(X) == problem_route(X)
+    assert [tagger.predict([x])[0] for x in X] == problem_route(X)
+    assert len(calls) == 1 + len(X)  # the batch is small: one thread
