@@ -13,7 +13,9 @@ the unconstrained kernels, run on other scores.
 One sentence (serving) goes through the same driver functions as a batch:
 the driver makes one block of a small input and the caller passes one
 thread (:func:`~sklearn_crf._engine.threads.n_threads`), so that one sentence costs
-the sentence and a few small arrays, nothing more.
+the sentence and a few small arrays, nothing more. Without any constraint,
+the best paths of a small input come from :func:`unconstrained_best_paths`:
+the state scores and the Viterbi in one kernel call.
 """
 
 from typing import NamedTuple, Optional
