@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .atomic import write_bytes
-from .safe_io import check_dense_size, read_file_bytes
+from .safe_io import check_dense_size, check_fitted_model, read_file_bytes
 from .._model.weights import TaggerWeights
 from .._tagger import CRFTagger
 
@@ -645,7 +645,6 @@ def _check_crfsuite_model(model, params, name):
     """The checks of :func:`load_model` on what a CRFsuite file and the
     caller's parameters give: labels every output can hold, constraints that
     name them and leave a label path."""
-    from .persistence import check_fitted_model
 
     def fail(what):
         raise ValueError(f"{name}: not a usable CRFsuite model: {what}")

@@ -38,7 +38,9 @@ import numpy as np
 
 from .atomic import atomic_write
 from .crfsuite import tagger_weights
-from .safe_io import NPY_HEADER, check_dense_size, check_labels, read_file_bytes
+from .safe_io import (
+    NPY_HEADER, check_dense_size, check_fitted_model, check_labels, read_file_bytes,
+)
 from .._model.weights import TaggerWeights
 from .._tagger import CRFTagger
 from .._version import __version__
@@ -110,9 +112,6 @@ MAX_TEMPLATES = 100_000
 _MAX_STEPS = 100
 #: int labels are stored as int64
 _INT_LABEL_BOUND = 2**63
-#: sentence lengths for which load_model checks that transition constraints
-#: leave a label path
-_MAX_PATH_CHECK = 1024
 #: the Pipeline parameters a model file holds (``memory``, a cache, is not one)
 _PIPELINE_PARAMS = ("verbose", "transform_input")
 
@@ -766,52 +765,6 @@ def _check_doc(doc, fail):
     elif not isinstance(loss, Real) or isinstance(loss, bool):
         fail("loss must be a number or null")
     return classes, attributes, params, n_iter, float(loss)
-
-
-def check_fitted_model(classes, params, fail):
-    """What a fitted tagger needs to predict, checked before it is built (by
-    :func:`save_model` and :func:`load_model`): labels that every output can
-    hold, and ``transition_constraints`` that name its labels and allow a label
-    path for every sentence length."""
-    from .._model.constraints import build_constraints
-
-    check_labels(classes, fail)
-    spec = params.get("transition_constraints")
-    if spec is None:
-        return
-    try:
-        constraints = build_constraints(spec, list(classes))
-    except (ValueError, TypeError) as err:
-        fail(f"params.transition_constraints: {str(err)[:300]}")
-    length = _length_without_path(constraints)
-    if length is not None:
-        fail(f"params.transition_constraints allow no label path for a sentence of "
-             f"{length} token{'s' if length > 1 else ''}: the model could not tag it")
-
-
-def _length_without_path(constraints):
-    """The shortest sentence length with no label path under ``constraints``
-    (a :class:`TransitionConstraints`), or None when every length checked has one.
-
-    The labels that can end a path of t tokens form a set that depends only
-    on the set for t - 1: once a set repeats, the lengths after it repeat the
-    same sets, and every length has a path. A scheme's sets repeat after two
-    steps; the search stops at :data:`_MAX_PATH_CHECK` tokens (a crafted
-    file may refuse only longer sentences; predicting one of them is then a
-    ValueError naming the sequence).
-    """
-    trans = constraints.transitions.astype(np.int64)
-    reach = constraints.start.copy()
-    seen = set()
-    for length in range(1, _MAX_PATH_CHECK + 1):
-        if not (reach & constraints.end).any():
-            return length
-        key = reach.tobytes()
-        if key in seen:
-            return None
-        seen.add(key)
-        reach = (reach.astype(np.int64) @ trans) > 0
-    return None
 
 
 def _check_arrays(arrays, n_attributes, n_labels, fail):

@@ -5,18 +5,23 @@ model files (:mod:`sklearn_crf._io.crfsuite`) and this project's model files
 (:mod:`sklearn_crf._io.persistence`). A reader asks for the bytes of a path
 through :func:`read_file_bytes`, which refuses, before reading anything, what
 would never end (``/dev/zero``, a terminal), a directory, and a file larger
-than the format allows; and a model reader checks with
+than the format allows; a model reader checks with
 :func:`check_dense_size` that the weight matrices a file asks for are in
-proportion to the file's size.
+proportion to the file's size, and with :func:`check_fitted_model` that the
+model it describes can tag every sentence.
 """
 
 import os
 import re
 import stat
 
+import numpy as np
+
+from .._model.constraints import build_constraints
+
 __all__ = [
-    "DENSE_BASE_BYTES", "DENSE_PER_FILE_BYTE", "NPY_HEADER", "QUOTE_LIMIT", "check_dense_size",
-    "check_labels", "quoted", "read_file_bytes",
+    "DENSE_BASE_BYTES", "DENSE_PER_FILE_BYTE", "MAX_PATH_CHECK", "NPY_HEADER", "QUOTE_LIMIT",
+    "check_dense_size", "check_fitted_model", "check_labels", "quoted", "read_file_bytes",
 ]
 
 #: a model file may make the tagger allocate its dense (attribute, label) and
@@ -26,6 +31,9 @@ DENSE_BASE_BYTES = 2**30
 DENSE_PER_FILE_BYTE = 64
 #: an error message quotes at most this many characters of the input
 QUOTE_LIMIT = 80
+#: sentence lengths for which a model reader checks that transition
+#: constraints leave a label path
+MAX_PATH_CHECK = 1024
 #: the ``.npy`` header NumPy writes for a C-order array, the only form the
 #: readers accept (so that no other text reaches NumPy's header parser): the
 #: dtype, then the shape's integers (``"3,"`` for 1-d, ``"3, 2"`` for 2-d)
@@ -201,3 +209,48 @@ def check_dense_size(n_attributes, n_labels, file_size, fail):
             f"{n_attributes} attributes and {n_labels} labels need {dense} bytes of "
             f"dense weights, more than a file of {file_size} bytes justifies ({limit})"
         )
+
+
+def check_fitted_model(classes, params, fail):
+    """What a fitted tagger needs to predict, checked before it is built or
+    written (by :func:`~sklearn_crf.save_model`, :func:`~sklearn_crf.load_model`
+    and :func:`~sklearn_crf.load_crfsuite`): labels that every output can hold,
+    and ``transition_constraints`` that name its labels and allow a label path
+    for every sentence length."""
+    check_labels(classes, fail)
+    spec = params.get("transition_constraints")
+    if spec is None:
+        return
+    try:
+        constraints = build_constraints(spec, list(classes))
+    except (ValueError, TypeError) as err:
+        fail(f"params.transition_constraints: {str(err)[:300]}")
+    length = _length_without_path(constraints)
+    if length is not None:
+        fail(f"params.transition_constraints allow no label path for a sentence of "
+             f"{length} token{'s' if length > 1 else ''}: the model could not tag it")
+
+
+def _length_without_path(constraints):
+    """The shortest sentence length with no label path under ``constraints``
+    (a :class:`TransitionConstraints`), or None when every length checked has one.
+
+    The labels that can end a path of t tokens form a set that depends only
+    on the set for t - 1: once a set repeats, the lengths after it repeat the
+    same sets, and every length has a path. A scheme's sets repeat after two
+    steps; the search stops at :data:`MAX_PATH_CHECK` tokens (a crafted
+    file may refuse only longer sentences; predicting one of them is then a
+    ValueError naming the sequence).
+    """
+    trans = constraints.transitions.astype(np.int64)
+    reach = constraints.start.copy()
+    seen = set()
+    for length in range(1, MAX_PATH_CHECK + 1):
+        if not (reach & constraints.end).any():
+            return length
+        key = reach.tobytes()
+        if key in seen:
+            return None
+        seen.add(key)
+        reach = (reach.astype(np.int64) @ trans) > 0
+    return None
