@@ -1,10 +1,17 @@
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from sklearn_crf import SequenceVectorizer
 from sklearn_crf._model.layout import build_layout
 from sklearn_crf._features.validation import encode_labels
+
+#: this folder (the shared helpers: conftest.py, _naive.py, data/) and the
+#: repository's root, for the tests in any sub-folder
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
 
 
 def outcome(call, *, message=True):
@@ -97,12 +104,13 @@ def iob2_corpus(seed, n_seq=80, max_len=7, types=("PER", "LOC")):
     return X, y
 
 
-#: test modules that run subprocesses, compile from an empty cache, start Dask
-#: clusters or run scripts on CoNLL data: all of them are ``slow``
+#: test modules (paths in this folder) that run subprocesses, compile from an
+#: empty cache, start Dask clusters or run scripts on CoNLL data: all of them
+#: are ``slow``
 SLOW_MODULES = {
-    "test_benchmarks.py", "test_docs.py", "test_examples.py", "test_first_use.py",
-    "test_dask.py", "test_distributed.py", "test_imports.py",
-    "test_fuzz_files.py",
+    "test_benchmarks.py", "test_docs.py", "test_examples.py", "test_imports.py",
+    "engine/test_first_use.py", "training/test_distributed.py", "test_dask.py",
+    "io/test_fuzz_files.py",
 }
 #: single tests elsewhere that take more than a few seconds
 SLOW_TESTS = {
@@ -116,7 +124,16 @@ SLOW_TESTS = {
 #: modules whose tests share a costly module fixture (a Dask cluster, a
 #: first-use compile): under pytest-xdist (``-n``) each runs whole in one
 #: worker, the other tests one by one (see pytest_xdist_make_scheduler)
-XDIST_GROUPS = {"test_dask.py", "test_distributed.py", "test_first_use.py"}
+XDIST_GROUPS = {"test_dask.py", "training/test_distributed.py", "engine/test_first_use.py"}
+
+
+def _test_module(path):
+    """The path of a test module in this folder (``"engine/test_kernels.py"``),
+    or None for a file elsewhere (the package's doctests)."""
+    try:
+        return Path(path).resolve().relative_to(TESTS).as_posix()
+    except ValueError:
+        return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
@@ -127,11 +144,12 @@ def pytest_collection_modifyitems(config, items):
     groups of :data:`XDIST_GROUPS`, then the other slow tests, then the rest,
     so that no long test starts last."""
     slow = pytest.mark.slow
+    modules = {item: _test_module(item.path) for item in items}
     for item in items:
-        if item.path.name in SLOW_MODULES or getattr(item, "originalname", None) in SLOW_TESTS:
+        if modules[item] in SLOW_MODULES or getattr(item, "originalname", None) in SLOW_TESTS:
             item.add_marker(slow)
     if hasattr(config, "workerinput"):
-        items.sort(key=lambda item: (item.path.name not in XDIST_GROUPS,
+        items.sort(key=lambda item: (modules[item] not in XDIST_GROUPS,
                                      item.get_closest_marker("slow") is None))
 
 
@@ -146,9 +164,11 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    root = config.rootpath
+
     class GroupScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid):
-            module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+            module = _test_module(root / nodeid.split("::", 1)[0])
             return module if module in XDIST_GROUPS else nodeid
 
     return GroupScheduling(config, log)

@@ -435,7 +435,7 @@ def test_real_data_iobes_matches_seqeval(testa_tags):
 
 
 def test_strict_bmes_scores_are_iobes_scores_with_m_for_i():
-    # seqeval has no BMES; its entities are IOBES' with M for I (tests/test_schemes.py)
+    # seqeval has no BMES; its entities are IOBES' with M for I (tests/model/test_schemes.py)
     def to_iobes(y):
         return [["I" + lab[1:] if lab[0] == "M" else lab for lab in seq] for seq in y]
 

@@ -2,13 +2,14 @@
 
 import ast
 import os
-from pathlib import Path
 
 import pytest
 
 from sklearn_crf._io.safe_io import DENSE_BASE_BYTES, check_dense_size, read_file_bytes
 
-PACKAGE = Path(__file__).resolve().parents[1] / "sklearn_crf"
+from conftest import REPO
+
+PACKAGE = REPO / "sklearn_crf"
 #: the modules of the io boundary: CoNLL files, CRFsuite files, model files, the command line
 IO_MODULES = ["_io/safe_io.py", "_io/conll.py", "_io/crfsuite.py", "_io/persistence.py",
               "_io/corpus_store.py", "_io/atomic.py", "_cli.py", "__main__.py"]

@@ -8,7 +8,6 @@ import pickle
 import re
 import tempfile
 import zipfile
-from pathlib import Path
 
 import joblib
 import numpy as np
@@ -19,7 +18,9 @@ from hypothesis import strategies as st
 
 from sklearn_crf import CRFTagger, load_crfsuite, load_model, save_crfsuite, save_model
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+from conftest import REPO
+
+README = REPO / "README.md"
 
 
 @pytest.fixture(scope="module")

@@ -44,7 +44,8 @@ pytestmark = [
 
 #: a wait longer than this is taken for a hang
 TIMEOUT = 300
-TESTS = pathlib.Path(__file__).resolve().parent
+#: this module's folder (the workers import this module)
+HERE = pathlib.Path(__file__).resolve().parent
 #: the folder sklearn_crf is imported from (this checkout, or site-packages)
 PACKAGE_ROOT = pathlib.Path(sklearn_crf.__file__).resolve().parents[1]
 #: a tight stopping rule: the local and the sharded fit reach the same optimum
@@ -60,7 +61,7 @@ def _conll_part(start, stop):
 
 def _local_cluster(n_workers):
     path = os.pathsep.join(
-        [str(PACKAGE_ROOT), str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])])
+        [str(PACKAGE_ROOT), str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])])
     return LocalCluster(
         n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
         dashboard_address=None, env={"PYTHONPATH": path},

@@ -3,7 +3,7 @@ compile notice, and what a first fit compiles.
 
 One process fits and predicts twice with an empty ``NUMBA_CACHE_DIR``, then a
 second one with the cache the first filled; no logging configuration (the
-notice as a logged record: tests/test_driver.py).
+notice as a logged record: tests/engine/test_driver.py).
 """
 
 import os
@@ -11,6 +11,8 @@ import subprocess
 import sys
 
 import pytest
+
+from conftest import REPO
 
 _PLAIN_FIT = """
 from sklearn_crf import CRFTagger
@@ -30,7 +32,7 @@ print("log-space kernels compiled:", compiled)
 def first_use_children(tmp_path_factory):
     """Two processes running ``_PLAIN_FIT``: with an empty NUMBA_CACHE_DIR, then
     with the cache the first one filled."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = str(REPO)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path_factory.mktemp("numba_cache")),
                PYTHONPATH=root)
     env.pop("PYTHONWARNINGS", None)

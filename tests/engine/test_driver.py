@@ -100,7 +100,7 @@ def test_with_logging_configured_the_notice_is_a_log_record(monkeypatch, caplog,
     """When logging is configured, the compile notice is an INFO record of the
     ``sklearn_crf`` logger, and nothing goes to stderr (plain Python's one
     stderr line, and the notice once per process from an empty cache:
-    tests/test_first_use.py)."""
+    tests/engine/test_first_use.py)."""
     from sklearn_crf._engine import first_use
 
     answers = iter([True, False])  # a first call that compiles, then a later one

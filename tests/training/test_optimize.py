@@ -9,7 +9,7 @@ from sklearn_crf._training.objective import CRFObjective
 from sklearn_crf._training.optimize import HISTORY, _owlqn, _Progress, split_l1
 
 import _naive
-from conftest import corpus_arrays, random_corpus
+from conftest import REPO, corpus_arrays, random_corpus
 
 
 def _pseudo_gradient_numpy(w, g, c1):
@@ -181,7 +181,7 @@ def verbose_fits():
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = str(REPO)
     children = {
         name: subprocess.Popen(
             [sys.executable, "-c", _VERBOSE_FIT.format(setup=setup)], stdout=subprocess.PIPE,
