@@ -121,10 +121,12 @@ SLOW_TESTS = {
     "test_threaded_calls_never_start_numbas_thread_pool",
     "test_cross_validation",
 }
-#: modules whose tests share a costly module fixture (a Dask cluster, a
-#: first-use compile): under pytest-xdist (``-n``) each runs whole in one
-#: worker, the other tests one by one (see pytest_xdist_make_scheduler)
-XDIST_GROUPS = {"test_dask.py", "training/test_distributed.py", "engine/test_first_use.py"}
+#: under pytest-xdist (``-n``), each test module goes whole to one worker, so
+#: that its module fixtures are built once, except these: their tests are long
+#: and share nothing costly, and are handed out one by one
+SPREAD_MODULES = {"test_benchmarks.py", "test_docs.py"}
+#: the longest modules (a Dask cluster, first-use compiles), started first
+FIRST_MODULES = ["training/test_distributed.py", "test_dask.py", "engine/test_first_use.py"]
 
 
 def _test_module(path):
@@ -140,35 +142,43 @@ def _test_module(path):
 def pytest_collection_modifyitems(config, items):
     """Mark the tests of :data:`SLOW_MODULES` and :data:`SLOW_TESTS` ``slow``:
     ``pytest -m "not slow"`` is the fast subset. In a pytest-xdist worker, also
-    order the tests for the scheduler, which hands them out in this order: the
-    groups of :data:`XDIST_GROUPS`, then the other slow tests, then the rest,
-    so that no long test starts last."""
+    order the tests for the scheduler, which hands out the modules (and the
+    tests of :data:`SPREAD_MODULES`) in this order: :data:`FIRST_MODULES`,
+    then the modules that hold slow tests, then the rest, so that no long
+    test starts last."""
     slow = pytest.mark.slow
     modules = {item: _test_module(item.path) for item in items}
     for item in items:
         if modules[item] in SLOW_MODULES or getattr(item, "originalname", None) in SLOW_TESTS:
             item.add_marker(slow)
     if hasattr(config, "workerinput"):
-        items.sort(key=lambda item: (modules[item] not in XDIST_GROUPS,
-                                     item.get_closest_marker("slow") is None))
+        with_slow = {modules[item] for item in items if item.get_closest_marker("slow")}
+
+        def order(item):
+            module = modules[item]
+            first = FIRST_MODULES.index(module) if module in FIRST_MODULES else len(FIRST_MODULES)
+            return first, module not in with_slow
+
+        items.sort(key=order)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Under ``-n`` (``--dist load``, the default), schedule the tests one by one,
-    in the workers' order, except that the tests of a module of
-    :data:`XDIST_GROUPS` go to one worker together (their module fixture is
-    built once). xdist's own ``--dist loadgroup`` would do this with marks, but
-    it renames the tests by a node attribute that pytest 9 no longer reads."""
+    """Under ``-n`` (``--dist load``, the default), hand out whole modules,
+    in the workers' order, and the tests of :data:`SPREAD_MODULES` one by one.
+    (xdist's ``--dist loadfile`` groups every module; its ``loadgroup`` would
+    name groups by marks, but renames the tests by a node attribute that
+    pytest 9 no longer reads.)"""
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     root = config.rootpath
+    config.option.loadscopereorder = False  # keep the workers' order, not by size
 
-    class GroupScheduling(LoadScopeScheduling):
+    class ModuleScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid):
-            module = _test_module(root / nodeid.split("::", 1)[0])
-            return module if module in XDIST_GROUPS else nodeid
+            file = nodeid.split("::", 1)[0]
+            return nodeid if _test_module(root / file) in SPREAD_MODULES else file
 
-    return GroupScheduling(config, log)
+    return ModuleScheduling(config, log)
