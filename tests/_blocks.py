@@ -29,7 +29,7 @@ from typing import NamedTuple
 REPO = Path(__file__).resolve().parents[1]
 
 #: what SKLEARN_CRF_MAX_SENTENCES is set to when the blocks run
-MAX_SENTENCES = 300
+MAX_SENTENCES = 150
 
 #: languages whose blocks run; every other block is shown output (OUTPUT_LANGUAGES)
 PYTHON_LANGUAGES = ("python",)
