@@ -61,10 +61,9 @@ class CRFTaggerCV(CRFTagger):
     :class:`~sklearn.model_selection.GridSearchCV` over a ``CRFTagger`` (the
     same splits, candidates and scores, to the optimizer's tolerance), in a
     fraction of its time. X is encoded once; on each fold, the candidates
-    are fitted one after another from weak to strong regularization (up
-    ``c2``; for each ``c2``, along ``c1``, up then down on the next row),
-    the first from zeros (a cold fit), each other starting from the solution
-    of the fit before it on the same fold, a
+    are fitted one after another from strong to weak regularization (down
+    ``c2``; for each ``c2``, along ``c1``, down then up on the next row),
+    each starting from the solution of the fit before it on the same fold, a
     grid neighbour close to its own, so that it needs few iterations (each still runs to the stopping rule
     ``tol``). Each fold's model is the one a ``CRFTagger`` fitted on the
     fold's training sequences alone learns: the same labels, the same

@@ -124,19 +124,19 @@ def test_results_are_bitwise_the_same_for_any_n_jobs():
         np.testing.assert_array_equal(fits[0].coef_, other.coef_)
 
 
-def test_path_visits_c2_weak_to_strong_each_fit_from_the_one_before():
+def test_path_visits_c2_strong_to_weak_each_fit_from_the_one_before():
     c1s, c2s = [0.1, 0.0, 1.0], [0.01, 1.0]
     steps = path_steps(c1s, c2s)
     assert sorted((s.i, s.j) for s in steps) == [(i, j) for i in range(3) for j in range(2)]
-    # weakest first (a cold fit), then up c2 row by row, along c1 back and forth
+    # strongest first, then down c2 row by row, along c1 back and forth
     assert [(c1s[s.i], c2s[s.j]) for s in steps] == [
-        (0.0, 0.01), (0.1, 0.01), (1.0, 0.01), (1.0, 1.0), (0.1, 1.0), (0.0, 1.0)]
+        (1.0, 1.0), (0.1, 1.0), (0.0, 1.0), (0.0, 0.01), (0.1, 0.01), (1.0, 0.01)]
     assert steps[0].start is None
     for n, step in enumerate(steps[1:], 1):
-        # each from the fit before it, a grid neighbour, never from a stronger c2
+        # each from the fit before it, a grid neighbour, never from a weaker c2
         source = steps[step.start]
         assert step.start == n - 1
-        assert c2s[source.j] <= c2s[step.j]
+        assert c2s[source.j] >= c2s[step.j]
         assert (source.i == step.i) != (source.j == step.j)
 
 

@@ -35,19 +35,16 @@ class PathStep:
 
 
 def path_steps(c1s, c2s):
-    """The fits of a path over the grid ``c1s`` × ``c2s``, weak to strong.
+    """The fits of a path over the grid ``c1s`` × ``c2s``, strong to weak.
 
-    The first fit, the weakest candidate, starts from zeros with the
-    estimator's own stopping: it is the model a cold fit of that candidate
-    learns. That is where a cold fit and a warm-started one differ most:
-    weakly regularized fits often stop at ``max_iter`` before the rule, and
-    the budget regularizes them; strongly regularized ones meet the rule
-    from any start. The outer loop goes up ``c2``; the inner one runs along
-    ``c1``, up on the first row, then back and forth (a snake): each fit
-    starts from the fit just before it, a grid neighbour. The inner loop runs
-    along ``c1`` because a step in ``c1`` moves the optimum less than a step
-    in ``c2``; the snake saves the jump back to the start of the row
-    (benchmarks/README.md has the iteration counts of the orders).
+    The outer loop goes down ``c2``; the inner one runs along ``c1``, down
+    on the first row, then back and forth (a snake): each fit starts from
+    the fit just before it, a grid neighbour, and every row from the
+    solution of a more strongly regularized row. The inner loop runs along
+    ``c1`` because a step in ``c1`` moves the optimum less than a step in
+    ``c2``; the snake saves the jump back to the start of the row. The
+    other orders tried took more iterations, and weak to strong gave lower
+    test scores (benchmarks/README.md, "The order of the path").
 
     Parameters
     ----------
@@ -59,8 +56,8 @@ def path_steps(c1s, c2s):
     steps : list of PathStep
         One per candidate.
     """
-    rows = np.argsort(np.asarray(c2s, dtype=np.float64), kind="stable").tolist()
-    cols = np.argsort(np.asarray(c1s, dtype=np.float64), kind="stable").tolist()
+    rows = np.argsort(-np.asarray(c2s, dtype=np.float64), kind="stable").tolist()
+    cols = np.argsort(-np.asarray(c1s, dtype=np.float64), kind="stable").tolist()
     steps = []
     for r, j in enumerate(rows):
         for i in (cols if r % 2 == 0 else cols[::-1]):
