@@ -35,6 +35,7 @@ from ._io.conll import read_conll, write_conll
 from ._model.constraints import SCHEMES
 from ._io.crfsuite import MAGIC as CRFSUITE_MAGIC
 from ._io.persistence import MAX_LIST, MAX_TEMPLATES, MAX_WINDOW
+from ._io.safe_io import read_file_bytes
 from ._version import __version__
 
 PROG = "sklearn-crf"
@@ -248,9 +249,9 @@ def _featurizer_settings(args, n_token_columns):
                 "featurizer, which --template replaces."
             )
         try:
-            with open(args.template, encoding="utf-8") as f:
-                lines = f.read().split("\n")
-        except (OSError, UnicodeDecodeError) as exc:
+            lines = read_file_bytes(args.template, "template", allow_pipe=True).decode(
+                "utf-8").split("\n")
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise CommandError(f"{args.template}: cannot read the template file ({exc}).")
         featurizer = TemplateFeaturizer(templates=lines)
         try:

@@ -931,6 +931,16 @@ def test_a_template_error_names_the_data_and_the_template(small_files, capsys, t
     assert str(template) in stderr and "column 3" in stderr
 
 
+def test_a_template_that_is_a_device_or_a_directory_is_refused(small_files, capsys, tmp_path):
+    """The template file is read through the package's bounded reader: a
+    device (/dev/zero would never end) or a directory is a one-line error."""
+    _, data, _ = small_files
+    for template in ("/dev/zero", tmp_path):
+        status, _, stderr = run(["train", "-m", tmp_path / "m", data, "--template", template,
+                                 "-q"], capsys)
+        one_line_error(status, stderr, f"{template}: cannot read the template file")
+
+
 def test_an_encoded_pipeline_tags_and_evaluates(small_files, capsys, tmp_path):
     from sklearn.pipeline import make_pipeline
 
