@@ -75,25 +75,12 @@ def client():
         yield client
 
 
-@pytest.fixture(scope="module")
-def killable_cluster():
-    """A cluster of 3 workers for the tests that kill one (its nanny starts a
-    new one): a test may kill one and go on with two."""
-    with _local_cluster(3) as cluster, Client(cluster, timeout=TIMEOUT) as client:
-        yield client
-
-
 @pytest.fixture
-def three_workers(killable_cluster):
-    """:func:`killable_cluster` once its 3 workers are up and answer (a worker
-    killed by an earlier test replaced, no dead one still listed)."""
-    client = killable_cluster
-    deadline = time.monotonic() + TIMEOUT
-    while (len(client.scheduler_info()["workers"]) != 3
-           or len(client.run(os.getpid, on_error="ignore")) != 3):
-        assert time.monotonic() < deadline, "the killed worker was not replaced"
-        time.sleep(0.05)
-    return client
+def fresh_client():
+    """A cluster of its own, 3 workers: a test may kill one and go on with two."""
+    with _local_cluster(3) as cluster, Client(cluster, timeout=TIMEOUT) as client:
+        client.wait_for_workers(3, timeout=TIMEOUT)
+        yield client
 
 
 @pytest.fixture(scope="module")
@@ -463,8 +450,8 @@ def _make_sharded(kind, client, conll, tmp_path):
 @pytest.mark.parametrize("kind", ["from_sources", "from_store", "from_sequences"])
 @pytest.mark.parametrize("when", ["before", "after"])
 def test_a_worker_killed_while_the_weights_are_sent_ends_as_documented(
-        three_workers, conll, tmp_path, kill_at_scatter, kind, when):
-    client = three_workers
+        fresh_client, conll, tmp_path, kill_at_scatter, kind, when):
+    client = fresh_client
     params = CRFTagger(c2=0.1, max_iter=6).get_params()
     problem = prepare_sharded(_make_sharded(kind, client, conll, tmp_path), params)
     expected = _fit_in_time(problem, params)["fit"]
