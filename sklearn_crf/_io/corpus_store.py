@@ -45,7 +45,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .atomic import temporary_path
-from .safe_io import NPY_HEADER, read_file_bytes
+from .safe_io import NPY_HEADER, read_file_bytes, read_json_object
 from .._features.validation import encode_labels, label_array
 from .._features.vectorizer import (
     EncodedCorpus,
@@ -560,15 +560,7 @@ def _read_json(directory, name):
         _fail(directory, name, "missing")
     except OSError as e:
         _fail(directory, name, f"cannot be read ({e})")
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        _fail(directory, name, f"not valid JSON ({str(e)[:100]})")
-    except RecursionError:
-        _fail(directory, name, "JSON nested too deeply")
-    if not isinstance(obj, dict):
-        _fail(directory, name, "not a JSON object")
-    return obj
+    return read_json_object(data, lambda message: _fail(directory, name, message))
 
 
 def _read_manifest(directory):

@@ -40,6 +40,7 @@ from .atomic import atomic_write
 from .crfsuite import tagger_weights
 from .safe_io import (
     NPY_HEADER, check_dense_size, check_fitted_model, check_labels, read_file_bytes,
+    read_json_object,
 )
 from .._model.weights import TaggerWeights
 from .._tagger import CRFTagger
@@ -666,15 +667,8 @@ def _read_members(data, fail):
 
 
 def _read_json(raw, fail):
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        fail(f"{_JSON} is not UTF-8")
-    except (ValueError, RecursionError) as err:
-        fail(f"{_JSON} is not valid JSON ({str(err)[:100]})")
-    if not isinstance(doc, dict):
-        fail(f"{_JSON} holds a {type(doc).__name__}, expected an object")
-    return doc
+    """The model's JSON document (:func:`~sklearn_crf._io.safe_io.read_json_object`)."""
+    return read_json_object(raw, lambda message: fail(f"{_JSON} is {message}"))
 
 
 def _read_npy(raw, dtype, what, fail):

@@ -11,6 +11,7 @@ proportion to the file's size, and with :func:`check_fitted_model` that the
 model it describes can tag every sentence.
 """
 
+import json
 import os
 import re
 import stat
@@ -22,6 +23,7 @@ from .._model.constraints import build_constraints
 __all__ = [
     "DENSE_BASE_BYTES", "DENSE_PER_FILE_BYTE", "MAX_PATH_CHECK", "NPY_HEADER", "QUOTE_LIMIT",
     "check_dense_size", "check_fitted_model", "check_labels", "quoted", "read_file_bytes",
+    "read_json_object",
 ]
 
 #: a model file may make the tagger allocate its dense (attribute, label) and
@@ -254,3 +256,21 @@ def _length_without_path(constraints):
         seen.add(key)
         reach = (reach.astype(np.int64) @ trans) > 0
     return None
+
+
+def read_json_object(raw, fail):
+    """The JSON object (a dict) in the bytes ``raw`` of a file: the one reading
+    of the JSON documents of model files and corpus stores. ``fail(message)``
+    raises the reader's error (it names the file) when the bytes are not
+    UTF-8, not JSON (nested too deeply included) or not an object."""
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        fail("not valid JSON (not UTF-8)")
+    except RecursionError:
+        fail("not valid JSON (nested too deeply)")
+    except ValueError as err:
+        fail(f"not valid JSON ({str(err)[:100]})")
+    if not isinstance(doc, dict):
+        fail(f"not a JSON object: it holds a {type(doc).__name__}, expected an object")
+    return doc
