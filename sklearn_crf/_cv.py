@@ -23,7 +23,7 @@ from ._training.fit import (
     solve,
     training_problem,
 )
-from ._training.optimize import progress_logging
+from ._training.optimize import progress_logging, warm_step_scale
 from ._training.path import fold_data, path_steps
 from ._training.solvers import SOLVERS, ObjectiveCache, check_solver_params
 from ._training.warm_start import warm_start_weights
@@ -426,12 +426,16 @@ class _Search:
             objectives = ObjectiveCache()
             for n, step in enumerate(self.steps):
                 candidate = step.i * n2 + step.j
-                w0 = (np.zeros(problem.layout.n_params) if step.start is None
-                      else solutions[step.start])
                 params = est._tagger_params(c1=float(self.c1s[step.i]),
                                             c2=float(self.c2s[step.j]), n_jobs=cores.share())
+                if step.start is None:
+                    w0, step_scale = np.zeros(problem.layout.n_params), None
+                else:
+                    w0, scale, c2_before = solutions[step.start]
+                    step_scale = warm_step_scale(scale, c2_before, params["c2"])
                 start = time.perf_counter()
-                model, result = solve(params, problem, w0=w0, objectives=objectives)
+                model, result = solve(params, problem, w0=w0, objectives=objectives,
+                                      step_scale=step_scale)
                 fold.arrays["fit_time"][candidate] = time.perf_counter() - start
                 fold.arrays["n_iter"][candidate] = result.n_iter
                 start = time.perf_counter()
@@ -439,7 +443,7 @@ class _Search:
                 for name, scorer in self.scorers.items():
                     fold.arrays["test_" + name][candidate] = scorer(tagger, X_test, y_test)
                 fold.arrays["score_time"][candidate] = time.perf_counter() - start
-                solutions[n] = result.w
+                solutions[n] = (result.w, result.step_scale, params["c2"])
                 if fold.models is not None:
                     fold.models[candidate] = model
                 for m in set(solutions) - {s.start for s in self.steps[n + 1:]}:

@@ -176,11 +176,13 @@ def _monitor(params, model, X_val, y_val, val_weight, n_threads, tagger_for):
 
 
 def solve(params, problem, *, w0, X_val=None, y_val=None, val_weight=None,
-          tagger_for=None, objectives=None):
+          tagger_for=None, objectives=None, step_scale=None):
     """Run the solver of ``params`` on a :class:`TrainingProblem` from the
     weights ``w0``; returns a :class:`FitOutcome`. ``objectives`` (an
     :class:`~sklearn_crf._training.solvers.ObjectiveCache` of this problem, or
-    None) lets the fits of a path share their objectives."""
+    None) lets the fits of a path share their objectives, and ``step_scale``
+    (:func:`~sklearn_crf._training.optimize.warm_step_scale`) sizes the first
+    step of a fit that starts from a neighbour's solution."""
     solver = SOLVERS[params["solver"]]
     model = FittedModel(problem.classes, problem.vectorizer, problem.layout, None)
     with thread_count(params["n_jobs"], problem.corpus.n_tokens) as n_threads:
@@ -191,6 +193,7 @@ def solve(params, problem, *, w0, X_val=None, y_val=None, val_weight=None,
                                  problem.seq_weight, problem.allowed),
             params, n_threads=n_threads, w0=w0, constraints=problem.constraints,
             monitor=monitor, verbose=params["verbose"], objectives=objectives,
+            step_scale=step_scale,
         )
     return FitOutcome(model._replace(coef=result.w), result)
 

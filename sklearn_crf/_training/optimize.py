@@ -102,6 +102,24 @@ class SolverResult:
     loss: float
     validation_scores: np.ndarray | None = None
     best_iteration: int | None = None
+    step_scale: float | None = None
+
+
+def warm_step_scale(step_scale, c2_before, c2):
+    """The first step's scale of a fit warm-started from another fit's solution
+    on the same data (a :class:`SolverResult`'s ``step_scale``, under the L2
+    coefficient ``c2_before``), under the L2 coefficient ``c2``.
+
+    ``step_scale`` is ``s·y / y·y`` of OWL-QN's newest pair at the end of the
+    fit: the inverse of the smooth objective's curvature along its last step.
+    The L2 term adds ``2·c2`` to that curvature, so the scale under ``c2`` is
+    ``1 / (1 / step_scale + 2·(c2 - c2_before))``; None when that is not
+    positive, or when there is no scale.
+    """
+    if step_scale is None or not step_scale > 0:
+        return None
+    curvature = 1.0 / step_scale + 2.0 * (c2 - c2_before)
+    return 1.0 / curvature if curvature > 0 else None
 
 
 class ValidationMonitor:
@@ -199,7 +217,8 @@ class _Progress:
 
 
 def minimize_crf(
-    objective, w0, *, c1, solver, max_iter, tol, epsilon=0.0, verbose=0, monitor=None
+    objective, w0, *, c1, solver, max_iter, tol, epsilon=0.0, verbose=0, monitor=None,
+    step_scale=None,
 ):
     """Minimize ``objective(w) + c1·‖w‖₁`` from the weights w0.
 
@@ -209,14 +228,19 @@ def minimize_crf(
     weights with L1). ``tol`` and ``epsilon`` are the stopping rules of
     :class:`_Progress`. ``monitor``, a :class:`ValidationMonitor`, is called
     with the weights after each iteration; with early stopping it may stop
-    the solver, and the result holds its best iterate. Returns a
+    the solver, and the result holds its best iterate. ``step_scale`` (from
+    :func:`warm_step_scale`) scales OWL-QN's first step of a warm start, which
+    otherwise has length 1 (CRFsuite's first step, right from zeros, too long
+    near an optimum: its line search then halves it several times). Returns a
     :class:`SolverResult`; warns with a ``ConvergenceWarning`` when no
     stopping rule was met.
     """
     progress = _Progress(tol, verbose, epsilon, monitor)
     with threadpool_limits(limits=1, user_api="blas"):
+        end_scale = None
         if c1 > 0 and solver == "lbfgs":
-            w, n_iter, message = _owlqn(objective, w0, c1, max_iter, progress)
+            w, n_iter, message, end_scale = _owlqn(objective, w0, c1, max_iter, progress,
+                                                   step_scale)
         else:
             w, n_iter, message = _lbfgsb(objective, w0, c1, max_iter, progress)
     _check_result(n_iter, max_iter, progress.met, message)
@@ -234,7 +258,7 @@ def minimize_crf(
         loss = objective(w)[0] + c1 * np.abs(w).sum()
     return SolverResult(
         w=w, n_iter=n_iter, losses=losses, loss=loss, validation_scores=scores,
-        best_iteration=best,
+        best_iteration=best, step_scale=end_scale,
     )
 
 
@@ -310,13 +334,16 @@ def split_l1(objective, c1, n):
     return fun
 
 
-def _owlqn(objective, w0, c1, max_iter, progress):
+def _owlqn(objective, w0, c1, max_iter, progress, step_scale=None):
     """OWL-QN with CRFsuite's choices: backtracking line search, history of 6.
 
     The vector work of an iteration is done by three functions
     (:func:`owlqn_pseudo_gradient`, :func:`lbfgs_two_loop`,
     :func:`owlqn_trial_point`); the history is a ring of ``HISTORY + 1`` rows,
-    one of them free for the next step.
+    one of them free for the next step. The first step is
+    ``-pg / ‖pg‖`` (CRFsuite's), or ``-step_scale·pg`` when given. Returns
+    ``(w, n_iter, message, end_scale)``, the last ``s·y / y·y`` of the newest
+    pair at the end (None without one).
     """
     n = len(w0)
     w = np.array(w0, dtype=np.float64)
@@ -324,7 +351,7 @@ def _owlqn(objective, w0, c1, max_iter, progress):
     f = f_smooth + c1 * np.abs(w).sum()
     pg = np.empty(n)
     if progress.at_optimum(np.sqrt(owlqn_pseudo_gradient(w, g, c1, pg)), w):
-        return w, 0, None
+        return w, 0, None, step_scale
     s_hist = np.empty((HISTORY + 1, n))
     y_hist = np.empty((HISTORY + 1, n))
     rho = np.empty(HISTORY + 1)
@@ -337,7 +364,12 @@ def _owlqn(objective, w0, c1, max_iter, progress):
         if not np.any(pg):
             break  # an exact optimum
         lbfgs_two_loop(pg, s_hist, y_hist, rho, np.array(order, np.int64), d)
-        step = 1.0 / np.linalg.norm(d) if n_iter == 0 else 1.0
+        if n_iter > 0:
+            step = 1.0
+        elif step_scale is not None:
+            step = step_scale
+        else:
+            step = 1.0 / np.linalg.norm(d)
         w_new = np.empty(n)
         s = s_hist[free]
         for _ in range(MAX_LINESEARCH):
@@ -362,7 +394,11 @@ def _owlqn(objective, w0, c1, max_iter, progress):
         n_iter += 1
         if progress.done(f, np.sqrt(owlqn_pseudo_gradient(w, g, c1, pg)), w):
             break
-    return w, n_iter, message
+    end_scale = None
+    if order:
+        r = order[-1]
+        end_scale = _blas.ddot(s_hist[r], y_hist[r]) / _blas.ddot(y_hist[r], y_hist[r])
+    return w, n_iter, message, end_scale
 
 
 def _check_result(n_iter, max_iter, rule_met, message):

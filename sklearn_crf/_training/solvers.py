@@ -126,10 +126,10 @@ class Solver:
 
 
 def run_batch(solver, data, params, *, n_threads, w0, constraints, monitor, verbose,
-              objectives=None):
+              objectives=None, step_scale=None):
     """L-BFGS-B / OWL-QN (:func:`~sklearn_crf._training.optimize.minimize_crf`) on the
     objective of ``data`` (from ``objectives``, an :class:`ObjectiveCache`, when
-    given)."""
+    given), OWL-QN's first step scaled by ``step_scale`` when given."""
     if objectives is not None:
         objective = objectives.objective(data, params["c2"], n_threads, constraints)
     else:
@@ -141,15 +141,15 @@ def run_batch(solver, data, params, *, n_threads, w0, constraints, monitor, verb
         objective, w0, c1=params["c1"], solver=solver.name,
         max_iter=solver.resolved_max_iter(params["max_iter"]), tol=params["tol"],
         epsilon=solver.resolved_epsilon(params["epsilon"]), verbose=verbose,
-        monitor=monitor,
+        monitor=monitor, step_scale=step_scale,
     )
 
 
 def run_online(solver, data, params, *, n_threads, w0, constraints, monitor, verbose,
-               objectives=None):
+               objectives=None, step_scale=None):
     """One of CRFsuite's online algorithms (:mod:`sklearn_crf._training.online`), with
     the parameters it reads; they start from zeros, on one thread (``objectives``
-    is the batch solvers': online solvers have none)."""
+    and ``step_scale`` are the batch solvers': online solvers have none)."""
     kwargs = {name: params[name] for name in solver.params if name != "epsilon"}
     if solver.epsilon is not None:
         kwargs["epsilon"] = float(solver.resolved_epsilon(params["epsilon"]))

@@ -119,7 +119,8 @@ def test_owlqn_reaches_the_soft_thresholding_optimum():
     problem = _SeparableL1(rng.uniform(0.5, 3.0, n), rng.normal(size=n), c1=0.4)
     want = problem.optimum()
     assert 0.2 < np.mean(want == 0) < 0.8
-    w, n_iter, message = _owlqn(problem, np.zeros(n), problem.c1, 500, _Progress(1e-14, 0))
+    w, n_iter, message, _ = _owlqn(problem, np.zeros(n), problem.c1, 500,
+                                   _Progress(1e-14, 0))
     assert message is None and n_iter < 500
     np.testing.assert_allclose(w, want, atol=1e-6)
     assert np.array_equal(w == 0, want == 0)
@@ -202,3 +203,48 @@ def test_verbose_shows_each_iteration_once_on_stderr(verbose_fits, setup):
     assert n_iter == "3"
     assert [line.split("iter", 1)[1].split()[0] for line in lines] == ["1", "2", "3"]
     assert (n_handlers, level) == ("0", "0")  # the logger is left as it was
+
+
+def test_warm_step_scale_adds_the_l2_term_to_the_curvature():
+    # on f(w) = 0.5·a·w² + c2·w², a step s gives y = (a + 2·c2)·s: s·y / y·y = 1 / (a + 2·c2)
+    a = 3.0
+    scale = 1.0 / (a + 2 * 0.5)
+    assert _optimize.warm_step_scale(scale, 0.5, 0.1) == pytest.approx(1.0 / (a + 2 * 0.1))
+    assert _optimize.warm_step_scale(scale, 0.5, 0.5) == pytest.approx(scale)
+    assert _optimize.warm_step_scale(scale, 0.5, -2.0) is None  # no positive curvature left
+    assert _optimize.warm_step_scale(None, 0.5, 0.1) is None
+
+
+class _CountingCalls:
+    """An objective that records how many iterations had run at each call."""
+
+    def __init__(self, objective, progress):
+        self.objective, self.progress, self.calls = objective, progress, []
+
+    def __call__(self, w):
+        self.calls.append(len(self.progress.losses))
+        return self.objective(w)
+
+
+def test_a_warm_start_with_its_neighbours_step_scale_takes_a_full_first_step():
+    """From a neighbour's optimum, CRFsuite's first step (length 1) is too long
+    and the line search halves it; the neighbour's ``s·y / y·y`` gives a first
+    step the line search accepts at once, to the same optimum."""
+    rng = np.random.default_rng(7)
+    n = 2000
+    a, b = rng.uniform(20.0, 60.0, n), rng.normal(size=n) * 30
+    first = _SeparableL1(a, b, c1=4.0)
+    w_first, _, _, scale = _owlqn(first, np.zeros(n), first.c1, 500, _Progress(1e-14, 0))
+    assert scale is not None and 1 / 60.0 <= scale <= 1 / 20.0
+    second = _SeparableL1(a, b, c1=3.9)  # a near neighbour: a short way to go
+    trials = {}
+    for name, step_scale in (("crfsuite", None), ("scaled", scale)):
+        progress = _Progress(1e-14, 0)
+        counting = _CountingCalls(second, progress)
+        w, n_iter, message, _ = _owlqn(counting, w_first, second.c1, 500, progress,
+                                       step_scale)
+        assert message is None and n_iter < 500
+        np.testing.assert_allclose(w, second.optimum(), atol=1e-6)
+        trials[name] = counting.calls.count(0) - 1  # the first iteration's line search
+    assert trials["scaled"] == 1
+    assert trials["crfsuite"] > 1
