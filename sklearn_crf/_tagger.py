@@ -512,6 +512,10 @@ class CRFTagger(BaseEstimator):
                 or self.transition_constraints is not None):
             problem = self._problem(X, allowed)
             return self._labels(self._decode(problem), problem.seq_ptr)
+        if type(X) is list and len(X) == 1:
+            codes = self._sentence_best_path(X[0])
+            if codes is not None:
+                return [self._label_list(codes)]
         corpus = self._encode(X)
         with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
             if n_threads == 1 and not self.layout_.n_dense:  # scores and Viterbi in one call
@@ -801,6 +805,32 @@ class CRFTagger(BaseEstimator):
             self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr, corpus.tok_attr,
             corpus.tok_val, trans, corpus.seq_ptr)
 
+    def _sentence_best_path(self, x):
+        """Label codes of the best path of one sentence of dict tokens without
+        constraints, from its non-zero entries
+        (:meth:`SequenceVectorizer._sentence_entries`) in one kernel call: the
+        codes :meth:`_best_paths` gives for the corpus of ``[x]``, with fewer
+        steps (serving). None when ``x`` takes the general route (another
+        form, dense features, a long sentence that gets threads)."""
+        if "coef_" not in self.__dict__:  # check_is_fitted costs more than a sentence
+            check_is_fitted(self)
+        layout = self.layout_
+        if layout.n_dense:
+            return None
+        entries = self.vectorizer_._sentence_entries(x)
+        if entries is None:
+            return None
+        tok_ptr = entries.tok_ptr
+        with _n_threads(self.n_jobs, len(tok_ptr) - 1) as n_threads:
+            if n_threads != 1:
+                return None
+        _note_compilation()
+        coef = self.coef_
+        return _engine.unconstrained_best_paths(
+            coef, layout.attr_ptr, layout.attr_label, tok_ptr, entries.tok_attr,
+            entries.tok_val, _transitions(layout, coef),
+            np.array((0, len(tok_ptr) - 1), dtype=np.int64))
+
     def _problem(self, X, allowed):
         """:meth:`_problem_of` the encoding of X."""
         return self._problem_of(self._encode(X), allowed)
@@ -843,9 +873,13 @@ class CRFTagger(BaseEstimator):
         with _n_threads(self.n_jobs, len(problem.scores)) as n_threads:
             return best_path_labels(problem, n_threads)
 
+    def _label_list(self, codes):
+        """The labels of label codes, as a list."""
+        return list(map(self.classes_.tolist().__getitem__, codes.tolist()))
+
     def _labels(self, codes, seq_ptr):
         """Label sequences of the codes."""
-        flat = list(map(self.classes_.tolist().__getitem__, codes.tolist()))
+        flat = self._label_list(codes)
         if len(seq_ptr) == 2:  # one sequence
             return [flat]
         return [flat[a:b] for a, b in zip(seq_ptr[:-1].tolist(), seq_ptr[1:].tolist())]

@@ -3,7 +3,8 @@
 :func:`encode_entries` reads any X (batches of dict tokens looked up in the
 vocabulary's (key, value) memo at once, token by token otherwise);
 :func:`encode_sentence` is the same for one sentence of a fitted vocabulary
-in fewer NumPy calls (serving). Both send the items that miss the memo
+in fewer NumPy calls (serving), and :func:`sentence_entries` gives only
+that sentence's non-zero entries (what a prediction reads). They send the items that miss the memo
 through one rule, :func:`_miss_entries` (CRFsuite's rules of
 :mod:`.attributes`, item by item, or all at once for new words), and give
 an :class:`~sklearn_crf.EncodedCorpus` (:func:`entries_corpus`).
@@ -13,12 +14,14 @@ import math
 from array import array
 from collections.abc import Mapping
 from itertools import accumulate, chain, compress, repeat
+from operator import itemgetter
+from typing import NamedTuple
 
 import numpy as np
 
 from .attributes import flatten_feature, list_token, raise_bad_value, str_attribute
 from .corpus import EncodedCorpus
-from .vocabulary import ABSENT, NameVocabulary, derived_lookup
+from .vocabulary import ABSENT, NameVocabulary, derived_lookup, open_keys
 
 #: most sequences encoded in one batch; with a memo that grows, batches start
 #: at one sequence and double, so that repeats within a batch rarely miss
@@ -136,20 +139,69 @@ def encode_entries(X, vocab, vectorizer, dense=None):
                           np.array(slow_val, dtype=np.float64), seq_ptr, dense)
 
 
+class SentenceEntries(NamedTuple):
+    """The non-zero entries of one sentence's tokens: what its state scores
+    read (:func:`sentence_entries`), without the zero-valued entries an
+    :class:`~sklearn_crf.EncodedCorpus` lists.
+
+    Attributes
+    ----------
+    tok_ptr : ndarray of shape (n_tokens + 1,), dtype int64
+        Start of each token's entries.
+    tok_attr : ndarray of shape (n_entries,), dtype int32
+        Attribute id of each entry.
+    tok_val : ndarray of shape (n_entries,), dtype float64
+        Value of each entry (1: a sentence with other values takes the
+        general loop).
+    """
+
+    tok_ptr: np.ndarray
+    tok_attr: np.ndarray
+    tok_val: np.ndarray
+
+
 def encode_sentence(X, vocab, vectorizer, dense=None):
     """:func:`encode_entries` of an X of one sentence of dict tokens, with a
     vocabulary that does not grow: the same corpus with a few NumPy calls (one
     sentence at a time, serving), or None when the general loop must do it
-    (another token form, an unhashable value, a miss that gives several
-    entries or a value other than 0 and 1).
+    (see :func:`_sentence_ids`)."""
+    found = _sentence_ids(X[0], vocab, vectorizer)
+    if found is None:
+        return None
+    ids, item_ptr = found
+    known = ids != ABSENT
+    tok_ptr, ids = _kept_entries(ids, item_ptr, known)
+    seq_ptr = np.array((0, len(X[0])), dtype=np.int64)
+    return entries_corpus(vectorizer, len(vocab.ids), tok_ptr, ids, NO_POS, NO_VAL, seq_ptr,
+                          dense)
 
-    Every ``(key, value)`` item is looked up in the memo at once, into int32
-    entries (an id, or ``~id`` for a zero: ids are below :data:`ABSENT`); the
-    misses go through :func:`_miss_entries`, and a miss that gives no entry
-    (an unknown attribute) is dropped. Token offsets are Python ints until
-    the one array of ``tok_ptr``.
+
+def sentence_entries(tokens, vocab, vectorizer):
+    """The :class:`SentenceEntries` of one sentence of dict tokens (the entries
+    of :func:`encode_sentence`'s corpus whose value is not 0), or None when
+    the general loop must encode it (see :func:`_sentence_ids`)."""
+    found = _sentence_ids(tokens, vocab, vectorizer)
+    if found is None:
+        return None
+    ids, item_ptr = found
+    # one comparison keeps the ids: ~id (a zero) and ABSENT are both beyond them
+    tok_ptr, tok_attr = _kept_entries(ids, item_ptr, ids.view(np.uint32) < ABSENT)
+    tok_val = np.empty(len(tok_attr), dtype=np.float64)
+    tok_val.fill(1.0)
+    return SentenceEntries(tok_ptr, tok_attr, tok_val)
+
+
+def _sentence_ids(tokens, vocab, vectorizer):
+    """``(ids, item_ptr)`` of one sentence of dict tokens under a vocabulary by
+    name that does not grow: the int32 entry of each ``(key, value)`` item (an
+    id, ``~id`` for a value of 0, :data:`ABSENT` for an unknown attribute)
+    and the start of each token's items (int64); None when the general loop
+    must do it (another token form, an unhashable value, a miss that gives
+    several entries or a value other than 0 and 1).
+
+    Every item is looked up in the memo at once; the misses go through
+    :func:`_sentence_misses`.
     """
-    tokens = X[0]
     # a hashing vocabulary's memo is the call's own (empty): the general loop
     if vocab.grow or type(vocab) is not NameVocabulary or set(map(type, tokens)) - {dict}:
         return None
@@ -169,16 +221,23 @@ def encode_sentence(X, vocab, vectorizer, dense=None):
             miss = (ids == ABSENT).nonzero()[0]
     if len(miss):
         miss = miss.tolist()
-        out = _sentence_misses(X, vocab, counts, miss)
+        out = _sentence_misses([tokens], vocab, vectorizer, counts, miss)
         if out is None:
             return None
-        ids[miss] = out
-        if ABSENT in out:
-            ids = ids[ids != ABSENT]
-    tok_ptr = np.fromiter(accumulate(counts, initial=0), np.int64, len(counts) + 1)
-    seq_ptr = np.array((0, len(tokens)), dtype=np.int64)
-    return entries_corpus(vectorizer, len(vocab.ids), tok_ptr, ids, NO_POS, NO_VAL, seq_ptr,
-                          dense)
+        if out:
+            ids[miss] = out
+    return ids, np.fromiter(accumulate(counts, initial=0), np.int64, len(counts) + 1)
+
+
+def _kept_entries(ids, item_ptr, keep):
+    """``(tok_ptr, ids[keep])``: the entries ``keep`` (a bool mask over
+    ``ids``) of tokens whose items start at ``item_ptr``."""
+    kept = np.empty(len(ids) + 1, dtype=np.int64)  # kept entries before each item
+    kept[0] = 0
+    np.cumsum(keep, out=kept[1:])
+    if kept[-1] == len(ids):
+        return item_ptr, ids
+    return kept[item_ptr], ids[keep]
 
 
 def _miss_entries(X, vocab, items, where):
@@ -217,11 +276,13 @@ def _miss_entries(X, vocab, items, where):
     return out, n_out, slow
 
 
-def _sentence_misses(X, vocab, counts, miss):
+def _sentence_misses(X, vocab, vectorizer, counts, miss):
     """The entry of each missed item (positions ``miss`` among the items of the
-    one sentence of X, increasing), :data:`ABSENT` for an unknown attribute
-    (then ``counts``, the items per token, counts the entries that stay);
-    None when a miss gives several entries or a value other than 0 and 1."""
+    one sentence of X, ``counts`` items a token; increasing), :data:`ABSENT`
+    for an unknown attribute; an empty list when every miss is a str item of
+    a key outside :func:`~sklearn_crf._features.vocabulary.open_keys` (an
+    unknown attribute each, named by no lookup); None when a miss gives
+    several entries or a value other than 0 and 1."""
     tokens = X[0]
     items, toks = [], []  # each miss's (key, value) and token
     t, start, stop = -1, 0, 0  # the token of a miss, its first item, past its last
@@ -234,6 +295,9 @@ def _sentence_misses(X, vocab, counts, miss):
             token_items = list(tokens[t].items())
         items.append(token_items[pos - start])
         toks.append(t)
+    if (set(map(type, chain.from_iterable(items))) == {str}
+            and open_keys(vectorizer, vocab.pairs).isdisjoint(map(itemgetter(0), items))):
+        return []
     out, n_out, slow = _miss_entries(X, vocab, items, lambda: (repeat(0), toks))
     if slow:
         return None
@@ -242,9 +306,6 @@ def _sentence_misses(X, vocab, counts, miss):
             return None
         entry = iter(out)  # one entry or none (an unknown attribute) each
         out = [next(entry) if n else ABSENT for n in n_out]
-    for t, idx in zip(toks, out):
-        if idx == ABSENT:
-            counts[t] -= 1
     return out
 
 

@@ -22,7 +22,14 @@ from sklearn.utils.validation import check_is_fitted
 from .attributes import raise_bad_value
 from .corpus import EncodedCorpus, FeatureDicts
 from .dense import fitted_dense_block, split_dense
-from .encode_dicts import NO_POS, NO_VAL, encode_entries, encode_sentence, entries_corpus
+from .encode_dicts import (
+    NO_POS,
+    NO_VAL,
+    encode_entries,
+    encode_sentence,
+    entries_corpus,
+    sentence_entries,
+)
 from .forms import sequence_length
 from .validation import check_sequences
 from .vocabulary import (
@@ -369,6 +376,18 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         """The vocabulary of one call: a new, empty one when fitting, else that of
         the fitted state, read only (see :meth:`_encode`)."""
         return new_vocabulary(self.n_features) if fitting else fitted_vocabulary(self)
+
+    def _sentence_entries(self, tokens):
+        """The non-zero entries (:class:`~sklearn_crf._features.encode_dicts.SentenceEntries`)
+        of one sentence of dict tokens under this fitted vectorizer, by name
+        and without dense features: those of :meth:`encode` on ``[tokens]``
+        without its zero-valued entries (what the state scores read). None
+        when the sentence takes the general route (:meth:`encode`), which
+        also raises the errors of bad input."""
+        state = self.__dict__
+        if "vocabulary_" not in state or state.get("n_dense_features_"):
+            return None
+        return sentence_entries(tokens, fitted_vocabulary(self), self)
 
     def _corpus_of_entries(self, tok_ptr, entries, seq_ptr):
         """The :class:`EncodedCorpus`, under this fitted vectorizer and without

@@ -346,3 +346,24 @@ def derived_lookup(vocab, items):
         return None
     vocab.pairs = memo
     return np.fromiter(map(memo.get, items, repeat(ABSENT)), np.int32, len(items))
+
+
+#: vectorizer -> (the memo, its size, its open keys): see :func:`open_keys`
+_OPEN_KEYS = weakref.WeakKeyDictionary()
+
+
+def open_keys(vectorizer, memo):
+    """The keys ``k`` for which an item ``(k, v)`` of str ``v`` that misses
+    ``memo`` (the memo a fitted vectorizer's encode reads) may still name one
+    of its attributes: the part before a ``":"`` of an attribute name whose
+    split there is not in the memo (a key that holds ``":"``, a value with a
+    ``":"``, a number-valued name with a ``":"``). A str item of any other key
+    that misses names no attribute, so it is dropped without building its
+    name. Computed at the first miss, kept while the memo is the same."""
+    entry = _OPEN_KEYS.get(vectorizer)
+    if entry is not None and entry[0] is memo and entry[1] == len(memo):
+        return entry[2]
+    keys = frozenset(key for name in vectorizer.vocabulary_ if ":" in name
+                     for key, value in str_splits(name) if (key, value) not in memo)
+    _OPEN_KEYS[vectorizer] = (memo, len(memo), keys)
+    return keys

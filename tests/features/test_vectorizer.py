@@ -814,6 +814,65 @@ def test_one_sentence_encode_forms(x):
     _assert_same_corpus(vec.encode([x]), _general_encode(vec, [x]))
 
 
+def _assert_entries_are_the_nonzero_corpus(vec, x):
+    """The one-sentence entries of x are the non-zero entries of its general
+    encoding, or there are none (the general route)."""
+    entries = vec._sentence_entries(x)
+    if entries is None:
+        return False
+    corpus = _general_encode(vec, [x])
+    for name in ("tok_ptr", "tok_attr", "tok_val"):
+        a, b = getattr(entries, name), getattr(corpus, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    return True
+
+
+def test_sentence_entries_are_the_nonzero_entries_of_encode():
+    rng = np.random.default_rng(2)
+    vec = SequenceVectorizer().fit(_random_sentences(rng, 200, 300))
+    n_fast = sum(_assert_entries_are_the_nonzero_corpus(vec, x)
+                 for x in _random_sentences(rng, 200, 400))
+    assert n_fast > 150  # all but the sentences with a value other than 0 and 1
+
+
+@pytest.mark.parametrize("x", [
+    [], [{}], [{"w": "nope"}, {"w": "a", "n": 0}],
+    [{"w": "a", "n": 2.5}],  # a value other than 1 and 0: the general route
+    [{"w": "a", "lst": ["p", "q"]}],  # an unhashable value: the general route
+    [["w:a"]],  # a list token: the general route
+])
+def test_sentence_entries_forms(x):
+    vec = SequenceVectorizer().fit([[{"w": "a", "n": 0}, {"n": 1.0, "w": "b"}]])
+    assert _assert_entries_are_the_nonzero_corpus(vec, x) == (
+        not x or all(type(t) is dict and not set(map(type, t.values())) & {float, list}
+                     for t in x))
+
+
+def test_sentence_entries_take_no_hashing_or_dense_vectorizer():
+    x = [{"w": "a"}]
+    assert SequenceVectorizer(n_features=8).fit([x])._sentence_entries(x) is None
+    assert SequenceVectorizer().fit([(x, np.ones((1, 2)))])._sentence_entries(x) is None
+
+
+@pytest.mark.parametrize("x, n_entries", [
+    ([{"a": "b:c"}], 1),  # names the attribute "a:b:c" of the item ("a:b", "c")
+    ([{"x": "y"}], 1),  # names the number-valued attribute "x:y"
+    ([{"v": "p:q"}, {"a:b": "c", "v": "zz"}], 2),  # a value with a ":"; an unknown one
+    ([{"a": "zz"}, {"v": "p", "w": "q"}], 0),  # unknown attributes of open keys and another
+])
+def test_a_miss_of_an_open_key_is_looked_up_by_name(x, n_entries):
+    """An item missing from the memo may still name an attribute when its key
+    is the part before a ":" of one; such misses are looked up by name."""
+    from sklearn_crf._features import vocabulary
+
+    vec = SequenceVectorizer().fit([[{"a:b": "c", "x:y": 1.0, "v:p": "q"}]])
+    assert vocabulary.open_keys(vec, vec._pair_ids) == {"a", "x", "v"}
+    assert _takes_the_one_sentence_path(vec, x)
+    _assert_same_corpus(vec.encode([x]), _general_encode(vec, [x]))
+    assert _assert_entries_are_the_nonzero_corpus(vec, x)
+    assert len(vec.encode([x]).tok_attr) == n_entries
+
+
 @pytest.mark.parametrize("x, error, match", [
     ([{"w": "a"}, {"w": "b", "n": float("nan")}], ValueError, r"X\[0\]\[1\]\['n'\] is nan"),
     ([{"w": "a", "n": float("inf")}], ValueError, r"X\[0\]\[0\]\['n'\] is inf"),

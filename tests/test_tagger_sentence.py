@@ -1,0 +1,63 @@
+"""One sentence of feature dicts: ``predict([x])`` reads only the sentence's
+non-zero entries, in one kernel call, and gives the labels of the general
+route, for a fitted tagger and for one read from a CRFsuite file."""
+
+import numpy as np
+import pytest
+
+from sklearn_crf import CRFTagger, load_crfsuite, save_crfsuite
+from sklearn_crf._tagger import _transitions
+
+
+def _sentences(rng, n, n_words):
+    out = []
+    for _ in range(n):
+        sentence = []
+        for _ in range(int(rng.integers(0, 12))):
+            word = f"w{rng.integers(n_words)}"
+            sentence.append({
+                "bias": 1.0, "w": word, "-1:w": f"w{rng.integers(n_words)}",
+                "suf": word[-1:], "cap": bool(rng.integers(2)),  # often False: a zero
+                "odd": int(rng.integers(2)), "tail": "x:" + word,
+            })
+        out.append(sentence)
+    return out
+
+
+@pytest.fixture(scope="module")
+def taggers(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    X = _sentences(rng, 150, 40)
+    y = [[("A", "B", "C")[len(tok["w"]) % 3 if tok["cap"] else 0] for tok in x] for x in X]
+    fitted = CRFTagger(c1=0.05, c2=0.05, max_iter=200, all_possible_transitions=True).fit(X, y)
+    path = tmp_path_factory.mktemp("crfsuite") / "model.crfsuite"
+    save_crfsuite(fitted, path)
+    # test sentences with words unseen in fit (80 words, 40 seen)
+    return {"fitted": fitted, "loaded": load_crfsuite(path)}, _sentences(rng, 200, 80)
+
+
+def _general_labels(crf, x):
+    """The labels of the general one-call route: the EncodedCorpus of [x]."""
+    corpus = crf._encode([x])
+    return crf._labels(crf._best_paths(corpus, _transitions(crf.layout_, crf.coef_)),
+                       corpus.seq_ptr)
+
+
+@pytest.mark.parametrize("name", ["fitted", "loaded"])
+def test_one_sentence_route_gives_the_general_labels(taggers, name):
+    models, X = taggers
+    crf = models[name]
+    for x in X:
+        assert crf._sentence_best_path(x) is not None
+        assert crf.predict([x]) == _general_labels(crf, x)
+    assert [crf.predict([x])[0] for x in X] == crf.predict(X)
+
+
+def test_other_sentences_take_the_general_route(taggers):
+    models, X = taggers
+    crf = models["fitted"]
+    x = [dict(X[1][0], odd=2.5), X[1][0]]  # a value other than 0 and 1
+    assert crf._sentence_best_path(x) is None
+    assert crf.predict([x]) == _general_labels(crf, x)
+    with pytest.raises(TypeError, match=r"X\[0\]\[0\]\['w'\] is a NoneType"):
+        crf.predict([[dict(X[1][0], w=None)]])
