@@ -12,6 +12,7 @@ an :class:`~sklearn_crf.EncodedCorpus` (:func:`entries_corpus`).
 
 import math
 from array import array
+from bisect import bisect_right
 from collections.abc import Mapping
 from itertools import accumulate, chain, compress, repeat
 from operator import itemgetter
@@ -37,6 +38,9 @@ NO_POS = np.zeros(0, dtype=np.int64)
 NO_POS.flags.writeable = False
 NO_VAL = np.zeros(0, dtype=np.float64)
 NO_VAL.flags.writeable = False
+#: an item that no memo holds (keys are str): looked up first, it puts
+#: :data:`~sklearn_crf._features.vocabulary.ABSENT` before a sentence's entries
+_NO_ITEM = ((None, None),)
 
 
 def entries_corpus(vectorizer, n_attributes, tok_ptr, entries, slow_pos, slow_val, seq_ptr,
@@ -195,12 +199,14 @@ def _sentence_ids(tokens, vocab, vectorizer):
     """``(ids, item_ptr)`` of one sentence of dict tokens under a vocabulary by
     name that does not grow: the int32 entry of each ``(key, value)`` item (an
     id, ``~id`` for a value of 0, :data:`ABSENT` for an unknown attribute)
-    and the start of each token's items (int64); None when the general loop
-    must do it (another token form, an unhashable value, a miss that gives
-    several entries or a value other than 0 and 1).
+    after a first entry :data:`ABSENT` (:data:`_NO_ITEM`'s), and the position
+    before each token's first item (int64); None when the general loop must
+    do it (another token form, an unhashable value, a miss that gives several
+    entries or a value other than 0 and 1).
 
     Every item is looked up in the memo at once; the misses go through
-    :func:`_sentence_misses`.
+    :func:`_sentence_misses`. The first entry, never kept, lets one running
+    count of the kept entries give each token's first (:func:`_kept_entries`).
     """
     # a hashing vocabulary's memo is the call's own (empty): the general loop
     if vocab.grow or type(vocab) is not NameVocabulary or set(map(type, tokens)) - {dict}:
@@ -208,36 +214,34 @@ def _sentence_ids(tokens, vocab, vectorizer):
     counts = list(map(len, tokens))
     try:
         ids = np.fromiter(
-            map(vocab.pairs.get, chain.from_iterable(map(dict.items, tokens)),
+            map(vocab.pairs.get, chain(_NO_ITEM, chain.from_iterable(map(dict.items, tokens))),
                 repeat(ABSENT)),
-            np.int32, sum(counts))
+            np.int32, 1 + sum(counts))
     except TypeError:  # an unhashable value: a list, a dict
         return None
     miss = (ids == ABSENT).nonzero()[0]
-    if len(miss) and vocab.derive is not None:
-        again = derived_lookup(vocab, list(chain.from_iterable(map(dict.items, tokens))))
+    if len(miss) > 1 and vocab.derive is not None:
+        again = derived_lookup(
+            vocab, [*_NO_ITEM, *chain.from_iterable(map(dict.items, tokens))])
         if again is not None:
             ids = again
             miss = (ids == ABSENT).nonzero()[0]
-    if len(miss):
-        miss = miss.tolist()
-        out = _sentence_misses([tokens], vocab, vectorizer, counts, miss)
+    starts = list(accumulate(counts, initial=0))
+    if len(miss) > 1:
+        miss = miss[1:]
+        out = _sentence_misses([tokens], vocab, vectorizer, starts, (miss - 1).tolist())
         if out is None:
             return None
         if out:
             ids[miss] = out
-    return ids, np.fromiter(accumulate(counts, initial=0), np.int64, len(counts) + 1)
+    return ids, np.array(starts, dtype=np.int64)
 
 
 def _kept_entries(ids, item_ptr, keep):
     """``(tok_ptr, ids[keep])``: the entries ``keep`` (a bool mask over
-    ``ids``) of tokens whose items start at ``item_ptr``."""
-    kept = np.empty(len(ids) + 1, dtype=np.int64)  # kept entries before each item
-    kept[0] = 0
-    np.cumsum(keep, out=kept[1:])
-    if kept[-1] == len(ids):
-        return item_ptr, ids
-    return kept[item_ptr], ids[keep]
+    ``ids``, False at the first) of tokens whose items follow positions
+    ``item_ptr`` (see :func:`_sentence_ids`)."""
+    return keep.cumsum()[item_ptr], ids[keep]
 
 
 def _miss_entries(X, vocab, items, where):
@@ -276,24 +280,24 @@ def _miss_entries(X, vocab, items, where):
     return out, n_out, slow
 
 
-def _sentence_misses(X, vocab, vectorizer, counts, miss):
+def _sentence_misses(X, vocab, vectorizer, starts, miss):
     """The entry of each missed item (positions ``miss`` among the items of the
-    one sentence of X, ``counts`` items a token; increasing), :data:`ABSENT`
-    for an unknown attribute; an empty list when every miss is a str item of
-    a key outside :func:`~sklearn_crf._features.vocabulary.open_keys` (an
-    unknown attribute each, named by no lookup); None when a miss gives
-    several entries or a value other than 0 and 1."""
+    one sentence of X, whose tokens' items start at ``starts``),
+    :data:`ABSENT` for an unknown attribute; an empty list when every miss is
+    a str item of a key outside
+    :func:`~sklearn_crf._features.vocabulary.open_keys` (an unknown attribute
+    each, named by no lookup); None when a miss gives several entries or a
+    value other than 0 and 1."""
     tokens = X[0]
     items, toks = [], []  # each miss's (key, value) and token
-    t, start, stop = -1, 0, 0  # the token of a miss, its first item, past its last
+    t = keys = None
     for pos in miss:
-        while pos >= stop:
-            t += 1
-            start, stop = stop, stop + counts[t]
-            token_items = None
-        if token_items is None:
-            token_items = list(tokens[t].items())
-        items.append(token_items[pos - start])
+        if keys is None or pos >= starts[t + 1]:
+            t = bisect_right(starts, pos) - 1
+            token = tokens[t]
+            keys = list(token)
+        key = keys[pos - starts[t]]
+        items.append((key, token[key]))
         toks.append(t)
     if (set(map(type, chain.from_iterable(items))) == {str}
             and open_keys(vectorizer, vocab.pairs).isdisjoint(map(itemgetter(0), items))):
