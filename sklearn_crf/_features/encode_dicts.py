@@ -289,19 +289,21 @@ def _sentence_misses(X, vocab, vectorizer, starts, miss):
     each, named by no lookup); None when a miss gives several entries or a
     value other than 0 and 1."""
     tokens = X[0]
-    items, toks = [], []  # each miss's (key, value) and token
-    t = keys = None
+    keys, values = [], []  # each miss's key and value
+    t = names = None
     for pos in miss:
-        if keys is None or pos >= starts[t + 1]:
+        if names is None or pos >= starts[t + 1]:
             t = bisect_right(starts, pos) - 1
             token = tokens[t]
-            keys = list(token)
-        key = keys[pos - starts[t]]
-        items.append((key, token[key]))
-        toks.append(t)
-    if (set(map(type, chain.from_iterable(items))) == {str}
-            and open_keys(vectorizer, vocab.pairs).isdisjoint(map(itemgetter(0), items))):
+            names = list(token)
+        key = names[pos - starts[t]]
+        keys.append(key)
+        values.append(token[key])
+    if (set(map(type, keys)) == {str} and set(map(type, values)) == {str}
+            and open_keys(vectorizer, vocab.pairs).isdisjoint(keys)):
         return []
+    items = list(zip(keys, values))
+    toks = [bisect_right(starts, pos) - 1 for pos in miss]
     out, n_out, slow = _miss_entries(X, vocab, items, lambda: (repeat(0), toks))
     if slow:
         return None

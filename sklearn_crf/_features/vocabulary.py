@@ -348,8 +348,9 @@ def derived_lookup(vocab, items):
     return np.fromiter(map(memo.get, items, repeat(ABSENT)), np.int32, len(items))
 
 
-#: vectorizer -> (the memo, its size, its open keys): see :func:`open_keys`
-_OPEN_KEYS = weakref.WeakKeyDictionary()
+#: id(vectorizer) -> (weak reference to it, the memo, its size, its open
+#: keys): see :func:`open_keys`; the entry goes with the vectorizer
+_OPEN_KEYS = {}
 
 
 def open_keys(vectorizer, memo):
@@ -360,10 +361,13 @@ def open_keys(vectorizer, memo):
     ``":"``, a number-valued name with a ``":"``). A str item of any other key
     that misses names no attribute, so it is dropped without building its
     name. Computed at the first miss, kept while the memo is the same."""
-    entry = _OPEN_KEYS.get(vectorizer)
-    if entry is not None and entry[0] is memo and entry[1] == len(memo):
-        return entry[2]
-    keys = frozenset(key for name in vectorizer.vocabulary_ if ":" in name
-                     for key, value in str_splits(name) if (key, value) not in memo)
-    _OPEN_KEYS[vectorizer] = (memo, len(memo), keys)
+    key = id(vectorizer)
+    entry = _OPEN_KEYS.get(key)
+    if (entry is not None and entry[0]() is vectorizer and entry[1] is memo
+            and entry[2] == len(memo)):
+        return entry[3]
+    keys = frozenset(k for name in vectorizer.vocabulary_ if ":" in name
+                     for k, value in str_splits(name) if (k, value) not in memo)
+    ref = weakref.ref(vectorizer, lambda _, key=key: _OPEN_KEYS.pop(key, None))
+    _OPEN_KEYS[key] = (ref, memo, len(memo), keys)
     return keys
