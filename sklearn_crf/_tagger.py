@@ -807,17 +807,19 @@ class CRFTagger(BaseEstimator):
 
     def _sentence_best_path(self, x):
         """Label codes of the best path of one sentence of dict tokens without
-        constraints, from its non-zero entries
-        (:meth:`SequenceVectorizer._sentence_entries`) in one kernel call: the
-        codes :meth:`_best_paths` gives for the corpus of ``[x]``, with fewer
-        steps (serving). None when ``x`` takes the general route (another
-        form, dense features, a long sentence that gets threads)."""
+        constraints, from its entries
+        (:meth:`SequenceVectorizer._sentence_entries`, the items without an
+        entry at an attribute without weights) in one kernel call: the codes
+        :meth:`_best_paths` gives for the corpus of ``[x]``, with fewer steps
+        (serving). None when ``x`` takes the general route (another form,
+        dense features, a long sentence that gets threads)."""
         if "coef_" not in self.__dict__:  # check_is_fitted costs more than a sentence
             check_is_fitted(self)
         layout = self.layout_
         if layout.n_dense:
             return None
-        entries = self.vectorizer_._sentence_entries(x)
+        attr_ptr = _sink_attr_ptr(layout)
+        entries = self.vectorizer_._sentence_entries(x, len(attr_ptr) - 2)
         if entries is None:
             return None
         tok_ptr = entries.tok_ptr
@@ -827,7 +829,7 @@ class CRFTagger(BaseEstimator):
         _note_compilation()
         coef = self.coef_
         return _engine.unconstrained_best_paths(
-            coef, layout.attr_ptr, layout.attr_label, tok_ptr, entries.tok_attr,
+            coef, attr_ptr, layout.attr_label, tok_ptr, entries.tok_attr,
             entries.tok_val, _transitions(layout, coef),
             np.array((0, len(tok_ptr) - 1), dtype=np.int64))
 
@@ -1270,6 +1272,30 @@ def _transitions(layout, coef):
         return trans
     _TRANSITIONS[key] = (*refs, weights, trans)
     return trans
+
+
+#: id(layout) -> (weak reference to the layout, its attr_ptr, that attr_ptr
+#: with one more attribute without weights)
+_SINK_ATTR_PTRS = {}
+
+
+def _sink_attr_ptr(layout):
+    """``layout.attr_ptr`` and one more attribute, ``n_attributes``, without
+    state weights: the attribute the items of a sentence that give no entry
+    point at (:meth:`CRFTagger._sentence_best_path`). Kept per layout (the
+    entry goes with it); nothing is stored on the estimator."""
+    attr_ptr = layout.attr_ptr
+    key = id(layout)
+    entry = _SINK_ATTR_PTRS.get(key)
+    if entry is not None and entry[0]() is layout and entry[1] is attr_ptr:
+        return entry[2]
+    padded = np.append(attr_ptr, attr_ptr[-1:]).astype(np.int64, copy=False)
+    try:
+        ref = weakref.ref(layout, lambda _, key=key: _SINK_ATTR_PTRS.pop(key, None))
+    except TypeError:  # a layout without weak references: no cache
+        return padded
+    _SINK_ATTR_PTRS[key] = (ref, attr_ptr, padded)
+    return padded
 
 
 def _is_class(label, classes):

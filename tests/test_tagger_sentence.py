@@ -1,12 +1,16 @@
-"""One sentence of feature dicts: ``predict([x])`` reads only the sentence's
-non-zero entries, in one kernel call, and gives the labels of the general
-route, for a fitted tagger and for one read from a CRFsuite file."""
+"""One sentence of feature dicts: ``predict([x])`` reads an entry per item
+(those without one at an attribute without weights) in one kernel call, and
+gives the labels of the general route, for a fitted tagger and for one read
+from a CRFsuite file."""
+
+import gc
+import pickle
 
 import numpy as np
 import pytest
 
-from sklearn_crf import CRFTagger, load_crfsuite, save_crfsuite
-from sklearn_crf._tagger import _transitions
+from sklearn_crf import CRFTagger, _engine, load_crfsuite, save_crfsuite
+from sklearn_crf._tagger import _SINK_ATTR_PTRS, _sink_attr_ptr, _transitions
 
 
 def _sentences(rng, n, n_words):
@@ -61,3 +65,30 @@ def test_other_sentences_take_the_general_route(taggers):
     assert crf.predict([x]) == _general_labels(crf, x)
     with pytest.raises(TypeError, match=r"X\[0\]\[0\]\['w'\] is a NoneType"):
         crf.predict([[dict(X[1][0], w=None)]])
+
+
+@pytest.mark.parametrize("name", ["fitted", "loaded"])
+def test_the_sink_attribute_leaves_the_scores_bitwise(taggers, name):
+    models, X = taggers
+    crf = models[name]
+    layout = crf.layout_
+    attr_ptr = _sink_attr_ptr(layout)
+    assert len(attr_ptr) == len(layout.attr_ptr) + 1 and attr_ptr[-1] == attr_ptr[-2]
+    for x in X[:50]:
+        entries = crf.vectorizer_._sentence_entries(x, len(attr_ptr) - 2)
+        corpus = crf._encode([x])
+        np.testing.assert_array_equal(
+            _engine.state_scores_sparse(crf.coef_, attr_ptr, layout.attr_label,
+                                        *entries, layout.n_labels),
+            crf._scores(corpus))
+
+
+def test_the_sink_attr_ptr_goes_with_its_layout(taggers):
+    models, X = taggers
+    crf = pickle.loads(pickle.dumps(models["fitted"]))
+    crf.predict([X[0]])
+    key = id(crf.layout_)
+    assert key in _SINK_ATTR_PTRS
+    del crf
+    gc.collect()
+    assert key not in _SINK_ATTR_PTRS

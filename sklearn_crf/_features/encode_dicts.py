@@ -144,18 +144,19 @@ def encode_entries(X, vocab, vectorizer, dense=None):
 
 
 class SentenceEntries(NamedTuple):
-    """The non-zero entries of one sentence's tokens: what its state scores
-    read (:func:`sentence_entries`), without the zero-valued entries an
-    :class:`~sklearn_crf.EncodedCorpus` lists.
+    """One sentence's tokens as the state scores read them
+    (:func:`sentence_entries`): an entry per ``(key, value)`` item, those
+    that give no entry (a value of 0, an unknown attribute) pointed at a
+    ``sink`` attribute without parameters, so that no entry is removed.
 
     Attributes
     ----------
     tok_ptr : ndarray of shape (n_tokens + 1,), dtype int64
         Start of each token's entries.
-    tok_attr : ndarray of shape (n_entries,), dtype int32
-        Attribute id of each entry.
-    tok_val : ndarray of shape (n_entries,), dtype float64
-        Value of each entry (1: a sentence with other values takes the
+    tok_attr : ndarray of shape (n_items,), dtype int32
+        Attribute id of each entry, ``sink`` for an item without one.
+    tok_val : ndarray of shape (n_items,), dtype float64
+        Value of each entry: 1 (a sentence with other values takes the
         general loop).
     """
 
@@ -180,19 +181,23 @@ def encode_sentence(X, vocab, vectorizer, dense=None):
                           dense)
 
 
-def sentence_entries(tokens, vocab, vectorizer):
-    """The :class:`SentenceEntries` of one sentence of dict tokens (the entries
-    of :func:`encode_sentence`'s corpus whose value is not 0), or None when
-    the general loop must encode it (see :func:`_sentence_ids`)."""
+def sentence_entries(tokens, vocab, vectorizer, sink):
+    """The :class:`SentenceEntries` of one sentence of dict tokens, its items
+    without an entry pointed at the attribute ``sink`` (at least the number
+    of attributes): with ``sink``'s weights empty, the scores of
+    :func:`encode_sentence`'s corpus, bitwise, without taking entries out.
+    None when the general loop must encode it (see :func:`_sentence_ids`)."""
     found = _sentence_ids(tokens, vocab, vectorizer)
     if found is None:
         return None
     ids, item_ptr = found
-    # one comparison keeps the ids: ~id (a zero) and ABSENT are both beyond them
-    tok_ptr, tok_attr = _kept_entries(ids, item_ptr, ids.view(np.uint32) < ABSENT)
+    tok_attr = ids[1:]  # (a view)
+    # one comparison: ~id (a zero) and ABSENT are beyond every id as uint32
+    as_unsigned = tok_attr.view(np.uint32)
+    np.minimum(as_unsigned, sink, out=as_unsigned)
     tok_val = np.empty(len(tok_attr), dtype=np.float64)
     tok_val.fill(1.0)
-    return SentenceEntries(tok_ptr, tok_attr, tok_val)
+    return SentenceEntries(item_ptr, tok_attr, tok_val)
 
 
 def _sentence_ids(tokens, vocab, vectorizer):

@@ -377,17 +377,19 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         the fitted state, read only (see :meth:`_encode`)."""
         return new_vocabulary(self.n_features) if fitting else fitted_vocabulary(self)
 
-    def _sentence_entries(self, tokens):
-        """The non-zero entries (:class:`~sklearn_crf._features.encode_dicts.SentenceEntries`)
-        of one sentence of dict tokens under this fitted vectorizer, by name
-        and without dense features: those of :meth:`encode` on ``[tokens]``
-        without its zero-valued entries (what the state scores read). None
+    def _sentence_entries(self, tokens, sink):
+        """One sentence of dict tokens as the state scores read it
+        (:class:`~sklearn_crf._features.encode_dicts.SentenceEntries`), under
+        this fitted vectorizer by name and without dense features: the
+        entries of :meth:`encode` on ``[tokens]``, and an entry of attribute
+        ``sink`` (at least ``n_attributes_``) for each item without one. None
         when the sentence takes the general route (:meth:`encode`), which
         also raises the errors of bad input."""
         state = self.__dict__
-        if "vocabulary_" not in state or state.get("n_dense_features_"):
+        if ("vocabulary_" not in state or state.get("n_dense_features_")
+                or state["n_attributes_"] > sink):
             return None
-        return sentence_entries(tokens, fitted_vocabulary(self), self)
+        return sentence_entries(tokens, fitted_vocabulary(self), self, sink)
 
     def _corpus_of_entries(self, tok_ptr, entries, seq_ptr):
         """The :class:`EncodedCorpus`, under this fitted vectorizer and without

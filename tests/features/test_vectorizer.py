@@ -815,15 +815,23 @@ def test_one_sentence_encode_forms(x):
 
 
 def _assert_entries_are_the_nonzero_corpus(vec, x):
-    """The one-sentence entries of x are the non-zero entries of its general
-    encoding, or there are none (the general route)."""
-    entries = vec._sentence_entries(x)
+    """The one-sentence entries of x are an entry per item, the non-zero
+    entries of its general encoding with the others at the sink attribute,
+    or there are none (the general route)."""
+    sink = vec.n_attributes_ + 3
+    entries = vec._sentence_entries(x, sink)
     if entries is None:
         return False
     corpus = _general_encode(vec, [x])
-    for name in ("tok_ptr", "tok_attr", "tok_val"):
-        a, b = getattr(entries, name), getattr(corpus, name)
-        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert len(entries.tok_attr) == sum(map(len, x))
+    np.testing.assert_array_equal(np.diff(entries.tok_ptr), list(map(len, x)))
+    assert entries.tok_val.dtype == np.float64 and (entries.tok_val == 1).all()
+    keep = entries.tok_attr != sink
+    kept_before = np.concatenate(([0], np.cumsum(keep)))
+    for a, b in ((kept_before[entries.tok_ptr], corpus.tok_ptr),
+                 (entries.tok_attr[keep], corpus.tok_attr),
+                 (entries.tok_val[keep], corpus.tok_val)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
     return True
 
 
@@ -848,10 +856,13 @@ def test_sentence_entries_forms(x):
                      for t in x))
 
 
-def test_sentence_entries_take_no_hashing_or_dense_vectorizer():
+def test_sentence_entries_take_no_hashing_or_dense_vectorizer_or_small_sink():
     x = [{"w": "a"}]
-    assert SequenceVectorizer(n_features=8).fit([x])._sentence_entries(x) is None
-    assert SequenceVectorizer().fit([(x, np.ones((1, 2)))])._sentence_entries(x) is None
+    assert SequenceVectorizer(n_features=8).fit([x])._sentence_entries(x, 10) is None
+    assert SequenceVectorizer().fit([(x, np.ones((1, 2)))])._sentence_entries(x, 10) is None
+    vec = SequenceVectorizer().fit([[{"w": "a", "v": "b"}]])
+    assert vec._sentence_entries(x, 1) is None  # a sink among the ids
+    assert vec._sentence_entries(x, 2) is not None
 
 
 @pytest.mark.parametrize("x, n_entries", [
