@@ -38,9 +38,6 @@ NO_POS = np.zeros(0, dtype=np.int64)
 NO_POS.flags.writeable = False
 NO_VAL = np.zeros(0, dtype=np.float64)
 NO_VAL.flags.writeable = False
-#: an item that no memo holds (keys are str): looked up first, it puts
-#: :data:`~sklearn_crf._features.vocabulary.ABSENT` before a sentence's entries
-_NO_ITEM = ((None, None),)
 
 
 def entries_corpus(vectorizer, n_attributes, tok_ptr, entries, slow_pos, slow_val, seq_ptr,
@@ -190,28 +187,25 @@ def sentence_entries(tokens, vocab, vectorizer, sink):
     found = _sentence_ids(tokens, vocab, vectorizer)
     if found is None:
         return None
-    ids, item_ptr = found
-    tok_attr = ids[1:]  # (a view)
+    tok_attr, tok_ptr = found
     # one comparison: ~id (a zero) and ABSENT are beyond every id as uint32
     as_unsigned = tok_attr.view(np.uint32)
     np.minimum(as_unsigned, sink, out=as_unsigned)
     tok_val = np.empty(len(tok_attr), dtype=np.float64)
     tok_val.fill(1.0)
-    return SentenceEntries(item_ptr, tok_attr, tok_val)
+    return SentenceEntries(tok_ptr, tok_attr, tok_val)
 
 
 def _sentence_ids(tokens, vocab, vectorizer):
     """``(ids, item_ptr)`` of one sentence of dict tokens under a vocabulary by
     name that does not grow: the int32 entry of each ``(key, value)`` item (an
     id, ``~id`` for a value of 0, :data:`ABSENT` for an unknown attribute)
-    after a first entry :data:`ABSENT` (:data:`_NO_ITEM`'s), and the position
-    before each token's first item (int64); None when the general loop must
-    do it (another token form, an unhashable value, a miss that gives several
-    entries or a value other than 0 and 1).
+    and the start of each token's items (int64); None when the general loop
+    must do it (another token form, an unhashable value, a miss that gives
+    several entries or a value other than 0 and 1).
 
     Every item is looked up in the memo at once; the misses go through
-    :func:`_sentence_misses`. The first entry, never kept, lets one running
-    count of the kept entries give each token's first (:func:`_kept_entries`).
+    :func:`_sentence_misses`.
     """
     # a hashing vocabulary's memo is the call's own (empty): the general loop
     if vocab.grow or type(vocab) is not NameVocabulary or set(map(type, tokens)) - {dict}:
@@ -219,34 +213,37 @@ def _sentence_ids(tokens, vocab, vectorizer):
     counts = list(map(len, tokens))
     try:
         ids = np.fromiter(
-            map(vocab.pairs.get, chain(_NO_ITEM, chain.from_iterable(map(dict.items, tokens))),
+            map(vocab.pairs.get, chain.from_iterable(map(dict.items, tokens)),
                 repeat(ABSENT)),
-            np.int32, 1 + sum(counts))
+            np.int32, sum(counts))
     except TypeError:  # an unhashable value: a list, a dict
         return None
+    item_ptr = np.fromiter(accumulate(counts, initial=0), np.int64, len(counts) + 1)
     miss = (ids == ABSENT).nonzero()[0]
-    if len(miss) > 1 and vocab.derive is not None:
-        again = derived_lookup(
-            vocab, [*_NO_ITEM, *chain.from_iterable(map(dict.items, tokens))])
+    if not len(miss):
+        return ids, item_ptr
+    if vocab.derive is not None:
+        again = derived_lookup(vocab, list(chain.from_iterable(map(dict.items, tokens))))
         if again is not None:
             ids = again
             miss = (ids == ABSENT).nonzero()[0]
-    starts = list(accumulate(counts, initial=0))
-    if len(miss) > 1:
-        miss = miss[1:]
-        out = _sentence_misses([tokens], vocab, vectorizer, starts, (miss - 1).tolist())
-        if out is None:
-            return None
-        if out:
-            ids[miss] = out
-    return ids, np.array(starts, dtype=np.int64)
+            if not len(miss):
+                return ids, item_ptr
+    out = _sentence_misses([tokens], vocab, vectorizer, item_ptr.tolist(), miss.tolist())
+    if out is None:
+        return None
+    if out:
+        ids[miss] = out
+    return ids, item_ptr
 
 
 def _kept_entries(ids, item_ptr, keep):
     """``(tok_ptr, ids[keep])``: the entries ``keep`` (a bool mask over
-    ``ids``, False at the first) of tokens whose items follow positions
-    ``item_ptr`` (see :func:`_sentence_ids`)."""
-    return keep.cumsum()[item_ptr], ids[keep]
+    ``ids``) of tokens whose items start at ``item_ptr``."""
+    kept = np.empty(len(ids) + 1, dtype=np.int64)  # kept entries before each item
+    kept[0] = 0
+    keep.cumsum(out=kept[1:])
+    return kept[item_ptr], ids[keep]
 
 
 def _miss_entries(X, vocab, items, where):
