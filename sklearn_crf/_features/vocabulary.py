@@ -348,8 +348,9 @@ def derived_lookup(vocab, items):
     return np.fromiter(map(memo.get, items, repeat(ABSENT)), np.int32, len(items))
 
 
-#: id(vectorizer) -> (weak reference to it, the memo, its size, its open
-#: keys): see :func:`open_keys`; the entry goes with the vectorizer
+#: id(vectorizer) -> (weak reference to it, the memo, its size, the
+#: vocabulary's size, the open keys): see :func:`open_keys`; the entry goes
+#: with the vectorizer
 _OPEN_KEYS = {}
 
 
@@ -360,14 +361,16 @@ def open_keys(vectorizer, memo):
     split there is not in the memo (a key that holds ``":"``, a value with a
     ``":"``, a number-valued name with a ``":"``). A str item of any other key
     that misses names no attribute, so it is dropped without building its
-    name. Computed at the first miss, kept while the memo is the same."""
+    name. Computed at the first miss, kept while the memo and the names are
+    the same (a partial fit adds to both in place)."""
     key = id(vectorizer)
+    names = vectorizer.vocabulary_
     entry = _OPEN_KEYS.get(key)
     if (entry is not None and entry[0]() is vectorizer and entry[1] is memo
-            and entry[2] == len(memo)):
-        return entry[3]
-    keys = frozenset(k for name in vectorizer.vocabulary_ if ":" in name
+            and entry[2] == len(memo) and entry[3] == len(names)):
+        return entry[4]
+    keys = frozenset(k for name in names if ":" in name
                      for k, value in str_splits(name) if (k, value) not in memo)
     ref = weakref.ref(vectorizer, lambda _, key=key: _OPEN_KEYS.pop(key, None))
-    _OPEN_KEYS[key] = (ref, memo, len(memo), keys)
+    _OPEN_KEYS[key] = (ref, memo, len(memo), len(names), keys)
     return keys

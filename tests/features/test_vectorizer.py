@@ -884,6 +884,19 @@ def test_a_miss_of_an_open_key_is_looked_up_by_name(x, n_entries):
     assert len(vec.encode([x]).tok_attr) == n_entries
 
 
+def test_open_keys_follow_a_partial_fit():
+    """A partial fit that adds a name with a ":" but no memo entry (a number
+    other than 0 and 1) opens its key."""
+    vec = SequenceVectorizer()
+    vec.partial_fit_encode([[{"w": "a"}]])
+    x = [{"x": "y", "w": "zz"}]
+    assert len(vec.encode([x]).tok_attr) == 0  # open keys computed: none
+    vec.partial_fit_encode([[{"x:y": 2.5}]])
+    assert len(vec.encode([x]).tok_attr) == 1
+    _assert_same_corpus(vec.encode([x]), _general_encode(vec, [x]))
+    assert _assert_entries_are_the_nonzero_corpus(vec, x)
+
+
 @pytest.mark.parametrize("x, error, match", [
     ([{"w": "a"}, {"w": "b", "n": float("nan")}], ValueError, r"X\[0\]\[1\]\['n'\] is nan"),
     ([{"w": "a", "n": float("inf")}], ValueError, r"X\[0\]\[0\]\['n'\] is inf"),
