@@ -877,7 +877,8 @@ class CRFTagger(BaseEstimator):
 
     def _label_list(self, codes):
         """The labels of label codes, as a list."""
-        return list(map(self.classes_.tolist().__getitem__, codes.tolist()))
+        labels = self.classes_.tolist()
+        return [labels[c] for c in codes.tolist()]
 
     def _labels(self, codes, seq_ptr):
         """Label sequences of the codes."""

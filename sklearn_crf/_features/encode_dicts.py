@@ -191,9 +191,21 @@ def sentence_entries(tokens, vocab, vectorizer, sink):
     # one comparison: ~id (a zero) and ABSENT are beyond every id as uint32
     as_unsigned = tok_attr.view(np.uint32)
     np.minimum(as_unsigned, sink, out=as_unsigned)
-    tok_val = np.empty(len(tok_attr), dtype=np.float64)
-    tok_val.fill(1.0)
-    return SentenceEntries(tok_ptr, tok_attr, tok_val)
+    return SentenceEntries(tok_ptr, tok_attr, _ones(len(tok_attr)))
+
+
+#: ``[ones]``: float64 ones that :func:`_ones` hands out slices of (never
+#: written: replaced by a longer array when one is too short)
+_ONES = [np.ones(256)]
+
+
+def _ones(n):
+    """``n`` float64 ones, a view of one array shared by every call: the values
+    of :class:`SentenceEntries`, which the state scores only read."""
+    ones = _ONES[0]
+    if len(ones) < n:
+        ones = _ONES[0] = np.ones(max(n, 2 * len(ones)))
+    return ones[:n]
 
 
 def _sentence_ids(tokens, vocab, vectorizer):
