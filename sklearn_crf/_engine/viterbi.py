@@ -139,23 +139,66 @@ def list_viterbi_sequences(scores, trans, seq_ptr, K, first, stop, paths, path_s
         )
 
 
+@kernel(inline="always")
+def viterbi_finite(scores, trans, n, delta, back, path):
+    """The Viterbi algorithm on finite scores: the best path of one sequence
+    of length ``n`` into ``path``, returning its score.
+
+    :func:`list_viterbi` at K = 1 without its lists: the same sums in the
+    same order (``delta[t - 1, i] + trans[i, j]``, then ``+ scores[t, j]``)
+    and the same ties (the first maximum in label order), so the same path
+    and score wherever no score is -inf (no constraint). ``delta`` (>= n, L)
+    float64 and ``back`` (>= n, L) int32 are work buffers.
+    """
+    if n == 0:
+        return 0.0
+    L = scores.shape[1]
+    for j in range(L):
+        delta[0, j] = scores[0, j]
+    for t in range(1, n):
+        for j in range(L):
+            best = -np.inf
+            arg = 0
+            for i in range(L):
+                v = delta[t - 1, i] + trans[i, j]
+                if v > best:
+                    best = v
+                    arg = i
+            delta[t, j] = best + scores[t, j]
+            back[t, j] = arg
+    best = -np.inf
+    arg = 0
+    for i in range(L):
+        if delta[n - 1, i] > best:
+            best = delta[n - 1, i]
+            arg = i
+    path[n - 1] = arg
+    for t in range(n - 1, 0, -1):
+        arg = back[t, arg]
+        path[t - 1] = arg
+    return best
+
+
 @kernel
 def best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans, seq_ptr,
                       scores, paths, path_scores):
     """The best path of every sequence straight from the parameter vector, in
     one call: the state scores (:func:`~sklearn_crf._engine.scores.state_scores_sparse_range`,
-    into ``scores``, (n_tokens, L)) then :func:`list_viterbi` at K = 1 per
-    sequence, as :func:`list_viterbi_sequences` runs it: the same labels
-    (``paths``, (n_tokens,) int32) and scores (``path_scores``, (n_sequences,)),
-    without constraints. One call per batch, so that the GIL is taken once."""
+    into ``scores``, (n_tokens, L)) then :func:`viterbi_finite` per sequence:
+    the labels (``paths``, (n_tokens,) int32) and scores (``path_scores``,
+    (n_sequences,)) of :func:`list_viterbi` at K = 1, without constraints. One
+    call per batch, so that the GIL is taken once."""
     n_tok = tok_ptr.shape[0] - 1
+    L = scores.shape[1]
     state_scores_sparse_range(w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val,
                               0, n_tok, scores)
-    ws = viterbi_workspace(max_length(seq_ptr), scores.shape[1], 1)
+    max_len = max(max_length(seq_ptr), 1)
+    delta = np.empty((max_len, L))
+    back = np.empty((max_len, L), dtype=np.int32)
     for s in range(seq_ptr.shape[0] - 1):
         a = seq_ptr[s]
         b = seq_ptr[s + 1]
-        list_viterbi(scores[a:b], trans, b - a, 1, ws, paths[a:b], path_scores[s:s + 1])
+        path_scores[s] = viterbi_finite(scores[a:b], trans, b - a, delta, back, paths[a:b])
 
 
 @kernel

@@ -60,3 +60,36 @@ def test_predict_in_one_call_equals_the_decoding_problem_route(n_jobs, monkeypat
     assert tagger.predict(X) == problem_route(X)
     assert [tagger.predict([x])[0] for x in X] == problem_route(X)
     assert len(calls) == 1 + len(X)  # the batch is small: one thread
+
+
+@pytest.mark.parametrize("n_labels", [2, 5, 9])
+def test_best_paths_sparse_breaks_ties_as_the_list_viterbi(n_labels):
+    """With weights of a few integer values, many paths tie: the one-call
+    Viterbi picks the path (and score) the list Viterbi at n = 1 picks, the
+    first maximum in label order."""
+    from conftest import corpus_arrays, random_corpus
+
+    X, y = random_corpus(n_labels + 40, n_seq=30, max_len=5, n_labels=n_labels)
+    corpus, layout, _ = corpus_arrays(X, y)
+    rng = np.random.default_rng(n_labels)
+    w = rng.integers(-1, 2, size=layout.n_params).astype(np.float64)
+    trans = layout.transition_matrix(w)
+    scores = _engine.state_scores_sparse(w, layout.attr_ptr, layout.attr_label,
+                                         corpus.tok_ptr, corpus.tok_attr, corpus.tok_val,
+                                         layout.n_labels)
+    paths = np.empty(corpus.n_tokens, dtype=np.int32)
+    path_scores = np.empty(len(corpus.seq_ptr) - 1)
+    from sklearn_crf._engine.viterbi import best_paths_sparse
+    best_paths_sparse(w, layout.attr_ptr, layout.attr_label, corpus.tok_ptr, corpus.tok_attr,
+                      corpus.tok_val, trans, corpus.seq_ptr, np.empty_like(scores), paths,
+                      path_scores)
+    listed = _engine.viterbi_batch(scores, trans, corpus.seq_ptr, 1)
+    np.testing.assert_array_equal(paths, listed.labels)
+    n_ties = 0
+    for s in range(len(corpus.seq_ptr) - 1):
+        a, b = corpus.seq_ptr[s], corpus.seq_ptr[s + 1]
+        if a < b:
+            _, total = _naive.path_scores(scores[a:b], trans)
+            assert path_scores[s] == total.max() == listed.scores[s]  # integer sums: exact
+            n_ties += int((total == total.max()).sum() > 1)
+    assert n_ties > 0  # the case this test is for
