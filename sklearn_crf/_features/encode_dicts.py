@@ -113,8 +113,8 @@ def encode_entries(X, vocab, vectorizer, dense=None):
                     ids = again
                     miss = np.flatnonzero(ids == ABSENT)
             if len(miss):
-                ids, counts, slow = _resolve_misses(X, vocab, tokens, counts, ids, miss,
-                                                    n_tok, seq_ptr)
+                ids, counts, slow = _resolve_misses(X, vocab, vectorizer, tokens, counts,
+                                                    ids, miss, n_tok, seq_ptr)
         else:
             ids, counts, slow = _encode_tokens(X, vocab, start - len(batch), start)
         for pos, x in slow:
@@ -258,7 +258,7 @@ def _kept_entries(ids, item_ptr, keep):
     return kept[item_ptr], ids[keep]
 
 
-def _miss_entries(X, vocab, items, where):
+def _miss_entries(X, vocab, vectorizer, items, where):
     """The entries of the ``(key, value)`` items that missed the memo, in order:
     the one rule of a miss, for the batches and for one sentence.
 
@@ -268,7 +268,10 @@ def _miss_entries(X, vocab, items, where):
     all at once, which is what :func:`_encode_item` does for each in turn
     (and none of them can fail): growing, a new name gets the next id in
     order of first appearance and the memo gets the pairs in that order;
-    otherwise a name is known (its id) or not (:data:`ABSENT`). Other misses
+    otherwise a name is known (its id) or not (:data:`ABSENT`), and when no
+    key is one of the fitted ``vectorizer``'s
+    :func:`~sklearn_crf._features.vocabulary.open_keys` none is known, without
+    building the names (:func:`_unnamed_misses`). Other misses
     run :func:`_encode_item` one by one, in order; ``where()`` gives the
     sequence and the token within it of each (for its errors).
 
@@ -278,9 +281,11 @@ def _miss_entries(X, vocab, items, where):
     value)`` of the entries whose value is not 1 (or 0).
     """
     if type(vocab) is NameVocabulary and set(map(type, chain.from_iterable(items))) == {str}:
-        names = map(str_attribute, items)
         if not vocab.grow:
-            return list(map(vocab.ids.get, names, repeat(ABSENT))), None, []
+            if _unnamed_misses(vectorizer, vocab, map(itemgetter(0), items)):
+                return [ABSENT] * len(items), None, []
+            return list(map(vocab.ids.get, map(str_attribute, items), repeat(ABSENT))), None, []
+        names = map(str_attribute, items)
         out = vocab.add(names)
         vocab.pairs.update(zip(items, out))
         return out, None, []
@@ -314,11 +319,12 @@ def _sentence_misses(X, vocab, vectorizer, starts, miss):
         keys.append(key)
         values.append(token[key])
     if (set(map(type, keys)) == {str} and set(map(type, values)) == {str}
-            and open_keys(vectorizer, vocab.pairs).isdisjoint(keys)):
+            and _unnamed_misses(vectorizer, vocab, keys)):
         return []
     items = list(zip(keys, values))
     toks = [bisect_right(starts, pos) - 1 for pos in miss]
-    out, n_out, slow = _miss_entries(X, vocab, items, lambda: (repeat(0), toks))
+    out, n_out, slow = _miss_entries(X, vocab, vectorizer, items,
+                                     lambda: (repeat(0), toks))
     if slow:
         return None
     if n_out is not None:
@@ -329,7 +335,14 @@ def _sentence_misses(X, vocab, vectorizer, starts, miss):
     return out
 
 
-def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
+def _unnamed_misses(vectorizer, vocab, keys):
+    """True when str items of these keys that missed the memo of a fitted
+    vocabulary by name (``vocab``, of ``vectorizer``) can name no attribute:
+    no key is one of :func:`~sklearn_crf._features.vocabulary.open_keys`."""
+    return vectorizer is not None and open_keys(vectorizer, vocab.pairs).isdisjoint(keys)
+
+
+def _resolve_misses(X, vocab, vectorizer, tokens, counts, ids, miss, first_token, seq_ptr):
     """A batch of dict tokens whose items ``miss`` are not in the memo: each miss
     replaced by its entries of :func:`_miss_entries` (none, one or several).
     Returns the batch's entries, entries per token and (position, value) of
@@ -340,7 +353,7 @@ def _resolve_misses(X, vocab, tokens, counts, ids, miss, first_token, seq_ptr):
     miss_tok = np.searchsorted(item_ptr, miss, side="right") - 1
     items = _missed_items(tokens, counts, item_ptr, ids == ABSENT, miss_tok)
     out, n_out, slow = _miss_entries(
-        X, vocab, items,
+        X, vocab, vectorizer, items,
         lambda: [a.tolist() for a in _where(seq_ptr, miss_tok + first_token)])
     if n_out is None:
         ids[miss] = out

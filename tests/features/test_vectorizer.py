@@ -884,6 +884,24 @@ def test_a_miss_of_an_open_key_is_looked_up_by_name(x, n_entries):
     assert len(vec.encode([x]).tok_attr) == n_entries
 
 
+@pytest.mark.parametrize("x, n_entries", [
+    ([{"a": "b:c"}], 1),
+    ([{"x": "y"}], 1),
+    ([{"v": "p:q"}, {"a:b": "c", "v": "zz"}], 2),
+    ([{"a": "zz"}, {"v": "p", "w": "q"}], 0),
+])
+def test_a_batch_looks_up_the_misses_of_open_keys_by_name(x, n_entries):
+    """In a batch (looked up at once, misses resolved together), the misses of
+    open keys name their attributes as one sentence's do; the others (unknown
+    words of other keys) are dropped without building their names."""
+    vec = SequenceVectorizer().fit([[{"a:b": "c", "x:y": 1.0, "v:p": "q", "w": "k"}]])
+    X = [x + [{"w": "new", "u": "v"}] * 30] * 4  # over 64 tokens: the batch loop
+    batch = vec.encode(X)
+    assert len(batch.tok_attr) == 4 * n_entries
+    one = vec.encode([X[0]])
+    np.testing.assert_array_equal(batch.tok_attr, np.tile(one.tok_attr, 4))
+
+
 def test_open_keys_follow_a_partial_fit():
     """A partial fit that adds a name with a ":" but no memo entry (a number
     other than 0 and 1) opens its key."""
