@@ -24,7 +24,10 @@ Two serving routes are measured the same way, sentence by sentence:
     ``predict_single`` (sklearn-crfsuite) against a fitted
     ``make_pipeline(SequenceFeaturizer(), CRFTagger())`` (the tagger fitted
     above) and that Pipeline saved with ``save_model`` and read back with
-    ``load_model``: ``pipe.predict([sentence])``.
+    ``load_model``: ``pipe.predict([sentence])``; with the same two steps
+    called one after the other (what the Pipeline adds), and the floor of any
+    Pipeline: scikit-learn's ``Pipeline.predict`` of two steps that do nothing
+    (its ``check_is_fitted`` of the Pipeline, the steps' tags, its loop).
 ``crfsuite``
     sklearn-crfsuite's model file, feature dicts in: ``predict_single(x)``
     against the file read by ``load_crfsuite`` (``predict([x])``), and, when
@@ -138,6 +141,10 @@ def route_calls(measure, models, sentences, X, tmp):
                 lambda i: theirs.predict_single(wl.tutorial_features(sentences[i])),
             "Pipeline predict([sentence])": lambda i: pipe.predict([sentences[i]]),
             "load_model file predict([sentence])": lambda i: loaded.predict([sentences[i]]),
+            "the same two steps, no Pipeline":
+                lambda i: models["ours"].predict(pipe[0].transform([sentences[i]])),
+            "sklearn Pipeline floor (two steps that do nothing)":
+                pipeline_floor(sentences),
         }
     if measure == "crfsuite":
         calls = {"predict_single(x)": lambda i: theirs.predict_single(X[i])}
@@ -154,6 +161,34 @@ def route_calls(measure, models, sentences, X, tmp):
             calls["crfs Model.tag(items)"] = lambda i: model.tag(items[i])
         return calls
     raise ValueError(f"unknown route {measure!r}")
+
+
+def pipeline_floor(sentences):
+    """``floor(i)``: ``Pipeline.predict([sentences[i]])`` of a fitted Pipeline
+    of a transformer that returns X and a predictor that returns a constant:
+    what scikit-learn's Pipeline costs per call (its ``check_is_fitted`` of
+    the Pipeline, the steps' tags, the loop), the floor of any Pipeline."""
+    from sklearn.base import BaseEstimator, TransformerMixin
+    from sklearn.pipeline import make_pipeline
+
+    class Passthrough(TransformerMixin, BaseEstimator):
+        def fit(self, X, y=None):
+            self.fitted_ = True
+            return self
+
+        def transform(self, X):
+            return X
+
+    class Constant(BaseEstimator):
+        def fit(self, X, y=None):
+            self.fitted_ = True
+            return self
+
+        def predict(self, X):
+            return [["O"] * len(x) for x in X]
+
+    pipe = make_pipeline(Passthrough(), Constant()).fit(sentences[:1], None)
+    return lambda i: pipe.predict([sentences[i]])
 
 
 def item_lookup_floor(tagger, X):
