@@ -26,7 +26,10 @@ node marginals go back to token order, eight labels of eight lanes at a time
 (:func:`~sklearn_crf._engine.simd.vtranspose_load` and
 :func:`~sklearn_crf._engine.simd.vtranspose_store`). Sentences are sorted by
 length within their block (which depends on the data only), so the lanes,
-and with them every bit of the gradient, do not depend on the thread count.
+and with them every bit of the gradient, do not depend on the thread count;
+the groups take them eight at a time in that order, a partial group (the
+block's count not a multiple of eight) first, so that its empty lanes run
+along the shortest sentences.
 
 The edge sums (``Σ_t α[t-1, i] / c_t · exp_score[t, j] β[t, j]``, to be
 multiplied by ``exp_trans``) are kept per lane, summed over the block's
@@ -542,10 +545,14 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
         v = lengths[q]
         order[start[v]] = q
         start[v] += 1
-    for g in range(0, k, LANES):
-        T = lengths[order[(g + LANES if g + LANES < k else k) - 1]]  # the group's longest
+    # groups of LANES sentences in that order, the one partial group (if any)
+    # first: its empty lanes then pad the shortest sentences, not the longest
+    g = 0
+    while g < k:
+        end = g + (k % LANES if g == 0 and k % LANES else LANES)
+        T = lengths[order[end - 1]]  # the group's longest
         for w in range(LANES):
-            if g + w < k:
+            if g + w < end:
                 s = ids[order[g + w]]
                 lw.seq[w] = s
                 lw.start[w] = seq_ptr[s]
@@ -564,6 +571,7 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
         for w in range(LANES):
             if lw.length[w] > 0:
                 seq_log_z[lw.seq[w]] = lw.log_z[w] if lw.ok[w] != 0 else np.nan
+        g = end
     for w in range(LANES):
         r = w % 4
         for i in range(L):
