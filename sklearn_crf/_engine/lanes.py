@@ -26,7 +26,10 @@ node marginals go back to token order, eight labels of eight lanes at a time
 (:func:`~sklearn_crf._engine.simd.vtranspose_load` and
 :func:`~sklearn_crf._engine.simd.vtranspose_store`). Sentences are sorted by
 length within their block (which depends on the data only), so the lanes,
-and with them every bit of the gradient, do not depend on the thread count.
+and with them every bit of the gradient, do not depend on the thread count;
+the groups take them eight at a time in that order, a partial group (the
+block's count not a multiple of eight) first, so that its empty lanes run
+along the shortest sentences.
 
 The edge sums (``Σ_t α[t-1, i] / c_t · exp_score[t, j] β[t, j]``, to be
 multiplied by ``exp_trans``) are kept per lane, summed over the block's
@@ -104,6 +107,71 @@ def lane_workspace(max_len, L):
     )
 
 
+@kernel(inline="always")
+def vec_mat_lanes(src, s, mat, dst, k):
+    """The lanes' vector-matrix product ``dst[j] = Σ_i src[i] · mat[i, j]``:
+    ``src`` the (L, LANES) rows at flat offset ``s`` of its array, ``mat``
+    (L, L), ``dst`` the (L, LANES) rows at flat offset ``k`` of its array
+    (may be the array of ``src``, at rows that do not overlap). Each sum
+    adds its terms in the order of ``i``, one FMA each, from 0.
+
+    Eight sums ``j`` a pass (with
+    :data:`~sklearn_crf._engine.simd.EIGHT_SUMS`), then four, then one: one
+    load of ``src[i]`` for all the pass's FMAs, as many independent chains."""
+    L = mat.shape[0]
+    W = LANES
+    zero = vsplat(0.0)
+    j = 0
+    while EIGHT_SUMS and j + 8 <= L:
+        d0 = d1 = d2 = d3 = d4 = d5 = d6 = d7 = zero
+        q = j
+        for i in range(L):
+            p = vload(src, s + i * W)
+            d0 = vfma(p, vsplat(element(mat, q)), d0)
+            d1 = vfma(p, vsplat(element(mat, q + 1)), d1)
+            d2 = vfma(p, vsplat(element(mat, q + 2)), d2)
+            d3 = vfma(p, vsplat(element(mat, q + 3)), d3)
+            d4 = vfma(p, vsplat(element(mat, q + 4)), d4)
+            d5 = vfma(p, vsplat(element(mat, q + 5)), d5)
+            d6 = vfma(p, vsplat(element(mat, q + 6)), d6)
+            d7 = vfma(p, vsplat(element(mat, q + 7)), d7)
+            q += L
+        o = k + j * W
+        vstore(dst, o, d0)
+        vstore(dst, o + W, d1)
+        vstore(dst, o + 2 * W, d2)
+        vstore(dst, o + 3 * W, d3)
+        vstore(dst, o + 4 * W, d4)
+        vstore(dst, o + 5 * W, d5)
+        vstore(dst, o + 6 * W, d6)
+        vstore(dst, o + 7 * W, d7)
+        j += 8
+    while j + 4 <= L:
+        d0 = d1 = d2 = d3 = zero
+        q = j
+        for i in range(L):
+            p = vload(src, s + i * W)
+            d0 = vfma(p, vsplat(element(mat, q)), d0)
+            d1 = vfma(p, vsplat(element(mat, q + 1)), d1)
+            d2 = vfma(p, vsplat(element(mat, q + 2)), d2)
+            d3 = vfma(p, vsplat(element(mat, q + 3)), d3)
+            q += L
+        o = k + j * W
+        vstore(dst, o, d0)
+        vstore(dst, o + W, d1)
+        vstore(dst, o + 2 * W, d2)
+        vstore(dst, o + 3 * W, d3)
+        j += 4
+    while j < L:
+        d = zero
+        q = j
+        for i in range(L):
+            d = vfma(vload(src, s + i * W), vsplat(element(mat, q)), d)
+            q += L
+        vstore(dst, k + j * W, d)
+        j += 1
+
+
 @kernel
 def lanes_forward(scores, tt, T, lw):
     """Scaled forward pass of the group in ``lw`` (``T`` its longest length)
@@ -175,62 +243,12 @@ def lanes_forward(scores, tt, T, lw):
     for t in range(T):
         row = t * LW
         prev = row - LW
-        # the sums Σ_i alpha[t-1, i] exp_trans[i, j] into alpha[t], eight
-        # (with EIGHT_SUMS), four, then one per pass: one load of alpha for
-        # all the pass's FMAs, as many independent chains; 1 at position 0
-        j = 0
+        # the sums Σ_i alpha[t-1, i] exp_trans[i, j] into alpha[t]; 1 at position 0
         if t == 0:
             for j in range(L):
                 vstore(alpha, j * W, one)
-            j = L
-        while EIGHT_SUMS and j + 8 <= L:
-            d0 = d1 = d2 = d3 = d4 = d5 = d6 = d7 = zero
-            q = j
-            for i in range(L):
-                p = vload(alpha, prev + i * W)
-                d0 = vfma(p, vsplat(element(exp_trans, q)), d0)
-                d1 = vfma(p, vsplat(element(exp_trans, q + 1)), d1)
-                d2 = vfma(p, vsplat(element(exp_trans, q + 2)), d2)
-                d3 = vfma(p, vsplat(element(exp_trans, q + 3)), d3)
-                d4 = vfma(p, vsplat(element(exp_trans, q + 4)), d4)
-                d5 = vfma(p, vsplat(element(exp_trans, q + 5)), d5)
-                d6 = vfma(p, vsplat(element(exp_trans, q + 6)), d6)
-                d7 = vfma(p, vsplat(element(exp_trans, q + 7)), d7)
-                q += L
-            k = row + j * W
-            vstore(alpha, k, d0)
-            vstore(alpha, k + W, d1)
-            vstore(alpha, k + 2 * W, d2)
-            vstore(alpha, k + 3 * W, d3)
-            vstore(alpha, k + 4 * W, d4)
-            vstore(alpha, k + 5 * W, d5)
-            vstore(alpha, k + 6 * W, d6)
-            vstore(alpha, k + 7 * W, d7)
-            j += 8
-        while j + 4 <= L:
-            d0 = d1 = d2 = d3 = zero
-            q = j
-            for i in range(L):
-                p = vload(alpha, prev + i * W)
-                d0 = vfma(p, vsplat(element(exp_trans, q)), d0)
-                d1 = vfma(p, vsplat(element(exp_trans, q + 1)), d1)
-                d2 = vfma(p, vsplat(element(exp_trans, q + 2)), d2)
-                d3 = vfma(p, vsplat(element(exp_trans, q + 3)), d3)
-                q += L
-            k = row + j * W
-            vstore(alpha, k, d0)
-            vstore(alpha, k + W, d1)
-            vstore(alpha, k + 2 * W, d2)
-            vstore(alpha, k + 3 * W, d3)
-            j += 4
-        while j < L:
-            d = zero
-            q = j
-            for i in range(L):
-                d = vfma(vload(alpha, prev + i * W), vsplat(element(exp_trans, q)), d)
-                q += L
-            vstore(alpha, row + j * W, d)
-            j += 1
+        else:
+            vec_mat_lanes(alpha, prev, exp_trans, alpha, row)
         # times the exp-scores, their sum c_t in label order
         c = zero
         for j in range(L):
@@ -279,57 +297,8 @@ def lanes_backward(tt, T, lw):
         for j in range(L):
             k = row + LW + j * W
             vstore(tmp, j * W, vmul(vmul(vload(es, k), vload(beta, k)), inv))
-        # the sums Σ_j exp_trans[i, j] tmp[j] into beta[t], eight (with
-        # EIGHT_SUMS), four, then one per pass, as in lanes_forward
-        i = 0
-        while EIGHT_SUMS and i + 8 <= L:
-            d0 = d1 = d2 = d3 = d4 = d5 = d6 = d7 = zero
-            q = i
-            for j in range(L):
-                p = vload(tmp, j * W)
-                d0 = vfma(p, vsplat(element(exp_trans_t, q)), d0)
-                d1 = vfma(p, vsplat(element(exp_trans_t, q + 1)), d1)
-                d2 = vfma(p, vsplat(element(exp_trans_t, q + 2)), d2)
-                d3 = vfma(p, vsplat(element(exp_trans_t, q + 3)), d3)
-                d4 = vfma(p, vsplat(element(exp_trans_t, q + 4)), d4)
-                d5 = vfma(p, vsplat(element(exp_trans_t, q + 5)), d5)
-                d6 = vfma(p, vsplat(element(exp_trans_t, q + 6)), d6)
-                d7 = vfma(p, vsplat(element(exp_trans_t, q + 7)), d7)
-                q += L
-            k = row + i * W
-            vstore(beta, k, d0)
-            vstore(beta, k + W, d1)
-            vstore(beta, k + 2 * W, d2)
-            vstore(beta, k + 3 * W, d3)
-            vstore(beta, k + 4 * W, d4)
-            vstore(beta, k + 5 * W, d5)
-            vstore(beta, k + 6 * W, d6)
-            vstore(beta, k + 7 * W, d7)
-            i += 8
-        while i + 4 <= L:
-            d0 = d1 = d2 = d3 = zero
-            q = i
-            for j in range(L):
-                p = vload(tmp, j * W)
-                d0 = vfma(p, vsplat(element(exp_trans_t, q)), d0)
-                d1 = vfma(p, vsplat(element(exp_trans_t, q + 1)), d1)
-                d2 = vfma(p, vsplat(element(exp_trans_t, q + 2)), d2)
-                d3 = vfma(p, vsplat(element(exp_trans_t, q + 3)), d3)
-                q += L
-            k = row + i * W
-            vstore(beta, k, d0)
-            vstore(beta, k + W, d1)
-            vstore(beta, k + 2 * W, d2)
-            vstore(beta, k + 3 * W, d3)
-            i += 4
-        while i < L:
-            d = zero
-            q = i
-            for j in range(L):
-                d = vfma(vload(tmp, j * W), vsplat(element(exp_trans_t, q)), d)
-                q += L
-            vstore(beta, row + i * W, d)
-            i += 1
+        # the sums Σ_j exp_trans[i, j] tmp[j] = Σ_j tmp[j] exp_trans_t[j, i] into beta[t]
+        vec_mat_lanes(tmp, 0, exp_trans_t, beta, row)
         # 1 from a lane's last position on; + beta * 0: NaN once one is not finite
         position = vsplat(float(t))
         for i in range(L):
@@ -576,10 +545,14 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
         v = lengths[q]
         order[start[v]] = q
         start[v] += 1
-    for g in range(0, k, LANES):
-        T = lengths[order[(g + LANES if g + LANES < k else k) - 1]]  # the group's longest
+    # groups of LANES sentences in that order, the one partial group (if any)
+    # first: its empty lanes then pad the shortest sentences, not the longest
+    g = 0
+    while g < k:
+        end = g + (k % LANES if g == 0 and k % LANES else LANES)
+        T = lengths[order[end - 1]]  # the group's longest
         for w in range(LANES):
-            if g + w < k:
+            if g + w < end:
                 s = ids[order[g + w]]
                 lw.seq[w] = s
                 lw.start[w] = seq_ptr[s]
@@ -598,6 +571,7 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
         for w in range(LANES):
             if lw.length[w] > 0:
                 seq_log_z[lw.seq[w]] = lw.log_z[w] if lw.ok[w] != 0 else np.nan
+        g = end
     for w in range(LANES):
         r = w % 4
         for i in range(L):
