@@ -268,10 +268,10 @@ def _miss_entries(X, vocab, vectorizer, items, where):
     all at once, which is what :func:`_encode_item` does for each in turn
     (and none of them can fail): growing, a new name gets the next id in
     order of first appearance and the memo gets the pairs in that order;
-    otherwise a name is known (its id) or not (:data:`ABSENT`), and when no
-    key is one of the fitted ``vectorizer``'s
-    :func:`~sklearn_crf._features.vocabulary.open_keys` none is known, without
-    building the names (:func:`_unnamed_misses`). Other misses
+    otherwise a name is known (its id) or not (:data:`ABSENT`), and, once the
+    fitted ``vectorizer``'s :func:`~sklearn_crf._features.vocabulary.open_keys`
+    are known, none is when no key is one of them, without building the names
+    (:func:`_unnamed_misses`). Other misses
     run :func:`_encode_item` one by one, in order; ``where()`` gives the
     sequence and the token within it of each (for its errors).
 
@@ -282,7 +282,7 @@ def _miss_entries(X, vocab, vectorizer, items, where):
     """
     if type(vocab) is NameVocabulary and set(map(type, chain.from_iterable(items))) == {str}:
         if not vocab.grow:
-            if _unnamed_misses(vectorizer, vocab, map(itemgetter(0), items)):
+            if _unnamed_misses(vectorizer, vocab, map(itemgetter(0), items), compute=False):
                 return [ABSENT] * len(items), None, []
             return list(map(vocab.ids.get, map(str_attribute, items), repeat(ABSENT))), None, []
         names = map(str_attribute, items)
@@ -335,11 +335,17 @@ def _sentence_misses(X, vocab, vectorizer, starts, miss):
     return out
 
 
-def _unnamed_misses(vectorizer, vocab, keys):
+def _unnamed_misses(vectorizer, vocab, keys, compute=True):
     """True when str items of these keys that missed the memo of a fitted
     vocabulary by name (``vocab``, of ``vectorizer``) can name no attribute:
-    no key is one of :func:`~sklearn_crf._features.vocabulary.open_keys`."""
-    return vectorizer is not None and open_keys(vectorizer, vocab.pairs).isdisjoint(keys)
+    no key is one of :func:`~sklearn_crf._features.vocabulary.open_keys`.
+    Without ``compute``, False while those keys are not known yet: a batch
+    looks its misses up by name rather than pay the pass over every name
+    (one sentence at a time, served, pays it once, at its first miss)."""
+    if vectorizer is None:
+        return False
+    keys_open = open_keys(vectorizer, vocab.pairs, compute)
+    return keys_open is not None and keys_open.isdisjoint(keys)
 
 
 def _resolve_misses(X, vocab, vectorizer, tokens, counts, ids, miss, first_token, seq_ptr):

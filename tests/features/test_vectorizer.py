@@ -894,12 +894,17 @@ def test_a_batch_looks_up_the_misses_of_open_keys_by_name(x, n_entries):
     """In a batch (looked up at once, misses resolved together), the misses of
     open keys name their attributes as one sentence's do; the others (unknown
     words of other keys) are dropped without building their names."""
+    from sklearn_crf._features import vocabulary
+
     vec = SequenceVectorizer().fit([[{"a:b": "c", "x:y": 1.0, "v:p": "q", "w": "k"}]])
     X = [x + [{"w": "new", "u": "v"}] * 30] * 4  # over 64 tokens: the batch loop
-    batch = vec.encode(X)
+    batch = vec.encode(X)  # the open keys not known yet: every miss looked up by name
+    assert vocabulary.open_keys(vec, vec._pair_ids, compute=False) is None
     assert len(batch.tok_attr) == 4 * n_entries
-    one = vec.encode([X[0]])
+    one = vec.encode([X[0]])  # one sentence: the open keys computed
     np.testing.assert_array_equal(batch.tok_attr, np.tile(one.tok_attr, 4))
+    assert vocabulary.open_keys(vec, vec._pair_ids, compute=False) == {"a", "x", "v"}
+    np.testing.assert_array_equal(vec.encode(X).tok_attr, batch.tok_attr)  # now known
 
 
 def test_open_keys_follow_a_partial_fit():
