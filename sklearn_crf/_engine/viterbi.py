@@ -1,5 +1,7 @@
 """Best label paths: the list Viterbi (n-best; the best path is n-best at n=1),
-path scores, and the reachability test of constrained problems.
+its K = 1 case without the lists for finite scores (:func:`viterbi_finite`,
+predict's one-call route), path scores, and the reachability test of
+constrained problems.
 
 Constraints are -inf scores (a forbidden transition, a label a token may not
 take): max-plus is exact with them, and a path of score -inf is never listed.
@@ -49,8 +51,9 @@ def list_viterbi(scores, trans, n, K, ws, paths, path_scores):
     each merge wins, and labels are scanned in increasing order).
 
     With ``K = 1`` it is the Viterbi algorithm (max-plus, the first maximum
-    in label order on ties: CRFsuite's rule too), and the one written in the
-    package. ``ws`` is a :class:`ViterbiWorkspace`.
+    in label order on ties: CRFsuite's rule too); :func:`viterbi_finite` is
+    that case without the lists, for scores with no -inf (the same sums and
+    ties, tested against this). ``ws`` is a :class:`ViterbiWorkspace`.
 
     Fills ``paths[r * n : (r + 1) * n]`` and ``path_scores[r]`` for each rank
     ``r`` found; returns the number of paths found.
