@@ -141,6 +141,20 @@ def test_merged_vocabulary_labels_and_layout_are_the_local_fits(client, conll, r
     problem.close()
 
 
+def test_dask_sizes_a_shard_objective_by_its_arrays(conll):
+    # the scheduler weighs moving a result by its sizeof: an objective must not
+    # look like a few hundred bytes (Dask then copied it to idle workers)
+    from dask.sizeof import sizeof
+
+    X, y = conll
+    shard = encode_shard(X, y)
+    layout = build_layout(shard.corpus, shard.labels, len(shard.classes), min_freq=0,
+                          all_possible_states=False, all_possible_transitions=True)
+    label_map = np.arange(len(shard.classes), dtype=np.int32)
+    held = build_shard_objective(shard, None, label_map, layout)
+    assert sizeof(held) >= shard.corpus.nbytes + held.objective._wnode.nbytes
+
+
 def test_a_shard_objective_is_bitwise_its_part_of_the_whole_objective(conll):
     # a shard in its own ids, over its part of the layout (restrict_layout),
     # gives the bits of the same sequences in the whole corpus's ids and layout
@@ -260,16 +274,30 @@ def _objective_shards(dask_scheduler):
             for ts in dask_scheduler.tasks.values() if "build_shard_objective" in str(ts.key)}
 
 
+async def _keep_only_on(dask_scheduler, keys, address):
+    """Delete the copies of ``keys`` held by any worker but ``address``."""
+    for worker in list(dask_scheduler.workers):
+        if worker != address:
+            await dask_scheduler.delete_worker_data(worker, keys, "sklearn-crf-test")
+
+
 def _sole_holder(client):
     """A worker that alone holds a shard objective and that objective's shard
-    (killing it loses both), or None. A worker whose objectives Dask also
-    copied elsewhere (as it does when it moves a task to an idle worker) would
-    lose nothing that the fit needs."""
+    (killing it loses both). When every objective also has copies elsewhere
+    (Dask copies a result when it moves a task to an idle worker), the copies
+    of one objective and its shard are deleted first, so that a kill loses them."""
     who_has = {str(key): set(holders) for key, holders in client.who_has().items()}
     for objective, shards in client.run_on_scheduler(_objective_shards).items():
         holders = who_has.get(objective, set())
         if len(holders) == 1 and shards and all(who_has.get(k) == holders for k in shards):
             return holders.pop()
+    for objective, shards in client.run_on_scheduler(_objective_shards).items():
+        holders = set.intersection(who_has.get(objective, set()),
+                                   *(who_has.get(k, set()) for k in shards))
+        if shards and holders:
+            victim = sorted(holders)[0]
+            client.run_on_scheduler(_keep_only_on, keys=[objective, *shards], address=victim)
+            return victim
     return None
 
 
