@@ -8,6 +8,7 @@ its parameters, calls :func:`fit_model` and stores the outcome; cross-validation
 calls :func:`training_problem` and :func:`solve` on the folds of one encoding.
 """
 
+import dataclasses
 import logging
 from typing import Any, NamedTuple
 
@@ -39,7 +40,8 @@ class TrainingProblem(NamedTuple):
     vectorizer : SequenceVectorizer
         The fitted vectorizer of ``corpus``.
     corpus : EncodedCorpus
-        The training sequences.
+        The training sequences, without their entries of value 0
+        (:func:`without_zero_entries`: only the layout counts them).
     classes : ndarray of shape (n_classes,)
         The labels; code ``k`` is ``classes[k]``.
     labels : ndarray of int32, shape (n_tokens,)
@@ -119,6 +121,20 @@ def encode_training(X, hashing):
     return vectorizer, vectorizer.fit_encode(X)
 
 
+def without_zero_entries(corpus):
+    """``corpus`` without its entries of value 0 (``zero_tok``, ``zero_attr``).
+
+    They add nothing to a score: CRFsuite's layout rules count them (a pair
+    seen only with value 0 gets a weight), the solvers never read them. On
+    the tutorial's features they outnumber the other entries (1.7 million
+    against 1.7 million on esp.train), so the solve does not keep them.
+    """
+    if not len(corpus.zero_tok):
+        return corpus
+    return dataclasses.replace(corpus, zero_tok=np.zeros(0, dtype=np.int64),
+                               zero_attr=np.zeros(0, dtype=np.int32))
+
+
 def training_problem(params, vectorizer, corpus, classes, labels, seq_weight, allowed=None):
     """The :class:`TrainingProblem` of an encoded corpus: its layout by
     CRFsuite's rules under ``params`` (``min_freq``, ``all_possible_*``) and
@@ -160,8 +176,8 @@ def training_problem(params, vectorizer, corpus, classes, labels, seq_weight, al
         "%d parameters", corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
         corpus.n_dense, len(classes), layout.n_params,
     )
-    return TrainingProblem(vectorizer, corpus, classes, labels, seq_weight, layout, masks,
-                           allowed)
+    return TrainingProblem(vectorizer, without_zero_entries(corpus), classes, labels,
+                           seq_weight, layout, masks, allowed)
 
 
 def _monitor(params, model, X_val, y_val, val_weight, n_threads, tagger_for):
@@ -240,6 +256,7 @@ def fit_model(params, X, y, sample_weight=None, X_val=None, y_val=None, *, previ
             classes, labels, allowed = encode_partial_labels(y, corpus.seq_ptr)
         problem = training_problem(params, vectorizer, corpus, classes, labels,
                                    sample_weight, allowed)
+        del corpus  # the problem's has no zero entries: let the others go
         w0 = warm_start_weights(previous, vectorizer, classes, problem.layout)
         return solve(params, problem, w0=w0, X_val=X_val, y_val=y_val,
                      val_weight=val_weight, tagger_for=tagger_for)
