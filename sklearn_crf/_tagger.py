@@ -517,10 +517,11 @@ class CRFTagger(BaseEstimator):
             if codes is not None:
                 return [self._label_list(codes)]
         corpus = self._encode(X)
-        with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
-            if n_threads == 1 and not self.layout_.n_dense:  # scores and Viterbi in one call
-                codes = self._best_paths(corpus, _transitions(self.layout_, self.coef_))
-                return self._labels(codes, corpus.seq_ptr)
+        if not self.layout_.n_dense:  # scores and Viterbi in one call per range
+            with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
+                codes = self._best_paths(corpus, _transitions(self.layout_, self.coef_),
+                                         n_threads)
+            return self._labels(codes, corpus.seq_ptr)
         problem = self._problem_of(corpus, None)
         return self._labels(self._decode(problem), problem.seq_ptr)
 
@@ -795,15 +796,15 @@ class CRFTagger(BaseEstimator):
         corpus = self._encode(X)
         return self._scores(corpus), corpus.seq_ptr
 
-    def _best_paths(self, corpus, trans):
+    def _best_paths(self, corpus, trans, n_threads):
         """Label codes of the best paths of an encoded corpus without
-        constraints (``trans``: the transition matrix), in one kernel call on
-        the calling thread."""
+        constraints (``trans``: the transition matrix), one kernel call per
+        range of sequences on ``n_threads``."""
         _note_compilation()
         layout = self.layout_
         return _engine.unconstrained_best_paths(
             self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr, corpus.tok_attr,
-            corpus.tok_val, trans, corpus.seq_ptr)
+            corpus.tok_val, trans, corpus.seq_ptr, n_threads)
 
     def _sentence_best_path(self, x):
         """Label codes of the best path of one sentence of dict tokens without

@@ -43,7 +43,7 @@ def taggers(tmp_path_factory):
 def _general_labels(crf, x):
     """The labels of the general one-call route: the EncodedCorpus of [x]."""
     corpus = crf._encode([x])
-    return crf._labels(crf._best_paths(corpus, _transitions(crf.layout_, crf.coef_)),
+    return crf._labels(crf._best_paths(corpus, _transitions(crf.layout_, crf.coef_), 1),
                        corpus.seq_ptr)
 
 

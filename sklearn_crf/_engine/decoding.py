@@ -14,8 +14,9 @@ One sentence (serving) goes through the same driver functions as a batch:
 the driver makes one block of a small input and the caller passes one
 thread (:func:`~sklearn_crf._engine.threads.n_threads`), so that one sentence costs
 the sentence and a few small arrays, nothing more. Without any constraint,
-the best paths of a small input come from :func:`unconstrained_best_paths`:
-the state scores and the Viterbi in one kernel call.
+the best paths come from :func:`unconstrained_best_paths`: the state scores
+and the Viterbi in one kernel call per range of sequences (one range for a
+small input).
 """
 
 from typing import NamedTuple, Optional
@@ -26,6 +27,7 @@ from .driver import (
     forward_backward_batch,
     log_forward_backward_batch,
     nbest_batch,
+    run_ranges,
     span_log_probabilities_batch,
     viterbi_batch,
 )
@@ -149,19 +151,22 @@ def best_path_labels(problem, n_threads):
 
 
 def unconstrained_best_paths(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans,
-                             seq_ptr):
+                             seq_ptr, n_threads=1):
     """Label codes (n_tokens,) int32 of the best path of every sequence of an
     encoded corpus without constraints, straight from the parameter vector
     ``w`` (the state weights through ``attr_ptr``, ``attr_label``) and the
-    (L, L) ``trans``: :func:`best_path_labels` of its problem, in one kernel
-    call (:func:`~sklearn_crf._engine.viterbi.best_paths_sparse`) on the
-    calling thread."""
+    (L, L) ``trans``: :func:`best_path_labels` of its problem, one kernel
+    call (:func:`~sklearn_crf._engine.viterbi.best_paths_sparse`) per range
+    of sequences: on the calling thread with ``n_threads=1``, else on
+    ``n_threads`` (:func:`~sklearn_crf._engine.driver.run_ranges`), the same
+    codes."""
     n_tok = tok_ptr.shape[0] - 1
     scores = np.empty((n_tok, trans.shape[0]))
     paths = np.empty(n_tok, dtype=np.int32)
     path_scores = np.empty(seq_ptr.shape[0] - 1)
-    best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans, seq_ptr,
-                      scores, paths, path_scores)
+    run_ranges(n_threads, seq_ptr.shape[0] - 1, lambda first, stop: best_paths_sparse(
+        w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans, seq_ptr, first, stop,
+        scores, paths, path_scores))
     return paths
 
 

@@ -184,21 +184,24 @@ def viterbi_finite(scores, trans, n, delta, back, path):
 
 @kernel
 def best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans, seq_ptr,
-                      scores, paths, path_scores):
-    """The best path of every sequence straight from the parameter vector, in
-    one call: the state scores (:func:`~sklearn_crf._engine.scores.state_scores_sparse_range`,
-    into ``scores``, (n_tokens, L)) then :func:`viterbi_finite` per sequence:
-    the labels (``paths``, (n_tokens,) int32) and scores (``path_scores``,
-    (n_sequences,)) of :func:`list_viterbi` at K = 1, without constraints. One
-    call per batch, so that the GIL is taken once."""
-    n_tok = tok_ptr.shape[0] - 1
+                      first, stop, scores, paths, path_scores):
+    """The best paths of sequences ``first..stop-1`` straight from the
+    parameter vector, in one call: their tokens' state scores
+    (:func:`~sklearn_crf._engine.scores.state_scores_sparse_range`, into their
+    rows of ``scores``, (n_tokens, L)) then :func:`viterbi_finite` per
+    sequence: the labels (their entries of ``paths``, (n_tokens,) int32) and
+    scores (of ``path_scores``, (n_sequences,)) of :func:`list_viterbi` at
+    K = 1, without constraints. One call per range of sequences, so that the
+    GIL is taken once; ranges on several threads write disjoint rows."""
     L = scores.shape[1]
+    a0 = seq_ptr[first]
+    b0 = seq_ptr[stop]
     state_scores_sparse_range(w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val,
-                              0, n_tok, scores)
-    max_len = max(max_length(seq_ptr), 1)
+                              a0, b0, scores[a0:b0])
+    max_len = max(max_length(seq_ptr[first:stop + 1]), 1)
     delta = np.empty((max_len, L))
     back = np.empty((max_len, L), dtype=np.int32)
-    for s in range(seq_ptr.shape[0] - 1):
+    for s in range(first, stop):
         a = seq_ptr[s]
         b = seq_ptr[s + 1]
         path_scores[s] = viterbi_finite(scores[a:b], trans, b - a, delta, back, paths[a:b])

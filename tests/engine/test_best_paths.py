@@ -1,5 +1,6 @@
-"""The unconstrained best paths in one kernel call (state scores and Viterbi):
-the one-thread route of ``CRFTagger.predict``."""
+"""The unconstrained best paths in one kernel call per range of sequences
+(state scores and Viterbi): ``CRFTagger.predict``'s route without
+constraints, ``allowed`` or dense features."""
 
 import numpy as np
 import pytest
@@ -12,7 +13,8 @@ from sklearn_crf import CRFTagger, _engine
 def test_best_paths_sparse_matches_brute_force_and_the_batch_viterbi(n_labels):
     """Its labels are the brute-force best paths of the state scores through
     the parameter vector (every sequence, empty ones too), and bitwise what
-    the scores and the list Viterbi give in two calls."""
+    the scores and the list Viterbi give in two calls; on several threads
+    (ranges of sequences), the same."""
     from conftest import corpus_arrays, random_corpus
 
     X, y = random_corpus(n_labels, n_seq=12, max_len=5, n_labels=n_labels)
@@ -35,15 +37,15 @@ def test_best_paths_sparse_matches_brute_force_and_the_batch_viterbi(n_labels):
                                     corpus.tok_attr, corpus.tok_val, L),
         trans, corpus.seq_ptr, 1).labels
     np.testing.assert_array_equal(codes, two_calls)
+    np.testing.assert_array_equal(_engine.unconstrained_best_paths(*args, 3), codes)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("n_jobs", [1, None])
 def test_predict_in_one_call_equals_the_decoding_problem_route(n_jobs, monkeypatch):
     """predict without constraints, ``allowed`` or dense features runs the
-    one-call kernel on one thread: the labels of the decoding-problem route
-    (``decoder`` and Viterbi over the problem), sentence by sentence and as a
-    batch."""
+    one-call kernel: the labels of the decoding-problem route (``decoder``
+    and Viterbi over the problem), sentence by sentence and as a batch."""
     from conftest import iob2_corpus
 
     X, y = iob2_corpus(3, n_seq=150)
@@ -59,7 +61,7 @@ def test_predict_in_one_call_equals_the_decoding_problem_route(n_jobs, monkeypat
                         lambda *args: calls.append(1) or one_call(*args))
     assert tagger.predict(X) == problem_route(X)
     assert [tagger.predict([x])[0] for x in X] == problem_route(X)
-    assert len(calls) == 1 + len(X)  # the batch is small: one thread
+    assert len(calls) == 1 + len(X)
 
 
 @pytest.mark.parametrize("n_labels", [2, 5, 9])
@@ -81,8 +83,8 @@ def test_best_paths_sparse_breaks_ties_as_the_list_viterbi(n_labels):
     path_scores = np.empty(len(corpus.seq_ptr) - 1)
     from sklearn_crf._engine.viterbi import best_paths_sparse
     best_paths_sparse(w, layout.attr_ptr, layout.attr_label, corpus.tok_ptr, corpus.tok_attr,
-                      corpus.tok_val, trans, corpus.seq_ptr, np.empty_like(scores), paths,
-                      path_scores)
+                      corpus.tok_val, trans, corpus.seq_ptr, 0, len(corpus.seq_ptr) - 1,
+                      np.empty_like(scores), paths, path_scores)
     listed = _engine.viterbi_batch(scores, trans, corpus.seq_ptr, 1)
     np.testing.assert_array_equal(paths, listed.labels)
     n_ties = 0
