@@ -6,6 +6,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import _fit_context
@@ -361,6 +362,25 @@ class CRFTaggerCV(CRFTagger):
         return hasattr(self, "coef_")
 
 
+class _Solution(NamedTuple):
+    """A fit of a fold's path, kept while a later fit starts from it.
+
+    Attributes
+    ----------
+    w : ndarray of shape (n_params,)
+        Its weights: the next fit's initial weights.
+    step_scale : float or None
+        Its solver's last ``s·y / y·y``
+        (:func:`~sklearn_crf._training.optimize.warm_step_scale`).
+    c2 : float
+        Its L2 coefficient.
+    """
+
+    w: np.ndarray
+    step_scale: float | None
+    c2: float
+
+
 class _FoldPath:
     """What one fold's path produced: per candidate (in ``cv_results_``
     order) the scores, times and iterations, and, when kept, the fitted
@@ -431,8 +451,9 @@ class _Search:
                 if step.start is None:
                     w0, step_scale = np.zeros(problem.layout.n_params), None
                 else:
-                    w0, scale, c2_before = solutions[step.start]
-                    step_scale = warm_step_scale(scale, c2_before, params["c2"])
+                    before = solutions[step.start]
+                    w0 = before.w
+                    step_scale = warm_step_scale(before.step_scale, before.c2, params["c2"])
                 start = time.perf_counter()
                 model, result = solve(params, problem, w0=w0, objectives=objectives,
                                       step_scale=step_scale)
@@ -443,7 +464,7 @@ class _Search:
                 for name, scorer in self.scorers.items():
                     fold.arrays["test_" + name][candidate] = scorer(tagger, X_test, y_test)
                 fold.arrays["score_time"][candidate] = time.perf_counter() - start
-                solutions[n] = (result.w, result.step_scale, params["c2"])
+                solutions[n] = _Solution(result.w, result.step_scale, params["c2"])
                 if fold.models is not None:
                     fold.models[candidate] = model
                 for m in set(solutions) - {s.start for s in self.steps[n + 1:]}:

@@ -2,7 +2,6 @@
 
 import logging
 import warnings
-import weakref
 from numbers import Integral, Real
 
 import numpy as np
@@ -10,6 +9,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._derived import DerivedValues
 from ._model import constraints as _constraints
 from . import _engine
 from ._inference import entities as _entities, explain as _explain, inspection as _inspection
@@ -1244,59 +1244,44 @@ class CRFTagger(BaseEstimator):
         super().__setstate__(state)
 
 
-#: id(coef_) -> (weak reference to coef_, weak reference to its layout, the
-#: bytes of its transition weights, the (L, L) transition matrix)
-_TRANSITIONS = {}
+#: per coef_ array: its (L, L) transition matrix under its layout
+_TRANSITIONS = DerivedValues()
 
 
 def _transitions(layout, coef):
     """The dense (L, L) transition matrix of ``coef`` under ``layout``, kept
     between calls: the decoders' one model-derived array.
 
-    Kept per ``coef`` object (a fit, :meth:`CRFTagger.from_weights` or an
-    assignment to ``coef_`` gives a new one; the entry goes when the array
-    does) and checked against the transition weights themselves at every
-    call (L² bytes), so an in-place change of ``coef_`` is seen too. Nothing
-    is stored on the estimator. The matrix is shared: the decoders never
+    Kept per ``coef`` object (:class:`~sklearn_crf._derived.DerivedValues`;
+    a fit, :meth:`CRFTagger.from_weights` or an assignment to ``coef_`` gives
+    a new one; the entry goes when the array does) and checked against the
+    transition weights themselves at every call (L² bytes), so an in-place
+    change of ``coef_`` is seen too. Nothing is stored on the estimator. The matrix is shared: the decoders never
     write it.
     """
     weights = coef[layout.n_state:layout.dense_start].tobytes()
-    key = id(coef)
-    entry = _TRANSITIONS.get(key)
-    if (entry is not None and entry[0]() is coef and entry[1]() is layout
-            and entry[2] == weights):
-        return entry[3]
-    trans = layout.transition_matrix(coef)
-    try:
-        refs = (weakref.ref(coef, lambda _, key=key: _TRANSITIONS.pop(key, None)),
-                weakref.ref(layout))
-    except TypeError:  # an array type without weak references: no cache
-        return trans
-    _TRANSITIONS[key] = (*refs, weights, trans)
+    trans = _TRANSITIONS.get(coef, (layout,), (weights,))
+    if trans is None:
+        trans = _TRANSITIONS.put(coef, layout.transition_matrix(coef), (layout,), (weights,))
     return trans
 
 
-#: id(layout) -> (weak reference to the layout, its attr_ptr, that attr_ptr
-#: with one more attribute without weights)
-_SINK_ATTR_PTRS = {}
+#: per layout: its attr_ptr with one more attribute without weights
+_SINK_ATTR_PTRS = DerivedValues()
 
 
 def _sink_attr_ptr(layout):
     """``layout.attr_ptr`` and one more attribute, ``n_attributes``, without
     state weights: the attribute the items of a sentence that give no entry
-    point at (:meth:`CRFTagger._sentence_best_path`). Kept per layout (the
-    entry goes with it); nothing is stored on the estimator."""
+    point at (:meth:`CRFTagger._sentence_best_path`). Kept per layout
+    (:class:`~sklearn_crf._derived.DerivedValues`); nothing is stored on the
+    estimator."""
     attr_ptr = layout.attr_ptr
-    key = id(layout)
-    entry = _SINK_ATTR_PTRS.get(key)
-    if entry is not None and entry[0]() is layout and entry[1] is attr_ptr:
-        return entry[2]
-    padded = np.append(attr_ptr, attr_ptr[-1:]).astype(np.int64, copy=False)
-    try:
-        ref = weakref.ref(layout, lambda _, key=key: _SINK_ATTR_PTRS.pop(key, None))
-    except TypeError:  # a layout without weak references: no cache
-        return padded
-    _SINK_ATTR_PTRS[key] = (ref, attr_ptr, padded)
+    padded = _SINK_ATTR_PTRS.get(layout, (attr_ptr,))
+    if padded is None:
+        padded = _SINK_ATTR_PTRS.put(
+            layout, np.append(attr_ptr, attr_ptr[-1:]).astype(np.int64, copy=False),
+            (attr_ptr,))
     return padded
 
 

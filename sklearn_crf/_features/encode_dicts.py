@@ -308,7 +308,7 @@ def _sentence_misses(X, vocab, vectorizer, starts, miss):
     each, named by no lookup); None when a miss gives several entries or a
     value other than 0 and 1."""
     tokens = X[0]
-    keys, values = [], []  # each miss's key and value
+    keys, values, toks = [], [], []  # each miss's key, value and token
     t = names = None
     for pos in miss:
         if names is None or pos >= starts[t + 1]:
@@ -318,11 +318,11 @@ def _sentence_misses(X, vocab, vectorizer, starts, miss):
         key = names[pos - starts[t]]
         keys.append(key)
         values.append(token[key])
+        toks.append(t)
     if (set(map(type, keys)) == {str} and set(map(type, values)) == {str}
             and _unnamed_misses(vectorizer, vocab, keys)):
         return []
     items = list(zip(keys, values))
-    toks = [bisect_right(starts, pos) - 1 for pos in miss]
     out, n_out, slow = _miss_entries(X, vocab, vectorizer, items,
                                      lambda: (repeat(0), toks))
     if slow:

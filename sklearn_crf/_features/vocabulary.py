@@ -10,7 +10,6 @@ featurizers' encoded fit, a :class:`VocabularyState`, unpickling), and
 :func:`fitted_vocabulary` reads them back.
 """
 
-import weakref
 from functools import partial
 from itertools import islice, repeat
 from numbers import Integral
@@ -19,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils import murmurhash3_32
 
+from .._derived import DerivedValues
 from .attributes import str_attribute, str_splits
 
 #: attribute ids are int32
@@ -184,9 +184,9 @@ def fitted_vocabulary(vectorizer, grow=False):
     pairs = state.get("_pair_ids", {})
     if grow:
         return NameVocabulary(state["vocabulary_"], pairs, grow=True)
-    entry = _DERIVED_MEMOS.get(vectorizer)
-    if entry is not None and entry[0] is pairs and entry[1] == len(pairs):
-        return NameVocabulary(state["vocabulary_"], entry[2], grow=False)
+    memo = _DERIVED_MEMOS.get(vectorizer, (pairs,), (len(pairs),))
+    if memo is not None:
+        return NameVocabulary(state["vocabulary_"], memo, grow=False)
     vocab = NameVocabulary(state["vocabulary_"], pairs, grow=False)
     vocab.derive = partial(_derive_memo, vectorizer, pairs)
     return vocab
@@ -308,12 +308,12 @@ def per_key_memo(pairs):
     return str_ids, num_ids
 
 
-#: vectorizer -> (its ``_pair_ids``, their number, the memo encode reads): a
+#: per vectorizer: the memo encode reads, derived from its ``_pair_ids``: a
 #: vocabulary fitted on names alone (numeric features: a model read from a
 #: file through :meth:`CRFTagger.from_weights`) gets, at its first miss, a
 #: memo derived from the names (:func:`_derive_memo`); kept outside the
 #: vectorizer, whose state it does not change
-_DERIVED_MEMOS = weakref.WeakKeyDictionary()
+_DERIVED_MEMOS = DerivedValues()
 
 
 def _derive_memo(vectorizer, pairs):
@@ -333,7 +333,7 @@ def _derive_memo(vectorizer, pairs):
             memo[(name, False)] = ~idx
             for key, value in str_splits(name):
                 memo[(keys.setdefault(key, key), value)] = idx
-    _DERIVED_MEMOS[vectorizer] = (pairs, len(pairs), memo)
+    _DERIVED_MEMOS.put(vectorizer, memo, (pairs,), (len(pairs),))
     return None if memo is pairs else memo
 
 
@@ -348,10 +348,8 @@ def derived_lookup(vocab, items):
     return np.fromiter(map(memo.get, items, repeat(ABSENT)), np.int32, len(items))
 
 
-#: id(vectorizer) -> (weak reference to it, the memo, its size, the
-#: vocabulary's size, the open keys): see :func:`open_keys`; the entry goes
-#: with the vectorizer
-_OPEN_KEYS = {}
+#: per fitted vectorizer: the open keys of its memo and names (:func:`open_keys`)
+_OPEN_KEYS = DerivedValues()
 
 
 def open_keys(vectorizer, memo, compute=True):
@@ -364,16 +362,11 @@ def open_keys(vectorizer, memo, compute=True):
     name. Computed at the first call with ``compute`` (a pass over every name:
     about 0.1 s for 40,000), kept while the memo and the names are the same (a
     partial fit adds to both in place); without ``compute``, None unless kept."""
-    key = id(vectorizer)
     names = vectorizer.vocabulary_
-    entry = _OPEN_KEYS.get(key)
-    if (entry is not None and entry[0]() is vectorizer and entry[1] is memo
-            and entry[2] == len(memo) and entry[3] == len(names)):
-        return entry[4]
-    if not compute:
-        return None
+    sizes = (len(memo), len(names))
+    keys = _OPEN_KEYS.get(vectorizer, (memo,), sizes)
+    if keys is not None or not compute:
+        return keys
     keys = frozenset(k for name in names if ":" in name
                      for k, value in str_splits(name) if (k, value) not in memo)
-    ref = weakref.ref(vectorizer, lambda _, key=key: _OPEN_KEYS.pop(key, None))
-    _OPEN_KEYS[key] = (ref, memo, len(memo), len(names), keys)
-    return keys
+    return _OPEN_KEYS.put(vectorizer, keys, (memo,), sizes)
