@@ -11,8 +11,9 @@ featurizers' encoded fit, a :class:`VocabularyState`, unpickling), and
 """
 
 from functools import partial
-from itertools import islice, repeat
+from itertools import compress, islice, repeat
 from numbers import Integral
+from operator import contains, itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -359,14 +360,65 @@ def open_keys(vectorizer, memo, compute=True):
     split there is not in the memo (a key that holds ``":"``, a value with a
     ``":"``, a number-valued name with a ``":"``). A str item of any other key
     that misses names no attribute, so it is dropped without building its
-    name. Computed at the first call with ``compute`` (a pass over every name:
-    about 0.1 s for 40,000), kept while the memo and the names are the same (a
-    partial fit adds to both in place); without ``compute``, None unless kept."""
+    name. Computed at the first call with ``compute`` (:func:`_open_keys`: C
+    loops over the memo's items, Python code for the few that need it), kept
+    while the memo and the names are the same (a partial fit adds to both in
+    place); without ``compute``, None unless kept."""
     names = vectorizer.vocabulary_
     sizes = (len(memo), len(names))
     keys = _OPEN_KEYS.get(vectorizer, (memo,), sizes)
     if keys is not None or not compute:
         return keys
-    keys = frozenset(k for name in names if ":" in name
-                     for k, value in str_splits(name) if (k, value) not in memo)
-    return _OPEN_KEYS.put(vectorizer, keys, (memo,), sizes)
+    return _OPEN_KEYS.put(vectorizer, _open_keys(names, memo), (memo,), sizes)
+
+
+def _open_keys(names, memo):
+    """The open keys of the attribute ``names`` (name -> id) under ``memo``
+    (see :func:`open_keys`), by the memo's items rather than by every name.
+
+    An item ``(k, v)`` of the memo has the name ``k:v`` (a str ``v``) or ``k``
+    (a bool ``v``: a number-valued name), whose split at its own ``":"`` is
+    the item itself; its other splits are at the ``":"`` within ``k`` and
+    within ``v``. A split whose key is no key of the memo is not in it: such
+    a key is open at once, for every item of ``k``. The names no item gives
+    (a nested value's) have their every split looked up. The items are
+    sorted out in C loops (``map``, ``compress``); Python code runs only for
+    keys with a ``":"`` and the few items that need a look-up."""
+    items = list(memo)
+    item_keys = list(map(itemgetter(0), items))
+    memo_keys = dict.fromkeys(item_keys)
+    found = set()
+    within_key = {}  # key -> its splits whose part before the ":" is a memo key
+    for k in memo_keys:
+        if type(k) is str and ":" in k:
+            splits = []
+            for before, after in str_splits(k):
+                if before in memo_keys:
+                    splits.append((before, after))
+                else:
+                    found.add(before)
+            if splits:
+                within_key[k] = splits
+    if within_key:
+        for k, v in compress(items, map(within_key.__contains__, item_keys)):
+            for before, after in within_key[k]:
+                if (before, f"{after}:{v}" if type(v) is str else after) not in memo:
+                    found.add(before)
+    str_items = list(compress(items, map(isinstance, map(itemgetter(1), items),
+                                         repeat(str))))
+    for k, v in compress(str_items, map(contains, map(itemgetter(1), str_items),
+                                        repeat(":"))):
+        for before, after in str_splits(v):
+            key = f"{k}:{before}"
+            if (key, after) not in memo:
+                found.add(key)
+    ids = np.fromiter(memo.values(), np.int64, len(memo))
+    np.invert(ids, out=ids, where=ids < 0)  # a zero's entry is ~id
+    name_ids = np.fromiter(names.values(), np.int64, len(names))
+    others = np.flatnonzero(~np.isin(name_ids, ids))
+    if len(others):
+        name_list = list(names)
+        for i in others.tolist():
+            name = name_list[i]
+            found.update(k for k, value in str_splits(name) if (k, value) not in memo)
+    return frozenset(found)
