@@ -507,8 +507,9 @@ def _child_floor():
             "cpu_s": cpu_seconds() - c0, "peak_rss_mb": peak_rss_mb()}
 
 
-def _child_rss(lib, n_train, n_test, max_iter):
-    """Load, featurize, fit, predict; peak RSS after each stage.
+def _child_rss(lib, n_train, n_test, max_iter, shape=False):
+    """Load, featurize, fit, predict; peak RSS after each stage (``shape``:
+    on the many-label task, :func:`shape_labels`).
 
     Loading and featurizing use the same plain-Python code for both libraries
     (``read_conll2002``, ``tutorial_features``), so the process of each
@@ -520,6 +521,8 @@ def _child_rss(lib, n_train, n_test, max_iter):
     out["rss_after_import_mb"] = peak_rss_mb()
     train_sentences, y_train = read_conll2002("train", n_train)
     test_sentences, _ = read_conll2002("testb", n_test)
+    if shape:
+        y_train = shape_labels(train_sentences, y_train)
     X_train = [tutorial_features(s) for s in train_sentences]
     X_test = [tutorial_features(s) for s in test_sentences]
     out["rss_after_featurize_mb"] = peak_rss_mb()
@@ -547,6 +550,8 @@ def _main():
     p.add_argument("--n-train", type=int, default=None)
     p.add_argument("--n-test", type=int, default=None)
     p.add_argument("--max-iter", type=int, default=100)
+    p.add_argument("--shape-labels", action="store_true",
+                   help="the many-label task (shape_labels) instead of the NER tags")
     args = parser.parse_args()
     if args.command == "startup":
         result = _child_startup(args.lib)
@@ -554,7 +559,7 @@ def _main():
         result = _child_floor()
     else:
         result = _child_rss(args.lib, args.n_train or None, args.n_test or None,
-                            args.max_iter)
+                            args.max_iter, args.shape_labels)
     print(json.dumps(result))
 
 

@@ -15,14 +15,18 @@ one machine, the libraries alternating in every repetition. Measures:
            ~4 min a fit; sklearn-crf: tol=1e-3), and sklearn-crf at tol=1e-5 too,
            the same stopping rule as sklearn-crfsuite's
   predict  predict wall time on esp.testb (feature dicts in, labels out), throughput
-  rss      peak RSS of a fresh process that loads, featurizes, fits (100 it.), predicts
+  rss      peak RSS of a fresh process that loads, featurizes, fits (100 it.), predicts;
+           the floor: sklearn-crfsuite's peak with its import replaced by the numba
+           floor process's peak (below)
+  rss_labels  the same on the many-label task (``--labels-n-train`` sentences)
   startup  import + first fit + predict + predict_marginals on a tiny corpus in a
            fresh process (numba cache cold and warm for sklearn-crf), and
            sklearn-crf's cold/warm ratio
   latency  one sentence at a time over esp.testb: predict([x]) against
            predict_single, p50 and p99 of the per-sentence latencies
            (bench_latency.py's loop)
-  labels   a 42-label task (entity tag x word-shape class) at 100 iterations
+  labels   a 42-label task (entity tag x word-shape class) at 100 iterations, and
+           the batch predict of esp.testb by its models (with the lookup floor)
   regression  sklearn-crf's fit and predict against its own code at a git revision
            (--rev, default main), child processes alternating, per-pair ratios
            and the coef_ bitwise check (bench_regression.py's machinery)
@@ -62,8 +66,8 @@ import _workloads as wl  # noqa: E402  (standard library only)
 # Before numpy & co. are imported: one BLAS thread, here and in the children.
 wl.limit_blas_threads(os.environ)
 
-MEASURES = ("fit100", "e2e", "predict", "latency", "labels", "default", "rss", "startup",
-            "regression")
+MEASURES = ("fit100", "e2e", "predict", "latency", "labels", "default", "rss", "rss_labels",
+            "startup", "regression")
 IN_PROCESS = {"fit100", "e2e", "predict", "latency", "labels", "default"}
 
 
@@ -307,23 +311,28 @@ def measure_e2e(cfg, data, state):
 
 
 def measure_predict(cfg, data, state):
-    players = contenders()
     models = fitted_models(cfg, data, state)
-    n_tokens = data.n_test_tokens
-    say(f"== predict: esp.testb, {len(data.X_test)} sentences ({n_tokens} tokens), feature "
-        f"dicts in, labels out; {cfg.predict_repeats} predicts x {cfg.repeats} repetitions, "
-        "after one untimed predict each ==")
+    say(f"== predict: esp.testb, {len(data.X_test)} sentences ({data.n_test_tokens} tokens), "
+        f"feature dicts in, labels out; {cfg.predict_repeats} predicts x {cfg.repeats} "
+        "repetitions, after one untimed predict each ==")
+    return time_batch_predict(cfg, models, data.X_train, data.X_test, data.n_test_tokens)
+
+
+def time_batch_predict(cfg, models, X_train, X_test, n_tokens):
+    """Batch predict of X_test by each library's fitted model and by the
+    item-lookup floor (:func:`item_lookup_floor` of X_train), alternating."""
+    players = contenders()
     for c in players:
-        models[c.key].predict(data.X_test)  # warm-up: loads CRFsuite's tagger
-    lookup = item_lookup_floor(data.X_train)
+        models[c.key].predict(X_test)  # warm-up: loads CRFsuite's tagger
+    lookup = item_lookup_floor(X_train)
     predictors = {c.key: models[c.key].predict for c in players}
     predictors["floor"] = lookup
     players = players + [Contender("floor", "floor", None, "floor: dict lookup per item")]
-    lookup(data.X_test)  # warm-up
+    lookup(X_test)  # warm-up
     runs = {c.key: [] for c in players}
     for r in range(cfg.repeats * cfg.predict_repeats):
         for c in wl.alternate(players, r):
-            seconds, _ = wl.timed(predictors[c.key], data.X_test)
+            seconds, _ = wl.timed(predictors[c.key], X_test)
             runs[c.key].append({"predict_s": seconds, "tokens_per_s": n_tokens / seconds})
     summary = summarize(runs)
     for key in runs:  # throughput of the median time
@@ -371,25 +380,31 @@ def measure_labels(cfg, data, state):
     def evaluate(y_pred):
         return {"token_accuracy": wl.token_accuracy(y_test, y_pred)}
 
-    runs, _ = run_fits(cfg, contenders(), X_train, y_train, data.X_test, evaluate,
-                       cfg.max_iter)
+    runs, models = run_fits(cfg, contenders(), X_train, y_train, data.X_test, evaluate,
+                            cfg.max_iter)
     summary = summarize(runs)
     print_medians(summary, [("fit_s", "s"), ("token_accuracy", "f1")])
+    say(f"  batch predict of esp.testb by the {n_labels}-label models, "
+        f"{cfg.predict_repeats} predicts x {cfg.repeats} repetitions:")
+    predict = time_batch_predict(cfg, models, X_train, data.X_test, data.n_test_tokens)
     return {"runs": runs, "summary": summary, "n_labels": n_labels,
-            "n_test_labels": n_test_labels, "n_train": len(X_train)}
+            "n_test_labels": n_test_labels, "n_train": len(X_train), "predict": predict}
 
 
 # --------------------------------------------------------------------------- child processes
 
 
-def measure_rss(cfg, data, state):
-    say(f"== rss: peak RSS of a fresh process that imports its library, loads and "
-        f"featurizes esp.train{'' if cfg.n_train is None else f' [:{cfg.n_train}]'} and "
-        f"esp.testb, fits {cfg.max_iter} iterations and predicts (VmHWM of the child: its "
-        "ru_maxrss would include this process's own peak; the numba cache is warm) ==")
+def measure_rss(cfg, data, state, shape=False):
+    n_train = cfg.labels_n_train if shape else cfg.n_train
+    task = "the many-label task (shape_labels)" if shape else "the NER tags"
+    say(f"== rss{'_labels' if shape else ''}: peak RSS of a fresh process that imports its "
+        f"library, loads and featurizes esp.train{'' if n_train is None else f' [:{n_train}]'}"
+        f" and esp.testb, fits {cfg.max_iter} iterations on {task} and predicts (VmHWM of "
+        "the child: its ru_maxrss would include this process's own peak; the numba cache "
+        "is warm) ==")
     ensure_warm(state, state["info"])  # the children's numba cache
-    args = ["--n-train", cfg.n_train or 0, "--n-test", cfg.n_test or 0,
-            "--max-iter", cfg.max_iter]
+    args = ["--n-train", n_train or 0, "--n-test", cfg.n_test or 0,
+            "--max-iter", cfg.max_iter, *(["--shape-labels"] if shape else [])]
     env = wl.child_env()
     runs = {lib: [] for lib in wl.LIBS}
     runs["floor"] = []
@@ -599,6 +614,7 @@ MEASURE_FUNCS = {
     "rss": measure_rss,
     "startup": measure_startup,
     "labels": measure_labels,
+    "rss_labels": lambda cfg, data, state: measure_rss(cfg, data, state, shape=True),
     "latency": measure_latency,
     "regression": measure_regression,
 }
@@ -610,6 +626,8 @@ MEASURE_FUNCS = {
 def table_rows(results, cfg, n_threads):
     """(measure, sklearn-crfsuite, sklearn-crf, ours/theirs) rows of the final table."""
     rows = []
+    if "predict" in results.get("labels", {}):  # the labels models' batch predict
+        results = {**results, "labels_predict": results["labels"]["predict"]}
 
     def add(name, measure, field, kind, ours="ours", theirs="theirs"):
         summary = results.get(measure, {}).get("summary")
@@ -652,6 +670,10 @@ def table_rows(results, cfg, n_threads):
     add(f"peak RSS: load + featurize + fit {it} it. + predict", "rss", "peak_rss_mb", "mb")
     add("peak RSS floor: sklearn-crfsuite's peak, its import replaced by the numba floor "
         "process (sklearn.base + numba + one kernel)", "rss", "peak_rss_mb", "mb",
+        ours="floor")
+    add("many-label task: peak RSS, load + featurize + fit + predict", "rss_labels",
+        "peak_rss_mb", "mb")
+    add("many-label task: peak RSS floor (as above)", "rss_labels", "peak_rss_mb", "mb",
         ours="floor")
     for cache in ("cold", "warm"):
         add(f"import + first fit + predict + predict_marginals, {cache} numba cache: "
@@ -697,6 +719,10 @@ def table_rows(results, cfg, n_threads):
         "fit_s", "s")
     add(f"{n_labels}-label task: token accuracy on esp.testb", "labels", "token_accuracy",
         "f1")
+    add(f"{n_labels}-label task: predict esp.testb (s), ours on {threads}", "labels_predict",
+        "predict_s", "s")
+    add(f"{n_labels}-label task: predict floor, one dict lookup per item (s)",
+        "labels_predict", "predict_s", "s", ours="floor")
     return rows
 
 
