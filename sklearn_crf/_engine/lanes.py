@@ -592,7 +592,7 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
 def gradient_blocks_scaled(
     w_attr, tok_ptr, tok_attr, tok_val, with_scores, forbidden_start, forbidden_end,
     trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len, wnode, seq_log_z,
-    block_log_z, block_outer, block_edge, scatter, ent_tok, ent_attr, ent_val, g_attr,
+    block_log_z, block_outer, block_edge, scatter, ent_tok, ent_attr, ent_val, tok0, g_attr,
     exp_trans_out,
 ):
     """The gradient's pass over blocks ``first..stop-1``, one block at a time
@@ -608,6 +608,10 @@ def gradient_blocks_scaled(
     :func:`~sklearn_crf._engine.scores.scatter_state_counts` over the entries
     ``tok_ptr[a]:tok_ptr[e]`` of an entry index in the corpus's own order
     (``ent_tok``, ``ent_attr``, ``ent_val``; ``[a, e)`` the block's tokens).
+    ``seq_ptr``, ``tok_ptr`` and ``wnode`` may start at the first token of a
+    group of blocks (``seq_ptr`` less it, ``tok_ptr`` a view from it), so
+    that ``wnode`` holds that group's rows alone: the entries' tokens, less
+    ``tok0``, are its rows (``tok0`` 0 for the whole corpus).
     The call with ``first`` 0 also writes the ``exp_trans`` of its
     :class:`TransitionTerms` to ``exp_trans_out`` (L, L), for
     :func:`transition_gradient`.
@@ -648,7 +652,7 @@ def gradient_blocks_scaled(
             return b
         if scatter:
             scatter_state_counts(wnode, ent_tok, ent_attr, ent_val, tok_ptr[a], tok_ptr[e],
-                                 g_attr)
+                                 tok0, g_attr)
     return stop
 
 
@@ -688,7 +692,7 @@ def forward_backward_blocks(
         b = gradient_blocks_scaled(
             no_rows, no_ints, no_ids, no_values, False, no_ints, no_ints, trans, seq_ptr,
             seq_weight, block_ptr, first, stop, max_len, scores_node, seq_log_z,
-            block_log_z, block_outer, block_edge, False, no_ids, no_ids, no_values,
+            block_log_z, block_outer, block_edge, False, no_ids, no_ids, no_values, 0,
             no_rows, exp_trans,
         )
         if b == stop:

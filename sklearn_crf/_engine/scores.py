@@ -264,15 +264,15 @@ def entry_index(tok_ptr, tok_attr, tok_val, attr_bounds):
 
 
 @kernel(inline="always")
-def _add_row(node, ent_tok, ent_attr, ent_val, k, g_attr, ones, short):
-    """``g_attr[attr_k] += val_k · node[tok_k]`` for one entry, ``L >= 8``
+def _add_row(node, ent_tok, ent_attr, ent_val, k, tok0, g_attr, ones, short):
+    """``g_attr[attr_k] += val_k · node[tok_k - tok0]`` for one entry, ``L >= 8``
     labels in chunks of eight (``short``: fewer than 16, the first chunk and
     the last), the last chunk (at ``L - 8``) loaded and added before the
     others are stored: where it overlaps the one before, it stores the same
     sums."""
     L = node.shape[1]
     last = L - WIDTH
-    r = np.int64(element(ent_tok, k)) * L
+    r = (np.int64(element(ent_tok, k)) - tok0) * L
     q = np.int64(element(ent_attr, k)) * L
     if ones:
         tail = vadd(vload(g_attr, q + last), vload(node, r + last))
@@ -296,12 +296,13 @@ def _add_row(node, ent_tok, ent_attr, ent_val, k, g_attr, ones, short):
 
 
 @kernel
-def scatter_state_counts(node, ent_tok, ent_attr, ent_val, k0, k1, g_attr):
-    """``g_attr[attr_k] += val_k · node[tok_k]`` for the entries ``k0..k1-1``
-    of an :class:`EntryIndex`, in their order (``ent_val`` empty: every value
-    is 1): the expected counts of the state features, as a dense
-    (n_attributes, L) matrix, from the weighted node marginals ``node``
-    (n_tokens, L).
+def scatter_state_counts(node, ent_tok, ent_attr, ent_val, k0, k1, tok0, g_attr):
+    """``g_attr[attr_k] += val_k · node[tok_k - tok0]`` for the entries
+    ``k0..k1-1`` of an :class:`EntryIndex`, in their order (``ent_val``
+    empty: every value is 1): the expected counts of the state features, as
+    a dense (n_attributes, L) matrix, from the weighted node marginals
+    ``node`` of the tokens from ``tok0`` on (the entries' tokens, less
+    ``tok0``, are its rows).
 
     Every (attribute, label) sum gets its terms in token order whatever the
     ranges and blocks the entries are taken in, so the result does not depend
@@ -328,27 +329,27 @@ def scatter_state_counts(node, ent_tok, ent_attr, ent_val, k0, k1, g_attr):
             if L < 2 * WIDTH:
                 if ones:
                     for e in range(k, stop):
-                        _add_row(node, ent_tok, ent_attr, ent_val, e, g_attr, True, True)
+                        _add_row(node, ent_tok, ent_attr, ent_val, e, tok0, g_attr, True, True)
                 else:
                     for e in range(k, stop):
-                        _add_row(node, ent_tok, ent_attr, ent_val, e, g_attr, False, True)
+                        _add_row(node, ent_tok, ent_attr, ent_val, e, tok0, g_attr, False, True)
             elif ones:
                 for e in range(k, stop):
-                    _add_row(node, ent_tok, ent_attr, ent_val, e, g_attr, True, False)
+                    _add_row(node, ent_tok, ent_attr, ent_val, e, tok0, g_attr, True, False)
             else:
                 for e in range(k, stop):
-                    _add_row(node, ent_tok, ent_attr, ent_val, e, g_attr, False, False)
+                    _add_row(node, ent_tok, ent_attr, ent_val, e, tok0, g_attr, False, False)
             k = stop
         return
     if ones:
         for k in range(k0, k1):
-            row = node[ent_tok[k]]
+            row = node[ent_tok[k] - tok0]
             g = g_attr[ent_attr[k]]
             for j in range(L):
                 g[j] += row[j]
     else:
         for k in range(k0, k1):
-            row = node[ent_tok[k]]
+            row = node[ent_tok[k] - tok0]
             g = g_attr[ent_attr[k]]
             v = ent_val[k]
             for j in range(L):

@@ -38,6 +38,11 @@ from .._features.vectorizer import EncodedCorpus
 from .._model.constraints import TransitionConstraints
 
 
+#: tokens in a group of blocks: without a dense part, the node marginals are
+#: held for one group at a time, not for the whole corpus
+GROUP_TOKENS = 1 << 16
+
+
 class CRFObjective:
     """f(w) = Σ_s v_s (log Z_s - score_s) + c2·‖w‖² and its gradient.
 
@@ -78,7 +83,10 @@ class CRFObjective:
     not grow with it: two dense (attributes × labels) matrices (weights and
     counts), one (tokens × labels) buffer, the entries by attribute range (8
     bytes an entry, 16 when some value is not 1), and a few (L, L) sums per
-    block.
+    block. Without a dense part, the blocks go in groups of about
+    :data:`GROUP_TOKENS` tokens, one group after another (its blocks, then
+    its counts), so the (tokens × labels) buffer holds one group's rows:
+    each count still gets its terms in token order, the same bits.
 
     A corpus with a dense part (``corpus.dense``, (n_tokens, n_dense)) adds
     ``dense @ W_dense`` to the state scores of each block and gets the
@@ -163,7 +171,15 @@ class CRFObjective:
         )
         self._g_attr = np.zeros_like(self._w_attr)
         self._max_len = int(np.max(np.diff(seq_ptr), initial=0))
-        self._wnode = np.zeros((corpus.n_tokens, L))
+        # groups of blocks (one group, the corpus, with a dense part: its
+        # products read the node marginals of every token)
+        if self._dense is None:
+            self._group_ptr = block_bounds(self._token_bounds, GROUP_TOKENS)
+        else:
+            self._group_ptr = np.array([0, n_blocks], dtype=np.int64)
+        self._group_tok = self._token_bounds[self._group_ptr]
+        self._group_seq_ptr = [seq_ptr - t for t in self._group_tok[:-1].tolist()]
+        self._wnode = np.zeros((int(np.max(np.diff(self._group_tok), initial=0)), L))
         self._seq_log_z = np.zeros(corpus.n_sequences)
         self._block_log_z = np.zeros(n_blocks)
         self._block_outer = np.zeros((n_blocks, 4, L, L))
@@ -183,6 +199,12 @@ class CRFObjective:
         self._entries = entry_index(
             corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, self._attr_bounds
         )
+        # the first entry of each group in each range (the entries of a range
+        # are in token order)
+        ptr = self._entries.ptr
+        self._group_entries = np.stack([
+            ptr[r] + np.searchsorted(self._entries.tok[ptr[r]:ptr[r + 1]], self._group_tok)
+            for r in range(len(ptr) - 1)], axis=1)
         # the values as the state scores read them: none when all are 1
         self._tok_val = corpus.tok_val if len(self._entries.val) else np.zeros(0)
         no_label = np.zeros(0, dtype=np.int64)
@@ -205,7 +227,6 @@ class CRFObjective:
         if self.constraints is not None:
             trans[~self.constraints.transitions] = -np.inf
         block_ptr = self._block_ptr
-        n_blocks = len(block_ptr) - 1
         wnode = self._wnode
         g_attr = self._g_attr
         token_bounds = self._token_bounds
@@ -218,27 +239,32 @@ class CRFObjective:
         # forward-backward (its rows still in cache); several: after all blocks
         fused = self.n_chunks == 1
 
+        # the group of blocks under way: its first token (wnode's first row),
+        # the sequence offsets less it and the token offsets from it
+        group = [0, corpus.seq_ptr, tok_ptr]
+
         def scatter_block(b):
             a, e = token_bounds[b], token_bounds[b + 1]
             scatter_state_counts(wnode, entries.tok, entries.attr, entries.val,
-                                 tok_ptr[a], tok_ptr[e], g_attr)
+                                 tok_ptr[a], tok_ptr[e], group[0], g_attr)
 
         def blocks(first, stop, with_scores):
             # scores, forward-backward (and counts when fused) of blocks first..stop-1;
             # a block where scaling declines is completed in log space here
+            tok0, seq_ptr, group_tok_ptr = group
             while first < stop:
                 b = gradient_blocks_scaled(
-                    w_attr, tok_ptr, corpus.tok_attr, self._tok_val, with_scores,
-                    self._forbidden_start, self._forbidden_end, trans, corpus.seq_ptr,
+                    w_attr, group_tok_ptr, corpus.tok_attr, self._tok_val, with_scores,
+                    self._forbidden_start, self._forbidden_end, trans, seq_ptr,
                     self.seq_weight, block_ptr, first, stop, self._max_len, wnode,
                     self._seq_log_z, self._block_log_z, self._block_outer,
-                    self._block_edge, fused, entries.tok, entries.attr, entries.val, g_attr,
-                    self._exp_trans,
+                    self._block_edge, fused, entries.tok, entries.attr, entries.val, tok0,
+                    g_attr, self._exp_trans,
                 )
                 if b == stop:
                     return
                 forward_backward_blocks_log(
-                    wnode, trans, corpus.seq_ptr, self.seq_weight, block_ptr, b, b + 1,
+                    wnode, trans, seq_ptr, self.seq_weight, block_ptr, b, b + 1,
                     self._max_len, self._seq_log_z, self._block_log_z, self._block_edge,
                 )
                 if fused:
@@ -291,19 +317,30 @@ class CRFObjective:
                     pool.append(buffers)
 
         bounds = self._attr_bounds
+        group_entries = self._group_entries
 
-        def scatter_ranges(first, stop):
+        def scatter_ranges(g, first, stop):
+            # group g's counts of the attribute ranges first..stop-1
             for r in range(first, stop):
-                g_attr[bounds[r]:bounds[r + 1]] = 0.0
+                if g == 0:
+                    g_attr[bounds[r]:bounds[r + 1]] = 0.0
                 scatter_state_counts(wnode, entries.tok, entries.attr, entries.val,
-                                     entries.ptr[r], entries.ptr[r + 1], g_attr)
+                                     group_entries[g, r], group_entries[g + 1, r],
+                                     group[0], g_attr)
 
         if fused:
             g_attr.fill(0.0)
-            pass_blocks(0, n_blocks)
-        else:
-            run_ranges(self.n_chunks, n_blocks, pass_blocks)
-            run_ranges(self.n_chunks, len(bounds) - 1, scatter_ranges)
+        group_ptr = self._group_ptr
+        for g, tok0 in enumerate(self._group_tok[:-1].tolist()):
+            group[:] = tok0, self._group_seq_ptr[g], tok_ptr[tok0:]
+            b0, b1 = group_ptr[g], group_ptr[g + 1]
+            if fused:
+                pass_blocks(b0, b1)
+            else:
+                run_ranges(self.n_chunks, b1 - b0,
+                           lambda first, stop: pass_blocks(b0 + first, b0 + stop))
+                run_ranges(self.n_chunks, len(bounds) - 1,
+                           lambda first, stop: scatter_ranges(g, first, stop))
         e_trans = transition_gradient(self._exp_trans, self._block_outer, self._block_edge)
         log_z = 0.0
         for value in self._block_log_z.tolist():  # in block order

@@ -383,8 +383,8 @@ def test_scatter_state_counts_matches_brute_force_for_any_ranges(corpus, ones):
         for r in range(len(bounds) - 1):
             k0, k1 = index.ptr[r], index.ptr[r + 1]
             mid = (k0 + k1) // 2  # two calls for one range: the same sums
-            _engine.scatter_state_counts(node, index.tok, index.attr, index.val, k0, mid, g)
-            _engine.scatter_state_counts(node, index.tok, index.attr, index.val, mid, k1, g)
+            _engine.scatter_state_counts(node, index.tok, index.attr, index.val, k0, mid, 0, g)
+            _engine.scatter_state_counts(node, index.tok, index.attr, index.val, mid, k1, 0, g)
         results.append(g)
     np.testing.assert_allclose(results[0], ref, rtol=1e-12, atol=1e-14)
     for g in results[1:]:
@@ -408,11 +408,19 @@ def test_scatter_state_counts_adds_entries_in_order_in_either_schedule(L):
                                                False)
         g = np.zeros((n_attr + 2, L))
         g[-1] = np.nan
-        _engine.scatter_state_counts(node, ent_tok, ent_attr, ent_val, 0, 25, g[1:-1])
-        _engine.scatter_state_counts(node, ent_tok, ent_attr, ent_val, 25, n_ent, g[1:-1])
+        _engine.scatter_state_counts(node, ent_tok, ent_attr, ent_val, 0, 25, 0, g[1:-1])
+        _engine.scatter_state_counts(node, ent_tok, ent_attr, ent_val, 25, n_ent, 0, g[1:-1])
         assert not g[0].any() and np.isnan(g[-1]).all()  # rows beside untouched
         got = g[1:-1]
         assert np.array_equal(got, fused) or np.array_equal(got, unfused)
+        # the same entries by groups of tokens, the node rows of each group alone
+        # (its first token tok0 is row 0): the same bits
+        grouped = np.zeros((n_attr, L))
+        for t0, t1 in ((0, 5), (5, 6), (6, n_tok)):
+            k0, k1 = np.searchsorted(ent_tok, [t0, t1])
+            _engine.scatter_state_counts(node[t0:t1].copy(), ent_tok, ent_attr, ent_val,
+                                         k0, k1, t0, grouped)
+        np.testing.assert_array_equal(grouped, got)
 
 
 def test_state_scores_and_counts_of_a_large_matrix_keep_their_bits():
@@ -438,7 +446,7 @@ def test_state_scores_and_counts_of_a_large_matrix_keep_their_bits():
                  for fused in (True, False)]
         assert any(np.array_equal(out, twin) for twin in twins)
         g = np.zeros((n_attr, L))
-        _engine.scatter_state_counts(node, ent_tok, tok_attr, tok_val, 0, tok_ptr[-1], g)
+        _engine.scatter_state_counts(node, ent_tok, tok_attr, tok_val, 0, tok_ptr[-1], 0, g)
         twins = [_naive.state_counts_in_order(node, ent_tok, tok_attr, tok_val, n_attr, fused)
                  for fused in (True, False)]
         assert any(np.array_equal(g, twin) for twin in twins)

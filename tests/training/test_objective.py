@@ -96,6 +96,33 @@ def test_objective_is_bitwise_identical_for_any_thread_count(block_tokens):
         np.testing.assert_array_equal(g, results[0][1])
 
 
+@pytest.mark.parametrize("group_tokens", [1, 9, 40])
+@pytest.mark.parametrize("L", [4, 9])
+def test_groups_of_blocks_give_the_bits_of_one_group(group_tokens, L, monkeypatch):
+    """Without a dense part the node marginals are held one group of blocks at
+    a time: any group size, at any thread count, gives the bits of the whole
+    corpus in one group (its counts still added in token order), with a
+    buffer of one group's rows."""
+    from sklearn_crf._training import objective
+
+    X, y = random_corpus(7 + L, n_seq=60, max_len=9, n_labels=L)
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    rng = np.random.default_rng(L)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    w = rng.normal(size=layout.n_params)
+    whole = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=1,
+                         block_tokens=5)(w)
+    monkeypatch.setattr(objective, "GROUP_TOKENS", group_tokens)
+    for n_chunks in (1, 2, 3):
+        obj = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=n_chunks,
+                           block_tokens=5)
+        assert len(obj._group_ptr) > 2  # several groups
+        assert len(obj._wnode) < corpus.n_tokens
+        f, g = obj(w)
+        assert f == whole[0]
+        np.testing.assert_array_equal(g, whole[1])
+
+
 def test_block_bounds_depend_on_the_offsets_only():
     seq_ptr = np.array([0, 5, 5, 9, 30, 31, 40], dtype=np.int64)
     np.testing.assert_array_equal(block_bounds(seq_ptr, 10), [0, 4, 6])
@@ -105,15 +132,20 @@ def test_block_bounds_depend_on_the_offsets_only():
 
 
 @pytest.mark.parametrize("constrained", [False, True])
-@pytest.mark.parametrize("block_tokens", [3, 4096])
+@pytest.mark.parametrize("block_tokens, group_tokens", [(3, 1 << 16), (4096, 1 << 16),
+                                                        (3, 10)])
 def test_fused_and_two_pass_gradients_agree_bitwise_where_scaling_declines(
-        constrained, block_tokens):
+        constrained, block_tokens, group_tokens, monkeypatch):
     """One thread adds each block's counts right after its forward-backward
     (the log-space completion of a block included), several threads after all
     blocks: the same bits, and brute force, with weights large enough that
-    scaling declines on some sequences, and under constraints (log space)."""
+    scaling declines on some sequences, and under constraints (log space);
+    in one group of blocks or in several."""
     from sklearn_crf._model.constraints import TransitionConstraints
+    from sklearn_crf._training import objective
     from sklearn_crf._training.objective import ConstrainedCRFObjective
+
+    monkeypatch.setattr(objective, "GROUP_TOKENS", group_tokens)
 
     X, y = random_corpus(8, n_seq=30, max_len=6, n_labels=3)
     corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
