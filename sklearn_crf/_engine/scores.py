@@ -364,13 +364,16 @@ def add_path_features(
     """``vec[k] += coef * f_k(x, path)`` for every feature on a label path.
 
     CRFsuite's ``features_on_path`` order: each token's state features in the
-    order of its attributes, then the transition into it. When ``actives`` is
-    not empty, each touched index is appended to it from ``n_active`` on
-    (duplicates included); returns the new count. Compiled twice: here
-    (the observed counts of the objective) and without FMA contraction for the
-    online solvers (:data:`add_path_features_exact`).
+    order of its attributes, then the transition into it. An empty
+    ``tok_val`` means every value is 1 (``coef`` is added as it is: the bits
+    of ``coef * 1.0``). When ``actives`` is not empty, each touched index is
+    appended to it from ``n_active`` on (duplicates included); returns the
+    new count. Compiled twice: here (the observed counts of the objective)
+    and without FMA contraction for the online solvers
+    (:data:`add_path_features_exact`).
     """
     record = actives.shape[0] > 0
+    ones = tok_val.shape[0] == 0
     prev = -1
     for t in range(n):
         tok = start + t
@@ -379,7 +382,7 @@ def add_path_features(
             a = tok_attr[k]
             for p in range(attr_ptr[a], attr_ptr[a + 1]):
                 if attr_label[p] == j:
-                    vec[p] += coef * tok_val[k]
+                    vec[p] += coef if ones else coef * tok_val[k]
                     if record:
                         actives[n_active] = p
                         n_active += 1
@@ -403,7 +406,8 @@ def observed_counts(
     seq_weight, n_params,
 ):
     """Weighted observed feature counts on the gold paths (n_params,): Σ_s v_s
-    F(x_s, y_s) by :func:`add_path_features`, sequences in order.
+    F(x_s, y_s) by :func:`add_path_features`, sequences in order (an
+    empty ``tok_val``: every value is 1).
 
     A token attribute whose (attribute, gold label) pair has no parameter (pruned
     by ``min_freq``) contributes nothing; nor does a transition without one

@@ -41,7 +41,9 @@ class TrainingProblem(NamedTuple):
         The fitted vectorizer of ``corpus``.
     corpus : EncodedCorpus
         The training sequences, without their entries of value 0
-        (:func:`without_zero_entries`: only the layout counts them).
+        (:func:`without_zero_entries`: only the layout counts them); for a
+        batch solver, with an empty ``tok_val`` when every value is 1
+        (:func:`without_unit_values`).
     classes : ndarray of shape (n_classes,)
         The labels; code ``k`` is ``classes[k]``.
     labels : ndarray of int32, shape (n_tokens,)
@@ -135,6 +137,19 @@ def without_zero_entries(corpus):
                                zero_attr=np.zeros(0, dtype=np.int32))
 
 
+def without_unit_values(corpus):
+    """``corpus`` with an empty ``tok_val`` when every value is 1.
+
+    How the batch solvers' objective reads all ones
+    (:class:`~sklearn_crf._training.objective.CRFObjective`): the solve then
+    keeps no array of ones, one float64 per entry (13.5 MB on the tutorial's
+    esp.train features). Not for the online solvers, which read the values.
+    """
+    if not len(corpus.tok_val) or not bool(np.all(corpus.tok_val == 1.0)):
+        return corpus
+    return dataclasses.replace(corpus, tok_val=np.zeros(0))
+
+
 def training_problem(params, vectorizer, corpus, classes, labels, seq_weight, allowed=None):
     """The :class:`TrainingProblem` of an encoded corpus: its layout by
     CRFsuite's rules under ``params`` (``min_freq``, ``all_possible_*``) and
@@ -176,8 +191,11 @@ def training_problem(params, vectorizer, corpus, classes, labels, seq_weight, al
         "%d parameters", corpus.n_sequences, corpus.n_tokens, corpus.n_attributes,
         corpus.n_dense, len(classes), layout.n_params,
     )
-    return TrainingProblem(vectorizer, without_zero_entries(corpus), classes, labels,
-                           seq_weight, layout, masks, allowed)
+    corpus = without_zero_entries(corpus)
+    if SOLVERS[params["solver"]].kind == "batch":
+        corpus = without_unit_values(corpus)
+    return TrainingProblem(vectorizer, corpus, classes, labels, seq_weight, layout, masks,
+                           allowed)
 
 
 def _monitor(params, model, X_val, y_val, val_weight, n_threads, tagger_for):
@@ -256,7 +274,7 @@ def fit_model(params, X, y, sample_weight=None, X_val=None, y_val=None, *, previ
             classes, labels, allowed = encode_partial_labels(y, corpus.seq_ptr)
         problem = training_problem(params, vectorizer, corpus, classes, labels,
                                    sample_weight, allowed)
-        del corpus  # the problem's has no zero entries: let the others go
+        del corpus  # the problem's has no zero entries (nor ones): let the others go
         w0 = warm_start_weights(previous, vectorizer, classes, problem.layout)
         return solve(params, problem, w0=w0, X_val=X_val, y_val=y_val,
                      val_weight=val_weight, tagger_for=tagger_for)

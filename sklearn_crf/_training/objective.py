@@ -99,6 +99,10 @@ class CRFObjective:
     result stays bitwise the same for any ``n_chunks``; the dense part adds
     one (n_dense, L) sum per block to the memory.
 
+    An empty ``corpus.tok_val`` means every value is 1 (how the batch
+    solvers get a corpus whose values are all 1,
+    :func:`~sklearn_crf._training.fit.without_unit_values`).
+
     When the dense rows mostly repeat (word vectors: every token of a word has
     the word's vector), the products are over the distinct rows instead
     (:func:`~sklearn_crf._engine.dense.distinct_rows`, found once here): the
@@ -397,7 +401,8 @@ def partial_sequences(allowed, seq_ptr):
 def select_tokens(corpus, tokens, seq_ptr, featureless=None):
     """The corpus of the tokens ``tokens`` of ``corpus`` (in that order), as
     sequences ``seq_ptr`` over them; the tokens where ``featureless`` (bool,
-    one per selected token) is True keep no entry and a zero dense row."""
+    one per selected token) is True keep no entry and a zero dense row. An
+    empty ``tok_val`` (every value 1) stays empty."""
     n_own = np.diff(corpus.tok_ptr)[tokens]
     if featureless is not None:
         n_own = np.where(featureless, 0, n_own)
@@ -410,9 +415,10 @@ def select_tokens(corpus, tokens, seq_ptr, featureless=None):
         dense = np.ascontiguousarray(corpus.dense[tokens])
         if featureless is not None:
             dense[featureless] = 0.0
+    tok_val = corpus.tok_val[entries] if len(corpus.tok_val) else corpus.tok_val
     return EncodedCorpus(
         tok_ptr=tok_ptr, tok_attr=corpus.tok_attr[entries],
-        tok_val=corpus.tok_val[entries], seq_ptr=np.asarray(seq_ptr, dtype=np.int64),
+        tok_val=tok_val, seq_ptr=np.asarray(seq_ptr, dtype=np.int64),
         n_attributes=corpus.n_attributes, dense=dense,
     )
 
@@ -522,9 +528,11 @@ class AllowedPathsTerm(CRFObjective):
         shift = np.repeat(tok_ptr[:-1] - corpus.tok_ptr[:-1], n_own)
         own = np.arange(len(corpus.tok_attr)) + shift
         tok_attr = np.empty(tok_ptr[-1], dtype=np.int32)
-        tok_val = np.ones(tok_ptr[-1])
         tok_attr[own] = corpus.tok_attr
-        tok_val[own] = corpus.tok_val
+        tok_val = corpus.tok_val  # empty: every value is 1, the new entries' too
+        if len(tok_val):
+            tok_val = np.ones(tok_ptr[-1])
+            tok_val[own] = corpus.tok_val
         tok_attr[tok_ptr[1:][restricted] - 1] = n_attr + pattern_of.ravel()
         extended = EncodedCorpus(
             tok_ptr=tok_ptr, tok_attr=tok_attr, tok_val=tok_val,

@@ -22,7 +22,8 @@ class TrainingData(NamedTuple):
     Attributes
     ----------
     corpus : EncodedCorpus
-        The encoded training sequences.
+        The encoded training sequences (for the batch solvers, ``tok_val``
+        may be empty: every value is 1).
     layout : ParameterLayout
         The weights to learn.
     labels : ndarray of int32, shape (n_tokens,)

@@ -502,6 +502,44 @@ def test_pair_frequencies_and_observed_counts_match_python_loops(corpus):
     )
 
 
+def test_path_features_read_an_empty_tok_val_as_ones():
+    """add_path_features (and observed_counts by it) with an empty tok_val:
+    the bits and active indices of all ones, which the twin
+    (_naive.feature_vector) counts."""
+    import dataclasses
+
+    from conftest import corpus_arrays, random_corpus
+
+    X, y = random_corpus(5, n_seq=10)
+    encoded, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    ones = dataclasses.replace(encoded, tok_val=np.ones(len(encoded.tok_attr)))
+    seq_ptr, trans = encoded.seq_ptr, layout.transition_index()
+    weights = np.linspace(0.5, 2.0, len(seq_ptr) - 1)
+    counts = [
+        _engine.observed_counts(encoded.tok_ptr, encoded.tok_attr, tok_val,
+                                layout.attr_ptr, layout.attr_label, trans, labels,
+                                seq_ptr, weights, layout.n_params)
+        for tok_val in (ones.tok_val, np.zeros(0))
+    ]
+    np.testing.assert_array_equal(counts[1], counts[0])
+    rng = np.random.default_rng(5)
+    for s in range(len(seq_ptr) - 1):
+        start, n = seq_ptr[s], seq_ptr[s + 1] - seq_ptr[s]
+        path = rng.integers(layout.n_labels, size=n).astype(np.int32)
+        got = []
+        for kernel in (_engine.add_path_features, _engine.add_path_features_exact):
+            for tok_val in (ones.tok_val, np.zeros(0)):
+                vec = np.zeros(layout.n_params)
+                actives = np.zeros(200, dtype=np.int64)
+                m = kernel(vec, 0.7, path, start, n, encoded.tok_ptr, encoded.tok_attr,
+                           tok_val, layout.attr_ptr, layout.attr_label, trans, actives, 0)
+                got.append((vec, actives[:m]))
+        for vec, actives in got[1:]:
+            np.testing.assert_array_equal(vec, got[0][0])
+            np.testing.assert_array_equal(actives, got[0][1])
+        np.testing.assert_allclose(got[0][0], 0.7 * _naive.feature_vector(layout, ones, s, path))
+
+
 def test_transition_gradient_adds_blocks_in_order():
     """transition_gradient: the blocks' sums added one after the other from the
     first (the bits of a loop), times exp_trans; then the log-space edge sums."""

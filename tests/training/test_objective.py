@@ -173,3 +173,22 @@ def test_fused_and_two_pass_gradients_agree_bitwise_where_scaling_declines(
         results[0][1], _naive.gradient(w, layout, corpus, labels, weights, 0.1),
         rtol=1e-7, atol=1e-7,
     )
+
+
+@pytest.mark.parametrize("n_chunks", [1, 3])
+def test_an_empty_tok_val_gives_the_bits_of_all_ones(n_chunks):
+    """The batch solvers' corpus of values all 1 has an empty tok_val
+    (without_unit_values): the same loss and gradient bits as the ones."""
+    import dataclasses
+
+    X, y = random_corpus(8, n_seq=20, max_len=7, n_labels=4)
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    ones = dataclasses.replace(corpus, tok_val=np.ones(len(corpus.tok_attr)))
+    empty = dataclasses.replace(corpus, tok_val=np.zeros(0))
+    rng = np.random.default_rng(8)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    w = rng.normal(size=layout.n_params)
+    results = [CRFObjective(c, layout, labels, weights, c2=0.1, n_chunks=n_chunks,
+                            block_tokens=8)(w) for c in (ones, empty)]
+    assert results[0][0] == results[1][0]
+    np.testing.assert_array_equal(results[0][1], results[1][1])

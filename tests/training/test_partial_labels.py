@@ -373,3 +373,23 @@ def test_score_of_the_tagger_with_partial_gold():
     X, y, partial = _ner()
     crf = CRFTagger(**FAST).fit(X, y)
     assert crf.score(X, partial) == 1.0
+
+
+def test_an_empty_tok_val_gives_the_bits_of_all_ones():
+    """Windows and known parts cut from a corpus whose tok_val is empty
+    (every value 1, without_unit_values): the bits of the ones."""
+    import dataclasses
+
+    corpus, layout, enc, gold = _problem(14, n_seq=12)
+    rng = np.random.default_rng(15)
+    masks = _constraints_allowing(rng, gold, corpus.seq_ptr, layout.n_labels)
+    w = rng.normal(size=layout.n_params)
+    weights = rng.uniform(0.5, 2.0, corpus.n_sequences)
+    results = [
+        PartialLabelObjective(dataclasses.replace(corpus, tok_val=tok_val), layout,
+                              enc.codes, enc.allowed, weights, c2=0.1, n_chunks=2,
+                              constraints=masks)(w)
+        for tok_val in (np.ones(len(corpus.tok_attr)), np.zeros(0))
+    ]
+    assert results[0][0] == results[1][0]
+    np.testing.assert_array_equal(results[0][1], results[1][1])
