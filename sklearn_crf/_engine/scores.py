@@ -239,6 +239,27 @@ def state_scores_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, n_l
 # --------------------------------------------------------------------------
 
 
+#: :func:`entry_index` and :func:`pair_frequencies` go through the tokens
+#: by runs of about this many entries: their temporaries stay a few MB
+#: whatever the corpus
+ENTRY_CHUNK = 1 << 18
+
+
+def _token_runs(tok_ptr):
+    """``(first, stop)`` token bounds of consecutive runs of tokens, each of
+    about :data:`ENTRY_CHUNK` entries (a token's entries in one run)."""
+    n_tokens = tok_ptr.shape[0] - 1
+    targets = np.arange(ENTRY_CHUNK, tok_ptr[-1], ENTRY_CHUNK)
+    cuts = np.searchsorted(tok_ptr[:-1], targets, side="left")
+    bounds = np.unique(np.concatenate([[0], cuts, [n_tokens]])).tolist()
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _run_tokens(tok_ptr, first, stop, dtype):
+    """The token of each entry of tokens ``first..stop-1``."""
+    return np.repeat(np.arange(first, stop, dtype=dtype), np.diff(tok_ptr[first:stop + 1]))
+
+
 def entry_index(tok_ptr, tok_attr, tok_val, attr_bounds):
     """The :class:`EntryIndex` of a corpus for the attribute ranges
     ``attr_bounds`` (range ``r`` holds attributes ``attr_bounds[r]`` to
@@ -246,21 +267,47 @@ def entry_index(tok_ptr, tok_attr, tok_val, attr_bounds):
 
     NumPy, run once per fit (no compile at the first fit): one range is the
     corpus's own order (its ``tok_attr`` and ``tok_val`` themselves, not
-    copies); several, a stable (radix) sort of their small range numbers."""
+    copies); several, a stable (radix) sort of their small range numbers,
+    one run of tokens at a time (:data:`ENTRY_CHUNK`; a run's entries of a
+    range after those of the runs before), so that nothing but the index
+    takes memory in proportion to the entries."""
     attr_bounds = np.asarray(attr_bounds, dtype=np.int64)
     n_ranges = attr_bounds.shape[0] - 1
     val = np.empty(0) if bool(np.all(tok_val == 1.0)) else tok_val
-    tok = np.repeat(np.arange(tok_ptr.shape[0] - 1, dtype=np.int32), np.diff(tok_ptr))
+    n_entries = tok_attr.shape[0]
     if n_ranges == 1:  # the corpus's own arrays (read only)
-        ptr = np.array([0, tok_attr.shape[0]], dtype=np.int64)
+        tok = _run_tokens(tok_ptr, 0, tok_ptr.shape[0] - 1, np.int32)
+        ptr = np.array([0, n_entries], dtype=np.int64)
         return EntryIndex(ptr, tok, tok_attr, val)
     range_dtype = np.int16 if n_ranges <= np.iinfo(np.int16).max else np.int32
-    range_of = np.repeat(np.arange(n_ranges, dtype=range_dtype), np.diff(attr_bounds))
-    range_of = range_of[tok_attr]
-    order = np.argsort(range_of, kind="stable")
+    range_of_attr = np.repeat(np.arange(n_ranges, dtype=range_dtype), np.diff(attr_bounds))
+    runs = _token_runs(tok_ptr)
     ptr = np.zeros(n_ranges + 1, dtype=np.int64)
-    np.cumsum(np.bincount(range_of, minlength=n_ranges), out=ptr[1:])
-    return EntryIndex(ptr, tok[order], tok_attr[order], val[order] if val.shape[0] else val)
+    for first, stop in runs:
+        entries = tok_attr[tok_ptr[first]:tok_ptr[stop]]
+        ptr[1:] += np.bincount(range_of_attr[entries], minlength=n_ranges)
+    np.cumsum(ptr, out=ptr)
+    tok = np.empty(n_entries, dtype=np.int32)
+    attr = np.empty(n_entries, dtype=tok_attr.dtype)
+    out_val = np.empty(n_entries) if val.shape[0] else val
+    fill = ptr[:-1].copy()  # where each range's next entries go
+    for first, stop in runs:
+        e0, e1 = tok_ptr[first], tok_ptr[stop]
+        range_of = range_of_attr[tok_attr[e0:e1]]
+        order = np.argsort(range_of, kind="stable")
+        run_tok = _run_tokens(tok_ptr, first, stop, np.int32)[order]
+        run_attr = tok_attr[e0:e1][order]
+        run_val = val[e0:e1][order] if val.shape[0] else val
+        k = 0
+        for r, m in enumerate(np.bincount(range_of, minlength=n_ranges).tolist()):
+            a = fill[r]
+            tok[a:a + m] = run_tok[k:k + m]
+            attr[a:a + m] = run_attr[k:k + m]
+            if val.shape[0]:
+                out_val[a:a + m] = run_val[k:k + m]
+            fill[r] = a + m
+            k += m
+    return EntryIndex(ptr, tok, attr, out_val)
 
 
 @kernel(inline="always")
@@ -432,17 +479,24 @@ def pair_frequencies(tok_ptr, tok_attr, tok_val, labels, n_attributes, n_labels)
 
     Returns ``freq`` (n_attributes, L) float64 and ``seen`` (n_attributes, L)
     bool over the tokens' gold labels; each sum adds its values in entry order
-    (``np.bincount``). NumPy, run once per fit (no compile at the first fit).
+    (``np.add.at``; values all 1: the counts, exact). NumPy, run once per fit
+    (no compile at the first fit), one run of tokens at a time
+    (:data:`ENTRY_CHUNK`), so that no temporary grows with the entries.
     """
-    key = tok_attr.astype(np.int64)
-    key *= n_labels
-    key += np.repeat(labels, np.diff(tok_ptr))
     size = n_attributes * n_labels
-    if bool(np.all(tok_val == 1.0)):  # sums of ones: the counts, exact
-        freq = np.bincount(key, minlength=size).astype(np.float64)
+    ones = bool(np.all(tok_val == 1.0))
+    freq = np.zeros(size)
+    seen = None if ones else np.zeros(size, dtype=np.bool_)
+    for first, stop in _token_runs(tok_ptr):
+        e0, e1 = tok_ptr[first], tok_ptr[stop]
+        key = tok_attr[e0:e1].astype(np.int64)
+        key *= n_labels
+        key += np.repeat(labels[first:stop], np.diff(tok_ptr[first:stop + 1]))
+        if ones:  # sums of ones: counts, exact in float64
+            freq += np.bincount(key, minlength=size)
+        else:
+            np.add.at(freq, key, tok_val[e0:e1])
+            seen[key] = True
+    if ones:
         seen = freq > 0.0
-    else:
-        freq = np.bincount(key, weights=tok_val, minlength=size)
-        seen = np.zeros(size, dtype=np.bool_)
-        seen[key] = True
     return freq.reshape(n_attributes, n_labels), seen.reshape(n_attributes, n_labels)

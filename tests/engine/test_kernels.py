@@ -366,6 +366,41 @@ def test_entry_index_is_a_stable_sort_by_attribute_range(corpus, attr_bounds):
             np.testing.assert_array_equal(val, values[ref])
 
 
+@pytest.mark.parametrize("chunk", [1, 3, 7, 1 << 18])
+def test_entry_index_and_pair_frequencies_by_runs_of_tokens(monkeypatch, chunk):
+    """Through the tokens by runs of about ``ENTRY_CHUNK`` entries (a token's
+    entries in one run, tokens without entries, a token longer than a run):
+    the bits of one pass, the stable sort and np.bincount."""
+    from sklearn_crf._engine import scores
+
+    monkeypatch.setattr(scores, "ENTRY_CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    counts = rng.integers(0, 5, size=30)
+    counts[[0, 4, 29]] = 0
+    counts[10] = 12
+    tok_ptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
+    n_attr, L = 13, 4
+    tok_attr = rng.integers(0, n_attr, size=tok_ptr[-1]).astype(np.int32)
+    labels = rng.integers(0, L, size=len(counts)).astype(np.int32)
+    runs = scores._token_runs(tok_ptr)
+    assert runs[0][0] == 0 and runs[-1][1] == len(counts)
+    assert all(a[1] == b[0] for a, b in zip(runs, runs[1:]))
+    token_of_entry = np.repeat(np.arange(len(counts)), counts)
+    key = tok_attr.astype(np.int64) * L + labels[token_of_entry]
+    bounds = np.array([0, 3, 4, 9, n_attr])
+    ref = np.argsort(np.searchsorted(bounds, tok_attr, side="right") - 1, kind="stable")
+    for values in (rng.normal(size=tok_ptr[-1]), np.ones(tok_ptr[-1])):
+        index = _engine.entry_index(tok_ptr, tok_attr, values, bounds)
+        np.testing.assert_array_equal(index.tok, token_of_entry[ref])
+        np.testing.assert_array_equal(index.attr, tok_attr[ref])
+        if index.val.shape[0]:
+            np.testing.assert_array_equal(index.val, values[ref])
+        freq, seen = _engine.pair_frequencies(tok_ptr, tok_attr, values, labels, n_attr, L)
+        ref_freq = np.bincount(key, weights=values, minlength=n_attr * L)
+        np.testing.assert_array_equal(freq.ravel(), ref_freq)  # in entry order
+        np.testing.assert_array_equal(seen.ravel(), np.bincount(key, minlength=n_attr * L) > 0)
+
+
 @pytest.mark.parametrize("ones", [False, True])
 def test_scatter_state_counts_matches_brute_force_for_any_ranges(corpus, ones):
     """The expected state counts by entries: the same bits for any attribute
