@@ -34,6 +34,7 @@ from .._engine.dense import (
     observed_distinct_counts,
     sum_blocks,
 )
+from .._engine import scores as _scores
 from .._features.vectorizer import EncodedCorpus
 from .._model.constraints import TransitionConstraints
 
@@ -195,7 +196,7 @@ class CRFObjective:
         # per range after all blocks
         if self.n_chunks > 1:
             index_ptr = np.zeros(corpus.n_attributes + 1, dtype=np.int64)
-            np.cumsum(np.bincount(corpus.tok_attr, minlength=corpus.n_attributes),
+            np.cumsum(attribute_counts(corpus.tok_attr, corpus.n_attributes),
                       out=index_ptr[1:])
             self._attr_bounds = attribute_ranges(index_ptr, self.n_chunks)
         else:
@@ -369,6 +370,17 @@ class CRFObjective:
             loss += self.c2 * (w @ w)
             grad += 2.0 * self.c2 * w
         return loss, grad
+
+
+def attribute_counts(tok_attr, n_attributes):
+    """The number of entries of each attribute, (n_attributes,) int64:
+    ``np.bincount`` of :data:`~sklearn_crf._engine.scores.ENTRY_CHUNK`
+    entries at a time, which copies no more than those to int64."""
+    counts = np.zeros(n_attributes, dtype=np.int64)
+    chunk = _scores.ENTRY_CHUNK
+    for start in range(0, len(tok_attr), chunk):
+        counts += np.bincount(tok_attr[start:start + chunk], minlength=n_attributes)
+    return counts
 
 
 class ConstrainedCRFObjective(CRFObjective):

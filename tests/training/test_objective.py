@@ -192,3 +192,16 @@ def test_an_empty_tok_val_gives_the_bits_of_all_ones(n_chunks):
                             block_tokens=8)(w) for c in (ones, empty)]
     assert results[0][0] == results[1][0]
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 1 << 18])
+def test_attribute_counts_are_bincount_by_chunks(monkeypatch, chunk):
+    from sklearn_crf._engine import scores
+    from sklearn_crf._training.objective import attribute_counts
+
+    monkeypatch.setattr(scores, "ENTRY_CHUNK", chunk)
+    tok_attr = np.random.default_rng(chunk).integers(0, 9, size=23).astype(np.int32)
+    counts = attribute_counts(tok_attr, 11)
+    assert counts.dtype == np.int64
+    np.testing.assert_array_equal(counts, np.bincount(tok_attr, minlength=11))
+    np.testing.assert_array_equal(attribute_counts(tok_attr[:0], 11), np.zeros(11))
