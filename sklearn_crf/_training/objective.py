@@ -207,9 +207,10 @@ class CRFObjective:
         # the first entry of each group in each range (the entries of a range
         # are in token order)
         ptr = self._entries.ptr
-        self._group_entries = np.stack([
-            ptr[r] + np.searchsorted(self._entries.tok[ptr[r]:ptr[r + 1]], self._group_tok)
-            for r in range(len(ptr) - 1)], axis=1)
+        self._group_entries = np.empty((len(self._group_tok), len(ptr) - 1), dtype=np.int64)
+        for r in range(len(ptr) - 1):
+            self._group_entries[:, r] = ptr[r] + np.searchsorted(
+                self._entries.tok[ptr[r]:ptr[r + 1]], self._group_tok)
         # the values as the state scores read them: none when all are 1
         self._tok_val = corpus.tok_val if len(self._entries.val) else np.zeros(0)
         no_label = np.zeros(0, dtype=np.int64)
