@@ -1256,8 +1256,8 @@ def _transitions(layout, coef):
     a fit, :meth:`CRFTagger.from_weights` or an assignment to ``coef_`` gives
     a new one; the entry goes when the array does) and checked against the
     transition weights themselves at every call (L² bytes), so an in-place
-    change of ``coef_`` is seen too. Nothing is stored on the estimator. The matrix is shared: the decoders never
-    write it.
+    change of ``coef_`` is seen too. Nothing is stored on the estimator. The
+    matrix is shared: the decoders never write it.
     """
     weights = coef[layout.n_state:layout.dense_start].tobytes()
     trans = _TRANSITIONS.get(coef, (layout,), (weights,))

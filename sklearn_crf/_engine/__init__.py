@@ -84,6 +84,7 @@ from .scores import (
     EntryIndex,
     add_path_features,
     add_path_features_exact,
+    attribute_counts,
     entry_index,
     logsumexp_row,
     max_length,

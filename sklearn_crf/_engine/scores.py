@@ -260,6 +260,17 @@ def _run_tokens(tok_ptr, first, stop, dtype):
     return np.repeat(np.arange(first, stop, dtype=dtype), np.diff(tok_ptr[first:stop + 1]))
 
 
+def attribute_counts(tok_attr, n_attributes):
+    """The number of entries of each attribute, (n_attributes,) int64:
+    ``np.bincount`` of :data:`ENTRY_CHUNK` entries at a time, which copies no
+    more than those to int64."""
+    counts = np.zeros(n_attributes, dtype=np.int64)
+    chunk = ENTRY_CHUNK
+    for start in range(0, len(tok_attr), chunk):
+        counts += np.bincount(tok_attr[start:start + chunk], minlength=n_attributes)
+    return counts
+
+
 def entry_index(tok_ptr, tok_attr, tok_val, attr_bounds):
     """The :class:`EntryIndex` of a corpus for the attribute ranges
     ``attr_bounds`` (range ``r`` holds attributes ``attr_bounds[r]`` to

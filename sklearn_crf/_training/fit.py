@@ -128,8 +128,8 @@ def without_zero_entries(corpus):
 
     They add nothing to a score: CRFsuite's layout rules count them (a pair
     seen only with value 0 gets a weight), the solvers never read them. On
-    the tutorial's features they outnumber the other entries (1.7 million
-    against 1.7 million on esp.train), so the solve does not keep them.
+    the tutorial's features (a False flag is a zero) they are about as many
+    as the other entries, so the solve does not keep them.
     """
     if not len(corpus.zero_tok):
         return corpus
@@ -142,8 +142,8 @@ def without_unit_values(corpus):
 
     How the batch solvers' objective reads all ones
     (:class:`~sklearn_crf._training.objective.CRFObjective`): the solve then
-    keeps no array of ones, one float64 per entry (13.5 MB on the tutorial's
-    esp.train features). Not for the online solvers, which read the values.
+    keeps no array of ones, one float64 per entry. Not for the online
+    solvers, which read the values.
     """
     if not len(corpus.tok_val) or not bool(np.all(corpus.tok_val == 1.0)):
         return corpus

@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._engine import (
+    attribute_counts,
     attribute_ranges,
     block_bounds,
     entry_index,
@@ -34,7 +35,6 @@ from .._engine.dense import (
     observed_distinct_counts,
     sum_blocks,
 )
-from .._engine import scores as _scores
 from .._features.vectorizer import EncodedCorpus
 from .._model.constraints import TransitionConstraints
 
@@ -183,7 +183,9 @@ class CRFObjective:
         else:
             self._group_ptr = np.array([0, n_blocks], dtype=np.int64)
         self._group_tok = self._token_bounds[self._group_ptr]
-        self._group_seq_ptr = [seq_ptr - t for t in self._group_tok[:-1].tolist()]
+        # the sequence offsets less the first token of the group under way
+        # (each group writes its own sequences' part)
+        self._group_seq_ptr = seq_ptr.copy()
         self._wnode = np.zeros((int(np.max(np.diff(self._group_tok), initial=0)), L))
         self._seq_log_z = np.zeros(corpus.n_sequences)
         self._block_log_z = np.zeros(n_blocks)
@@ -337,9 +339,12 @@ class CRFObjective:
         if fused:
             g_attr.fill(0.0)
         group_ptr = self._group_ptr
+        shifted = self._group_seq_ptr
         for g, tok0 in enumerate(self._group_tok[:-1].tolist()):
-            group[:] = tok0, self._group_seq_ptr[g], tok_ptr[tok0:]
             b0, b1 = group_ptr[g], group_ptr[g + 1]
+            s0, s1 = block_ptr[b0], block_ptr[b1]
+            np.subtract(corpus.seq_ptr[s0:s1 + 1], tok0, out=shifted[s0:s1 + 1])
+            group[:] = tok0, shifted, tok_ptr[tok0:]
             if fused:
                 pass_blocks(b0, b1)
             else:
@@ -371,17 +376,6 @@ class CRFObjective:
             loss += self.c2 * (w @ w)
             grad += 2.0 * self.c2 * w
         return loss, grad
-
-
-def attribute_counts(tok_attr, n_attributes):
-    """The number of entries of each attribute, (n_attributes,) int64:
-    ``np.bincount`` of :data:`~sklearn_crf._engine.scores.ENTRY_CHUNK`
-    entries at a time, which copies no more than those to int64."""
-    counts = np.zeros(n_attributes, dtype=np.int64)
-    chunk = _scores.ENTRY_CHUNK
-    for start in range(0, len(tok_attr), chunk):
-        counts += np.bincount(tok_attr[start:start + chunk], minlength=n_attributes)
-    return counts
 
 
 class ConstrainedCRFObjective(CRFObjective):

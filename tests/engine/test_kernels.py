@@ -594,3 +594,16 @@ def test_transition_gradient_adds_blocks_in_order():
         edge_sum += edge[b]
     got = _engine.transition_gradient(exp_trans, outer, edge)
     assert np.array_equal(got, want + edge_sum)
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 1 << 18])
+def test_attribute_counts_are_bincount_by_chunks(monkeypatch, chunk):
+    from sklearn_crf._engine import scores
+    from sklearn_crf._engine.scores import attribute_counts
+
+    monkeypatch.setattr(scores, "ENTRY_CHUNK", chunk)
+    tok_attr = np.random.default_rng(chunk).integers(0, 9, size=23).astype(np.int32)
+    counts = attribute_counts(tok_attr, 11)
+    assert counts.dtype == np.int64
+    np.testing.assert_array_equal(counts, np.bincount(tok_attr, minlength=11))
+    np.testing.assert_array_equal(attribute_counts(tok_attr[:0], 11), np.zeros(11))

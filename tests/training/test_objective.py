@@ -118,6 +118,7 @@ def test_groups_of_blocks_give_the_bits_of_one_group(group_tokens, L, monkeypatc
                            block_tokens=5)
         assert len(obj._group_ptr) > 2  # several groups
         assert len(obj._wnode) < corpus.n_tokens
+        assert obj._group_seq_ptr.shape == corpus.seq_ptr.shape  # one buffer for all
         f, g = obj(w)
         assert f == whole[0]
         np.testing.assert_array_equal(g, whole[1])
@@ -192,16 +193,3 @@ def test_an_empty_tok_val_gives_the_bits_of_all_ones(n_chunks):
                             block_tokens=8)(w) for c in (ones, empty)]
     assert results[0][0] == results[1][0]
     np.testing.assert_array_equal(results[0][1], results[1][1])
-
-
-@pytest.mark.parametrize("chunk", [1, 5, 1 << 18])
-def test_attribute_counts_are_bincount_by_chunks(monkeypatch, chunk):
-    from sklearn_crf._engine import scores
-    from sklearn_crf._training.objective import attribute_counts
-
-    monkeypatch.setattr(scores, "ENTRY_CHUNK", chunk)
-    tok_attr = np.random.default_rng(chunk).integers(0, 9, size=23).astype(np.int32)
-    counts = attribute_counts(tok_attr, 11)
-    assert counts.dtype == np.int64
-    np.testing.assert_array_equal(counts, np.bincount(tok_attr, minlength=11))
-    np.testing.assert_array_equal(attribute_counts(tok_attr[:0], 11), np.zeros(11))
