@@ -512,10 +512,10 @@ class CRFTagger(BaseEstimator):
                 or self.transition_constraints is not None):
             problem = self._problem(X, allowed)
             return self._labels(self._decode(problem), problem.seq_ptr)
-        if type(X) is list and len(X) == 1:
-            codes = self._sentence_best_path(X[0])
-            if codes is not None:
-                return [self._label_list(codes)]
+        if type(X) is list:
+            y = self._sink_labels(X)
+            if y is not None:
+                return y
         corpus = self._encode(X)
         if not self.layout_.n_dense:  # scores and Viterbi in one call per range
             with _n_threads(self.n_jobs, corpus.n_tokens) as n_threads:
@@ -806,33 +806,31 @@ class CRFTagger(BaseEstimator):
             self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr, corpus.tok_attr,
             corpus.tok_val, trans, corpus.seq_ptr, n_threads)
 
-    def _sentence_best_path(self, x):
-        """Label codes of the best path of one sentence of dict tokens without
-        constraints, from its entries
-        (:meth:`SequenceVectorizer._sentence_entries`, the items without an
-        entry at an attribute without weights) in one kernel call: the codes
-        :meth:`_best_paths` gives for the corpus of ``[x]``, with fewer steps
-        (serving). None when ``x`` takes the general route (another form,
-        dense features, a long sentence that gets threads)."""
+    def _sink_labels(self, X):
+        """The best label sequences of X, a list of sequences of dict tokens,
+        without constraints, from its entries
+        (:meth:`SequenceVectorizer._scoring_entries`: an entry per item, those
+        without one at an attribute without weights) in one kernel call per
+        range of sequences: the labels of :meth:`_best_paths` on its corpus,
+        without taking entries out or splitting zeros off (one sentence
+        served, or a batch). None when X takes the general route (another
+        form, dense features, values other than 0 and 1)."""
         if "coef_" not in self.__dict__:  # check_is_fitted costs more than a sentence
             check_is_fitted(self)
         layout = self.layout_
         if layout.n_dense:
             return None
         attr_ptr = _sink_attr_ptr(layout)
-        entries = self.vectorizer_._sentence_entries(x, len(attr_ptr) - 2)
+        entries = self.vectorizer_._scoring_entries(X, len(attr_ptr) - 2)
         if entries is None:
             return None
-        tok_ptr = entries.tok_ptr
-        with _n_threads(self.n_jobs, len(tok_ptr) - 1) as n_threads:
-            if n_threads != 1:
-                return None
         _note_compilation()
         coef = self.coef_
-        return _engine.unconstrained_best_paths(
-            coef, attr_ptr, layout.attr_label, tok_ptr, entries.tok_attr,
-            entries.tok_val, _transitions(layout, coef),
-            np.array((0, len(tok_ptr) - 1), dtype=np.int64))
+        with _n_threads(self.n_jobs, len(entries.tok_ptr) - 1) as n_threads:
+            codes = _engine.unconstrained_best_paths(
+                coef, attr_ptr, layout.attr_label, entries.tok_ptr, entries.tok_attr,
+                entries.tok_val, _transitions(layout, coef), entries.seq_ptr, n_threads)
+        return self._labels(codes, entries.seq_ptr)
 
     def _problem(self, X, allowed):
         """:meth:`_problem_of` the encoding of X."""
@@ -878,8 +876,7 @@ class CRFTagger(BaseEstimator):
 
     def _label_list(self, codes):
         """The labels of label codes, as a list."""
-        labels = self.classes_.tolist()
-        return [labels[c] for c in codes.tolist()]
+        return list(map(self.classes_.tolist().__getitem__, codes.tolist()))
 
     def _labels(self, codes, seq_ptr):
         """Label sequences of the codes."""
@@ -1273,7 +1270,7 @@ _SINK_ATTR_PTRS = DerivedValues()
 def _sink_attr_ptr(layout):
     """``layout.attr_ptr`` and one more attribute, ``n_attributes``, without
     state weights: the attribute the items of a sentence that give no entry
-    point at (:meth:`CRFTagger._sentence_best_path`). Kept per layout
+    point at (:meth:`CRFTagger._sink_labels`). Kept per layout
     (:class:`~sklearn_crf._derived.DerivedValues`); nothing is stored on the
     estimator."""
     attr_ptr = layout.attr_ptr

@@ -1,7 +1,7 @@
-"""One sentence of feature dicts: ``predict([x])`` reads an entry per item
-(those without one at an attribute without weights) in one kernel call, and
-gives the labels of the general route, for a fitted tagger and for one read
-from a CRFsuite file."""
+"""Lists of feature dicts: ``predict(X)``, of one sentence or many, reads an
+entry per item (those without one at an attribute without weights) in one
+kernel call per range of sentences, and gives the labels of the general
+route, for a fitted tagger and for one read from a CRFsuite file."""
 
 import gc
 import pickle
@@ -52,17 +52,45 @@ def test_one_sentence_route_gives_the_general_labels(taggers, name):
     models, X = taggers
     crf = models[name]
     for x in X:
-        assert crf._sentence_best_path(x) is not None
+        assert crf._sink_labels([x]) is not None
         assert crf.predict([x]) == _general_labels(crf, x)
-    assert [crf.predict([x])[0] for x in X] == crf.predict(X)
+    assert [crf.predict([x])[0] for x in X] == crf._sink_labels(X) == crf.predict(X)
+
+
+def _corpus_labels(crf, X):
+    corpus = crf._encode(X)
+    return crf._labels(crf._best_paths(corpus, _transitions(crf.layout_, crf.coef_), 1),
+                       corpus.seq_ptr)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("n_sequences", [0, 1, 2, 1000])
+def test_a_batch_gives_the_labels_of_its_corpus(taggers, n_jobs, n_sequences):
+    """On one thread or on two (ranges of sequences), small and large."""
+    models, X = taggers
+    crf = pickle.loads(pickle.dumps(models["fitted"])).set_params(n_jobs=n_jobs)
+    X = (X * 5)[:n_sequences]
+    assert crf._sink_labels(X) == _corpus_labels(crf, X)
+
+
+def test_a_batch_error_names_the_sequence_and_token(taggers):
+    """A bad value met among a batch's misses names its place in X."""
+    models, X = taggers
+    crf = models["fitted"]
+    bad = X * 3
+    bad[400] = [X[0][0], dict(X[0][0], w=None)]
+    with pytest.raises(TypeError, match=r"X\[400\]\[1\]\['w'\] is a NoneType"):
+        crf.predict(bad)
 
 
 def test_other_sentences_take_the_general_route(taggers):
     models, X = taggers
     crf = models["fitted"]
     x = [dict(X[1][0], odd=2.5), X[1][0]]  # a value other than 0 and 1
-    assert crf._sentence_best_path(x) is None
+    assert crf._sink_labels([x]) is None
+    assert crf._sink_labels(X + [x]) is None
     assert crf.predict([x]) == _general_labels(crf, x)
+    assert crf.predict(X + [x]) == crf.predict(X) + crf.predict([x])
     with pytest.raises(TypeError, match=r"X\[0\]\[0\]\['w'\] is a NoneType"):
         crf.predict([[dict(X[1][0], w=None)]])
 
@@ -75,11 +103,11 @@ def test_the_sink_attribute_leaves_the_scores_bitwise(taggers, name):
     attr_ptr = _sink_attr_ptr(layout)
     assert len(attr_ptr) == len(layout.attr_ptr) + 1 and attr_ptr[-1] == attr_ptr[-2]
     for x in X[:50]:
-        entries = crf.vectorizer_._sentence_entries(x, len(attr_ptr) - 2)
+        entries = crf.vectorizer_._scoring_entries([x], len(attr_ptr) - 2)
         corpus = crf._encode([x])
         np.testing.assert_array_equal(
             _engine.state_scores_sparse(crf.coef_, attr_ptr, layout.attr_label,
-                                        *entries, layout.n_labels),
+                                        *entries[:3], layout.n_labels),
             crf._scores(corpus))
 
 

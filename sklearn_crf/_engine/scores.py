@@ -195,18 +195,23 @@ def state_scores_sparse_range(
 
     For each label the products are added in the order of the token's
     entries, as in :func:`state_scores_dense_range` (which also adds the zeros
-    of pairs without a parameter), so both give the same numbers. Compiled
+    of pairs without a parameter), so both give the same numbers. An empty
+    ``tok_val`` means every value is 1 (``v · w`` is ``scale · w``). Compiled
     twice: here, and without FMA contraction for the online solvers
     (:data:`state_scores_sparse_range_exact`, CRFsuite's arithmetic).
     """
     L = out.shape[1]
+    ones = tok_val.shape[0] == 0
     for t in range(stop - start):
         for j in range(L):
             out[t, j] = 0.0
         tok = start + t
         for k in range(tok_ptr[tok], tok_ptr[tok + 1]):
             a = tok_attr[k]
-            v = tok_val[k] * scale if scale != 1.0 else tok_val[k]
+            if ones:
+                v = scale
+            else:
+                v = tok_val[k] * scale if scale != 1.0 else tok_val[k]
             for p in range(attr_ptr[a], attr_ptr[a + 1]):
                 out[t, attr_label[p]] += w[p] * v
 

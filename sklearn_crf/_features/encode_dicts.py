@@ -3,19 +3,19 @@
 :func:`encode_entries` reads any X (batches of dict tokens looked up in the
 vocabulary's (key, value) memo at once, token by token otherwise);
 :func:`encode_sentence` is the same for one sentence of a fitted vocabulary
-in fewer NumPy calls (serving), and :func:`sentence_entries` gives only
-that sentence's non-zero entries (what a prediction reads). They send the items that miss the memo
-through one rule, :func:`_miss_entries` (CRFsuite's rules of
-:mod:`.attributes`, item by item, or all at once for new words), and give
+in fewer NumPy calls (serving), and :func:`scoring_entries` gives the
+entries a prediction reads, of one sentence or many, without taking any
+out. They send the items that miss the memo through one rule,
+:func:`_miss_entries` (CRFsuite's rules of :mod:`.attributes`, item by
+item, or all at once for new words), and give
 an :class:`~sklearn_crf.EncodedCorpus` (:func:`entries_corpus`).
 """
 
 import math
 from array import array
-from bisect import bisect_right
 from collections.abc import Mapping
-from itertools import accumulate, chain, compress, repeat
-from operator import itemgetter
+from itertools import accumulate, chain, repeat
+from operator import getitem, itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -38,6 +38,9 @@ NO_POS = np.zeros(0, dtype=np.int64)
 NO_POS.flags.writeable = False
 NO_VAL = np.zeros(0, dtype=np.float64)
 NO_VAL.flags.writeable = False
+#: the values of entries that are all 1, as the state scores read them: empty
+#: (writeable, as numba compiles a read-only array's kernel again)
+UNIT_VALUES = np.zeros(0, dtype=np.float64)
 
 
 def entries_corpus(vectorizer, n_attributes, tok_ptr, entries, slow_pos, slow_val, seq_ptr,
@@ -140,9 +143,9 @@ def encode_entries(X, vocab, vectorizer, dense=None):
                           np.array(slow_val, dtype=np.float64), seq_ptr, dense)
 
 
-class SentenceEntries(NamedTuple):
-    """One sentence's tokens as the state scores read them
-    (:func:`sentence_entries`): an entry per ``(key, value)`` item, those
+class ScoringEntries(NamedTuple):
+    """Sentences of dict tokens as the state scores read them
+    (:func:`scoring_entries`): an entry per ``(key, value)`` item, those
     that give no entry (a value of 0, an unknown attribute) pointed at a
     ``sink`` attribute without parameters, so that no entry is removed.
 
@@ -152,85 +155,95 @@ class SentenceEntries(NamedTuple):
         Start of each token's entries.
     tok_attr : ndarray of shape (n_items,), dtype int32
         Attribute id of each entry, ``sink`` for an item without one.
-    tok_val : ndarray of shape (n_items,), dtype float64
-        Value of each entry: 1 (a sentence with other values takes the
-        general loop).
+    tok_val : ndarray of shape (0,), dtype float64
+        Empty: every value is 1, as the state scores read it (sentences
+        with other values take the general loop).
+    seq_ptr : ndarray of shape (n_sequences + 1,), dtype int64
+        Start of each sequence's tokens.
     """
 
     tok_ptr: np.ndarray
     tok_attr: np.ndarray
     tok_val: np.ndarray
+    seq_ptr: np.ndarray
 
 
 def encode_sentence(X, vocab, vectorizer, dense=None):
     """:func:`encode_entries` of an X of one sentence of dict tokens, with a
     vocabulary that does not grow: the same corpus with a few NumPy calls (one
     sentence at a time, serving), or None when the general loop must do it
-    (see :func:`_sentence_ids`)."""
-    found = _sentence_ids(X[0], vocab, vectorizer)
+    (see :func:`_token_ids`)."""
+    seq_ptr = np.array((0, len(X[0])), dtype=np.int64)
+    found = _token_ids(X, seq_ptr, X[0], vocab, vectorizer)
     if found is None:
         return None
     ids, item_ptr = found
     known = ids != ABSENT
     tok_ptr, ids = _kept_entries(ids, item_ptr, known)
-    seq_ptr = np.array((0, len(X[0])), dtype=np.int64)
     return entries_corpus(vectorizer, len(vocab.ids), tok_ptr, ids, NO_POS, NO_VAL, seq_ptr,
                           dense)
 
 
-def sentence_entries(tokens, vocab, vectorizer, sink):
-    """The :class:`SentenceEntries` of one sentence of dict tokens, its items
-    without an entry pointed at the attribute ``sink`` (at least the number
-    of attributes): with ``sink``'s weights empty, the scores of
-    :func:`encode_sentence`'s corpus, bitwise, without taking entries out.
-    None when the general loop must encode it (see :func:`_sentence_ids`)."""
-    found = _sentence_ids(tokens, vocab, vectorizer)
+def scoring_entries(X, vocab, vectorizer, sink):
+    """The :class:`ScoringEntries` of X, a list of sequences of dict tokens,
+    under a fitted vocabulary by name that does not grow, its items without
+    an entry pointed at the attribute ``sink`` (at least the number of
+    attributes): with ``sink``'s weights empty, the scores of
+    :func:`encode_entries`' corpus, bitwise, without taking entries out or
+    splitting the zeros off. None when the general loop must encode X (see
+    :func:`_token_ids`)."""
+    if len(X) == 1:  # one sentence (serving): fewer steps
+        tokens = X[0]
+        if type(tokens) is not list:
+            return None
+        seq_ptr = np.array((0, len(tokens)), dtype=np.int64)
+    else:
+        if not all(type(seq) is list for seq in X):
+            return None
+        seq_ptr = np.frombuffer(array("q", accumulate(map(len, X), initial=0)),
+                                dtype=np.int64)
+        tokens = list(chain.from_iterable(X))
+    found = _token_ids(X, seq_ptr, tokens, vocab, vectorizer)
     if found is None:
         return None
     tok_attr, tok_ptr = found
     # one comparison: ~id (a zero) and ABSENT are beyond every id as uint32
     as_unsigned = tok_attr.view(np.uint32)
     np.minimum(as_unsigned, sink, out=as_unsigned)
-    return SentenceEntries(tok_ptr, tok_attr, _ones(len(tok_attr)))
+    return ScoringEntries(tok_ptr, tok_attr, UNIT_VALUES, seq_ptr)
 
 
-#: ``[ones]``: float64 ones that :func:`_ones` hands out slices of (never
-#: written: replaced by a longer array when one is too short)
-_ONES = [np.ones(256)]
-
-
-def _ones(n):
-    """``n`` float64 ones, a view of one array shared by every call: the values
-    of :class:`SentenceEntries`, which the state scores only read."""
-    ones = _ONES[0]
-    if len(ones) < n:
-        ones = _ONES[0] = np.ones(max(n, 2 * len(ones)))
-    return ones[:n]
-
-
-def _sentence_ids(tokens, vocab, vectorizer):
-    """``(ids, item_ptr)`` of one sentence of dict tokens under a vocabulary by
-    name that does not grow: the int32 entry of each ``(key, value)`` item (an
-    id, ``~id`` for a value of 0, :data:`ABSENT` for an unknown attribute)
-    and the start of each token's items (int64); None when the general loop
-    must do it (another token form, an unhashable value, a miss that gives
-    several entries or a value other than 0 and 1).
+def _token_ids(X, seq_ptr, tokens, vocab, vectorizer):
+    """``(ids, item_ptr)`` of ``tokens``, the dict tokens of X (of sequences
+    ``seq_ptr``), under a vocabulary by name that does not grow: the int32
+    entry of each ``(key, value)`` item (an id, ``~id`` for a value of 0,
+    :data:`ABSENT` for an unknown attribute) and the start of each token's
+    items (int64); None when the general loop must do it (another token
+    form, an unhashable value, a miss that gives several entries or a value
+    other than 0 and 1).
 
     Every item is looked up in the memo at once; the misses go through
-    :func:`_sentence_misses`.
+    :func:`_miss_entries`, the open keys computed at the first (a fitted
+    model that predicts once predicts again).
     """
     # a hashing vocabulary's memo is the call's own (empty): the general loop
     if vocab.grow or type(vocab) is not NameVocabulary or set(map(type, tokens)) - {dict}:
         return None
-    counts = list(map(len, tokens))
+    if len(tokens) < _SMALL:  # one sentence: no NumPy call per step
+        counts = list(map(len, tokens))
+        n_items = sum(counts)
+        item_ptr = np.fromiter(accumulate(counts, initial=0), np.int64, len(counts) + 1)
+    else:
+        item_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, tokens), np.int64, len(tokens)), out=item_ptr[1:])
+        n_items = int(item_ptr[-1])
     try:
         ids = np.fromiter(
             map(vocab.pairs.get, chain.from_iterable(map(dict.items, tokens)),
                 repeat(ABSENT)),
-            np.int32, sum(counts))
+            np.int32, n_items)
     except TypeError:  # an unhashable value: a list, a dict
         return None
-    item_ptr = np.fromiter(accumulate(counts, initial=0), np.int64, len(counts) + 1)
     miss = (ids == ABSENT).nonzero()[0]
     if not len(miss):
         return ids, item_ptr
@@ -241,12 +254,27 @@ def _sentence_ids(tokens, vocab, vectorizer):
             miss = (ids == ABSENT).nonzero()[0]
             if not len(miss):
                 return ids, item_ptr
-    out = _sentence_misses([tokens], vocab, vectorizer, item_ptr.tolist(), miss.tolist())
-    if out is None:
+    miss_tok = item_ptr.searchsorted(miss, side="right") - 1
+    items = _items_at(tokens, miss_tok.tolist(), (miss - item_ptr[miss_tok]).tolist())
+    out, n_out, slow = _miss_entries(
+        X, vocab, vectorizer, items,
+        lambda: _where(seq_ptr, miss_tok), compute_open=True)
+    if slow or (n_out is not None and max(n_out) > 1):
         return None
-    if out:
-        ids[miss] = out
+    if n_out is not None:  # one entry or none (an unknown attribute) each
+        entry = iter(out)
+        out = [next(entry) if n else ABSENT for n in n_out]
+    ids[miss] = out
     return ids, item_ptr
+
+
+def _items_at(tokens, toks, pos):
+    """The ``(key, value)`` items at position ``pos[i]`` of the dict token
+    ``tokens[toks[i]]`` (lists of ints), in order: C loops (``map``), no
+    Python code per item."""
+    dicts = list(map(tokens.__getitem__, toks))
+    keys = list(map(getitem, map(list, dicts), pos))
+    return list(zip(keys, map(getitem, dicts, keys)))
 
 
 def _kept_entries(ids, item_ptr, keep):
@@ -258,7 +286,7 @@ def _kept_entries(ids, item_ptr, keep):
     return kept[item_ptr], ids[keep]
 
 
-def _miss_entries(X, vocab, vectorizer, items, where):
+def _miss_entries(X, vocab, vectorizer, items, where, compute_open=False):
     """The entries of the ``(key, value)`` items that missed the memo, in order:
     the one rule of a miss, for the batches and for one sentence.
 
@@ -270,8 +298,9 @@ def _miss_entries(X, vocab, vectorizer, items, where):
     order of first appearance and the memo gets the pairs in that order;
     otherwise a name is known (its id) or not (:data:`ABSENT`), and, once the
     fitted ``vectorizer``'s :func:`~sklearn_crf._features.vocabulary.open_keys`
-    are known, none is when no key is one of them, without building the names
-    (:func:`_unnamed_misses`). Other misses
+    are known (or computed now, with ``compute_open``), none is when no key
+    is one of them, without building the names (:func:`_unnamed_misses`).
+    Other misses
     run :func:`_encode_item` one by one, in order; ``where()`` gives the
     sequence and the token within it of each (for its errors).
 
@@ -282,7 +311,8 @@ def _miss_entries(X, vocab, vectorizer, items, where):
     """
     if type(vocab) is NameVocabulary and set(map(type, chain.from_iterable(items))) == {str}:
         if not vocab.grow:
-            if _unnamed_misses(vectorizer, vocab, map(itemgetter(0), items), compute=False):
+            if _unnamed_misses(vectorizer, vocab, map(itemgetter(0), items),
+                               compute_open):
                 return [ABSENT] * len(items), None, []
             return list(map(vocab.ids.get, map(str_attribute, items), repeat(ABSENT))), None, []
         names = map(str_attribute, items)
@@ -299,49 +329,13 @@ def _miss_entries(X, vocab, vectorizer, items, where):
     return out, n_out, slow
 
 
-def _sentence_misses(X, vocab, vectorizer, starts, miss):
-    """The entry of each missed item (positions ``miss`` among the items of the
-    one sentence of X, whose tokens' items start at ``starts``),
-    :data:`ABSENT` for an unknown attribute; an empty list when every miss is
-    a str item of a key outside
-    :func:`~sklearn_crf._features.vocabulary.open_keys` (an unknown attribute
-    each, named by no lookup); None when a miss gives several entries or a
-    value other than 0 and 1."""
-    tokens = X[0]
-    keys, values, toks = [], [], []  # each miss's key, value and token
-    t = names = None
-    for pos in miss:
-        if names is None or pos >= starts[t + 1]:
-            t = bisect_right(starts, pos) - 1
-            token = tokens[t]
-            names = list(token)
-        key = names[pos - starts[t]]
-        keys.append(key)
-        values.append(token[key])
-        toks.append(t)
-    if (set(map(type, keys)) == {str} and set(map(type, values)) == {str}
-            and _unnamed_misses(vectorizer, vocab, keys)):
-        return []
-    items = list(zip(keys, values))
-    out, n_out, slow = _miss_entries(X, vocab, vectorizer, items,
-                                     lambda: (repeat(0), toks))
-    if slow:
-        return None
-    if n_out is not None:
-        if max(n_out) > 1:
-            return None
-        entry = iter(out)  # one entry or none (an unknown attribute) each
-        out = [next(entry) if n else ABSENT for n in n_out]
-    return out
-
-
 def _unnamed_misses(vectorizer, vocab, keys, compute=True):
     """True when str items of these keys that missed the memo of a fitted
     vocabulary by name (``vocab``, of ``vectorizer``) can name no attribute:
     no key is one of :func:`~sklearn_crf._features.vocabulary.open_keys`.
-    Without ``compute``, False while those keys are not known yet: a batch
-    looks its misses up by name rather than pay the pass over every name
-    (one sentence at a time, served, pays it once, at its first miss)."""
+    Without ``compute``, False while those keys are not known yet: the
+    encode of a batch looks its misses up by name rather than pay the pass
+    over every name (a prediction pays it once, at its first miss)."""
     if vectorizer is None:
         return False
     keys_open = open_keys(vectorizer, vocab.pairs, compute)
@@ -353,14 +347,14 @@ def _resolve_misses(X, vocab, vectorizer, tokens, counts, ids, miss, first_token
     replaced by its entries of :func:`_miss_entries` (none, one or several).
     Returns the batch's entries, entries per token and (position, value) of
     its entries whose value is not 1. The missed items are gathered in C
-    loops (:func:`_missed_items`)."""
+    loops (:func:`_items_at`)."""
     item_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(counts, out=item_ptr[1:])
     miss_tok = np.searchsorted(item_ptr, miss, side="right") - 1
-    items = _missed_items(tokens, counts, item_ptr, ids == ABSENT, miss_tok)
+    items = _items_at(tokens, miss_tok.tolist(), (miss - item_ptr[miss_tok]).tolist())
     out, n_out, slow = _miss_entries(
         X, vocab, vectorizer, items,
-        lambda: [a.tolist() for a in _where(seq_ptr, miss_tok + first_token)])
+        lambda: _where(seq_ptr, miss_tok + first_token))
     if n_out is None:
         ids[miss] = out
         if ABSENT in out:  # unknown attributes: dropped
@@ -385,23 +379,6 @@ def _resolve_misses(X, vocab, vectorizer, tokens, counts, ids, miss, first_token
     return merged, np.diff(bounds), [(int(out_pos[i]), x) for i, x in slow]
 
 
-def _missed_items(tokens, counts, item_ptr, missed, miss_tok):
-    """The ``(key, value)`` items of a batch's misses, in order: the items of the
-    tokens with a miss (``miss_tok``, increasing), filtered by ``missed`` (one
-    bool per item of the batch), in C loops (``compress``)."""
-    first = np.ones(len(miss_tok), dtype=bool)
-    np.not_equal(miss_tok[1:], miss_tok[:-1], out=first[1:])
-    toks = miss_tok[first]
-    lens = counts[toks]
-    ends = np.cumsum(lens)
-    # the batch's item index of each item of those tokens
-    where = np.repeat(item_ptr[toks] - (ends - lens), lens) + np.arange(
-        int(ends[-1]), dtype=np.int64)
-    return list(compress(
-        chain.from_iterable(map(dict.items, map(tokens.__getitem__, toks.tolist()))),
-        missed[where].tolist()))
-
-
 def _as_int64(part):
     """An ndarray as it is, or an ``array("q")`` as an int64 ndarray, without a copy."""
     if isinstance(part, np.ndarray):
@@ -410,9 +387,10 @@ def _as_int64(part):
 
 
 def _where(seq_ptr, tokens):
-    """(sequence, token within it) of token indices of X (an int or an array)."""
+    """Lists of (sequence, token within it) of token indices ``tokens`` (an
+    array) of X, of sequences ``seq_ptr``."""
     s = np.searchsorted(seq_ptr, tokens, side="right") - 1
-    return s, tokens - seq_ptr[s]
+    return s.tolist(), (tokens - seq_ptr[s]).tolist()
 
 
 def _encode_tokens(X, vocab, first_seq, stop_seq):

@@ -28,7 +28,7 @@ from .encode_dicts import (
     encode_entries,
     encode_sentence,
     entries_corpus,
-    sentence_entries,
+    scoring_entries,
 )
 from .forms import sequence_length
 from .validation import check_sequences
@@ -377,19 +377,25 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         the fitted state, read only (see :meth:`_encode`)."""
         return new_vocabulary(self.n_features) if fitting else fitted_vocabulary(self)
 
-    def _sentence_entries(self, tokens, sink):
-        """One sentence of dict tokens as the state scores read it
-        (:class:`~sklearn_crf._features.encode_dicts.SentenceEntries`), under
+    def _scoring_entries(self, X, sink):
+        """X, a list of lists of dict tokens, as the state scores read it
+        (:class:`~sklearn_crf._features.encode_dicts.ScoringEntries`), under
         this fitted vectorizer by name and without dense features: the
-        entries of :meth:`encode` on ``[tokens]``, and an entry of attribute
-        ``sink`` (at least ``n_attributes_``) for each item without one. None
-        when the sentence takes the general route (:meth:`encode`), which
-        also raises the errors of bad input."""
-        state = self.__dict__
-        if ("vocabulary_" not in state or state.get("n_dense_features_")
-                or state["n_attributes_"] > sink):
+        entries of :meth:`encode` on X, and an entry of attribute ``sink``
+        (at least ``n_attributes_``) for each item without one. None when X
+        takes the general route (:meth:`encode`), which also raises the
+        errors of bad input."""
+        if not self._gives_scoring_entries(X, sink):
             return None
-        return sentence_entries(tokens, fitted_vocabulary(self), self, sink)
+        return scoring_entries(X, fitted_vocabulary(self), self, sink)
+
+    def _gives_scoring_entries(self, X, sink):
+        """Whether X, a list, may have scoring entries under this fitted
+        vectorizer by name, without dense features, whose ids are below
+        ``sink``."""
+        state = self.__dict__
+        return (type(X) is list and "vocabulary_" in state
+                and not state.get("n_dense_features_") and state["n_attributes_"] <= sink)
 
     def _corpus_of_entries(self, tok_ptr, entries, seq_ptr):
         """The :class:`EncodedCorpus`, under this fitted vectorizer and without

@@ -320,6 +320,25 @@ def test_state_scores_match_dense(corpus):
     np.testing.assert_array_equal(sparse, got)  # the same sums in the same order
 
 
+def test_sparse_state_scores_read_empty_values_as_ones(corpus):
+    """An empty tok_val means every value is 1: the bits of explicit ones, at
+    scale 1 and at another scale."""
+    encoded, layout, _ = corpus
+    w = np.random.default_rng(1).normal(size=layout.n_state)
+    tok_ptr, tok_attr = encoded.tok_ptr, encoded.tok_attr
+    ones = np.ones(len(tok_attr))
+    for scale in (1.0, 0.37):
+        got = np.empty((len(tok_ptr) - 1, layout.n_labels))
+        ref = np.empty_like(got)
+        for tok_val, out in ((np.zeros(0), got), (ones, ref)):
+            _engine.state_scores_sparse_range(w, scale, layout.attr_ptr, layout.attr_label,
+                                              tok_ptr, tok_attr, tok_val, 0,
+                                              len(tok_ptr) - 1, out)
+        np.testing.assert_array_equal(got, ref)
+        assert scale != 1.0 or np.array_equal(got, _engine.state_scores_sparse(
+            w, layout.attr_ptr, layout.attr_label, tok_ptr, tok_attr, ones, layout.n_labels))
+
+
 @pytest.mark.parametrize("L", [1, 3, 4, 5, 8, 9, 12, 13, 16, 17, 23, 24, 40, 42])
 def test_state_scores_add_entries_in_order_in_either_schedule(L):
     """Both schedules of state_scores_dense_range (sums in registers below

@@ -815,32 +815,52 @@ def test_one_sentence_encode_forms(x):
 
 
 def _assert_entries_are_the_nonzero_corpus(vec, x):
-    """The one-sentence entries of x are an entry per item, the non-zero
+    """The scoring entries of [x] are an entry per item, the non-zero
     entries of its general encoding with the others at the sink attribute,
     or there are none (the general route)."""
+    return _assert_batch_entries_are_the_nonzero_corpus(vec, [x])
+
+
+def _assert_batch_entries_are_the_nonzero_corpus(vec, X):
+    """As above, for the sentences X at once."""
     sink = vec.n_attributes_ + 3
-    entries = vec._sentence_entries(x, sink)
+    entries = vec._scoring_entries(X, sink)
     if entries is None:
         return False
-    corpus = _general_encode(vec, [x])
-    assert len(entries.tok_attr) == sum(map(len, x))
-    np.testing.assert_array_equal(np.diff(entries.tok_ptr), list(map(len, x)))
-    assert entries.tok_val.dtype == np.float64 and (entries.tok_val == 1).all()
+    corpus = _general_encode(vec, X)
+    lengths = [len(t) for x in X for t in x]
+    assert len(entries.tok_attr) == sum(lengths)
+    np.testing.assert_array_equal(np.diff(entries.tok_ptr), lengths)
+    np.testing.assert_array_equal(entries.seq_ptr, corpus.seq_ptr)
+    assert entries.tok_val.dtype == np.float64 and len(entries.tok_val) == 0  # all ones
+    assert (corpus.tok_val == 1).all()
     keep = entries.tok_attr != sink
     kept_before = np.concatenate(([0], np.cumsum(keep)))
     for a, b in ((kept_before[entries.tok_ptr], corpus.tok_ptr),
-                 (entries.tok_attr[keep], corpus.tok_attr),
-                 (entries.tok_val[keep], corpus.tok_val)):
+                 (entries.tok_attr[keep], corpus.tok_attr)):
         assert a.dtype == b.dtype and np.array_equal(a, b)
     return True
 
 
-def test_sentence_entries_are_the_nonzero_entries_of_encode():
+def test_scoring_entries_are_the_nonzero_entries_of_encode():
     rng = np.random.default_rng(2)
     vec = SequenceVectorizer().fit(_random_sentences(rng, 200, 300))
     n_fast = sum(_assert_entries_are_the_nonzero_corpus(vec, x)
                  for x in _random_sentences(rng, 200, 400))
     assert n_fast > 150  # all but the sentences with a value other than 0 and 1
+
+
+def test_scoring_entries_of_a_batch_are_the_nonzero_entries_of_encode():
+    """Many sentences at once (the batch loop, its misses gathered by
+    position); a sentence with a value other than 0 and 1 sends the whole
+    batch to the general route."""
+    rng = np.random.default_rng(3)
+    vec = SequenceVectorizer().fit(_random_sentences(rng, 200, 300))
+    X = _random_sentences(rng, 300, 400)
+    assert _assert_batch_entries_are_the_nonzero_corpus(vec, X)
+    assert _assert_batch_entries_are_the_nonzero_corpus(vec, [])
+    assert not _assert_batch_entries_are_the_nonzero_corpus(
+        vec, X + [[{"w": "w1", "one": 2.5}]])
 
 
 @pytest.mark.parametrize("x", [
@@ -849,20 +869,22 @@ def test_sentence_entries_are_the_nonzero_entries_of_encode():
     [{"w": "a", "lst": ["p", "q"]}],  # an unhashable value: the general route
     [["w:a"]],  # a list token: the general route
 ])
-def test_sentence_entries_forms(x):
+def test_scoring_entries_forms(x):
     vec = SequenceVectorizer().fit([[{"w": "a", "n": 0}, {"n": 1.0, "w": "b"}]])
     assert _assert_entries_are_the_nonzero_corpus(vec, x) == (
         not x or all(type(t) is dict and not set(map(type, t.values())) & {float, list}
                      for t in x))
 
 
-def test_sentence_entries_take_no_hashing_or_dense_vectorizer_or_small_sink():
+def test_scoring_entries_take_no_hashing_or_dense_vectorizer_or_small_sink():
     x = [{"w": "a"}]
-    assert SequenceVectorizer(n_features=8).fit([x])._sentence_entries(x, 10) is None
-    assert SequenceVectorizer().fit([(x, np.ones((1, 2)))])._sentence_entries(x, 10) is None
+    assert SequenceVectorizer(n_features=8).fit([x])._scoring_entries([x], 10) is None
+    assert SequenceVectorizer().fit([(x, np.ones((1, 2)))])._scoring_entries([x], 10) is None
     vec = SequenceVectorizer().fit([[{"w": "a", "v": "b"}]])
-    assert vec._sentence_entries(x, 1) is None  # a sink among the ids
-    assert vec._sentence_entries(x, 2) is not None
+    assert vec._scoring_entries([x], 1) is None  # a sink among the ids
+    assert vec._scoring_entries([x], 2) is not None
+    assert vec._scoring_entries(tuple([x]), 2) is None  # not a list: the general route
+    assert vec._scoring_entries([tuple(x)], 2) is None
 
 
 @pytest.mark.parametrize("x, n_entries", [
