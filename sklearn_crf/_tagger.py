@@ -24,6 +24,7 @@ from ._training.fit import fit_model
 from ._training.solvers import SOLVERS, check_solver_params
 from ._engine.threads import n_threads as _n_threads
 from ._features.validation import label_array
+from ._features.corpus import FeatureDicts
 from ._features.vectorizer import SequenceVectorizer
 from ._version import __version__
 
@@ -512,7 +513,7 @@ class CRFTagger(BaseEstimator):
                 or self.transition_constraints is not None):
             problem = self._problem(X, allowed)
             return self._labels(self._decode(problem), problem.seq_ptr)
-        if type(X) is list:
+        if type(X) is list or type(X) is FeatureDicts:
             y = self._sink_labels(X)
             if y is not None:
                 return y
@@ -807,8 +808,8 @@ class CRFTagger(BaseEstimator):
             corpus.tok_val, trans, corpus.seq_ptr, n_threads)
 
     def _sink_labels(self, X):
-        """The best label sequences of X, a list of sequences of dict tokens,
-        without constraints, from its entries
+        """The best label sequences of X, a list of sequences of dict tokens
+        (or read :class:`FeatureDicts`), without constraints, from its entries
         (:meth:`SequenceVectorizer._scoring_entries`: an entry per item, those
         without one at an attribute without weights) in one kernel call per
         range of sequences: the labels of :meth:`_best_paths` on its corpus,

@@ -13,6 +13,7 @@ import numpy as np
 
 from .config import kernel
 from .scores import max_length, state_scores_sparse_range
+from .simd import WIDTH, element, vadd, vload, vselect_gt, vsplat, vstore
 
 ViterbiWorkspace = namedtuple(
     "ViterbiWorkspace", ["delta", "back_label", "back_rank", "count", "heads"]
@@ -143,6 +144,24 @@ def list_viterbi_sequences(scores, trans, seq_ptr, K, first, stop, paths, path_s
 
 
 @kernel(inline="always")
+def backtrack(delta, back, n, path):
+    """The end of a Viterbi over ``n >= 1`` tokens: the best last label (the
+    first maximum of ``delta[n - 1]``) and the path back from it through
+    ``back`` (labels, int32 or float64) into ``path``; returns its score."""
+    best = -np.inf
+    arg = 0
+    for i in range(delta.shape[1]):
+        if delta[n - 1, i] > best:
+            best = delta[n - 1, i]
+            arg = i
+    path[n - 1] = arg
+    for t in range(n - 1, 0, -1):
+        arg = np.int64(back[t, arg])
+        path[t - 1] = arg
+    return best
+
+
+@kernel(inline="always")
 def viterbi_finite(scores, trans, n, delta, back, path):
     """The Viterbi algorithm on finite scores: the best path of one sequence
     of length ``n`` into ``path``, returning its score.
@@ -169,17 +188,46 @@ def viterbi_finite(scores, trans, n, delta, back, path):
                     arg = i
             delta[t, j] = best + scores[t, j]
             back[t, j] = arg
-    best = -np.inf
-    arg = 0
-    for i in range(L):
-        if delta[n - 1, i] > best:
-            best = delta[n - 1, i]
-            arg = i
-    path[n - 1] = arg
-    for t in range(n - 1, 0, -1):
-        arg = back[t, arg]
-        path[t - 1] = arg
-    return best
+    return backtrack(delta, back, n, path)
+
+
+@kernel(inline="always")
+def viterbi_finite_lanes(scores, first, trans, n, delta, back, path):
+    """:func:`viterbi_finite` of the ``n`` rows of ``scores`` from ``first``
+    on, ``L >= WIDTH`` labels, eight labels per vector instruction: per
+    chunk of eight labels ``j`` (chunks at 0, 8, 16, ... and the last at
+    ``L - 8``, which overlaps the one before and computes the same numbers
+    again), the sums ``delta[t - 1, i] + trans[i, j]`` over ``i`` in label
+    order, each lane keeping its first maximum (a strict ``>``), then ``+
+    scores[t, j]``: per label the numbers and the ties of the scalar loop,
+    so the same path and score. ``delta`` (>= n, L) float64 and ``back``
+    (>= n, L) float64 (the argmax, exact as a float) are work buffers;
+    ``trans`` is C-contiguous.
+    """
+    if n == 0:
+        return 0.0
+    L = scores.shape[1]
+    last = L - WIDTH
+    s0 = first * L
+    for j in range(L):
+        delta[0, j] = scores[first, j]
+    for t in range(1, n):
+        p = (t - 1) * L
+        o = t * L
+        c = 0
+        while True:
+            best = vsplat(-np.inf)
+            arg = vsplat(0.0)
+            for i in range(L):
+                v = vadd(vsplat(element(delta, p + i)), vload(trans, i * L + c))
+                arg = vselect_gt(v, best, vsplat(float(i)), arg)
+                best = vselect_gt(v, best, v, best)
+            vstore(delta, o + c, vadd(best, vload(scores, s0 + o + c)))
+            vstore(back, o + c, arg)
+            if c == last:
+                break
+            c = c + WIDTH if c + WIDTH < last else last
+    return backtrack(delta, back, n, path)
 
 
 @kernel
@@ -189,9 +237,10 @@ def best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans
     parameter vector, in one call: their tokens' state scores
     (:func:`~sklearn_crf._engine.scores.state_scores_sparse_range`, into their
     rows of ``scores``, (n_tokens, L)) then :func:`viterbi_finite` per
-    sequence: the labels (their entries of ``paths``, (n_tokens,) int32) and
-    scores (of ``path_scores``, (n_sequences,)) of :func:`list_viterbi` at
-    K = 1, without constraints. One call per range of sequences, so that the
+    sequence (:func:`viterbi_finite_lanes` from eight labels on): the
+    labels (their entries of ``paths``, (n_tokens,) int32) and scores (of
+    ``path_scores``, (n_sequences,)) of :func:`list_viterbi` at K = 1,
+    without constraints. One call per range of sequences, so that the
     GIL is taken once; ranges on several threads write disjoint rows."""
     L = scores.shape[1]
     a0 = seq_ptr[first]
@@ -200,6 +249,14 @@ def best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans
                               a0, b0, scores[a0:b0])
     max_len = max(max_length(seq_ptr[first:stop + 1]), 1)
     delta = np.empty((max_len, L))
+    if L >= WIDTH:  # eight labels per vector instruction
+        back_lanes = np.empty((max_len, L))
+        for s in range(first, stop):
+            a = seq_ptr[s]
+            b = seq_ptr[s + 1]
+            path_scores[s] = viterbi_finite_lanes(scores, a, trans, b - a, delta,
+                                                  back_lanes, paths[a:b])
+        return
     back = np.empty((max_len, L), dtype=np.int32)
     for s in range(first, stop):
         a = seq_ptr[s]

@@ -378,24 +378,21 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         return new_vocabulary(self.n_features) if fitting else fitted_vocabulary(self)
 
     def _scoring_entries(self, X, sink):
-        """X, a list of lists of dict tokens, as the state scores read it
+        """X, a list of lists of dict tokens (or a :class:`FeatureDicts` whose
+        dicts are built), as the state scores read it
         (:class:`~sklearn_crf._features.encode_dicts.ScoringEntries`), under
         this fitted vectorizer by name and without dense features: the
         entries of :meth:`encode` on X, and an entry of attribute ``sink``
         (at least ``n_attributes_``) for each item without one. None when X
-        takes the general route (:meth:`encode`), which also raises the
-        errors of bad input."""
-        if not self._gives_scoring_entries(X, sink):
+        takes the general route (:meth:`encode`; a FeatureDicts not read yet
+        goes from its tokens), which also raises the errors of bad input."""
+        state = self.__dict__
+        if type(X) is FeatureDicts:
+            X = X._list
+        if (type(X) is not list or "vocabulary_" not in state
+                or state.get("n_dense_features_") or state["n_attributes_"] > sink):
             return None
         return scoring_entries(X, fitted_vocabulary(self), self, sink)
-
-    def _gives_scoring_entries(self, X, sink):
-        """Whether X, a list, may have scoring entries under this fitted
-        vectorizer by name, without dense features, whose ids are below
-        ``sink``."""
-        state = self.__dict__
-        return (type(X) is list and "vocabulary_" in state
-                and not state.get("n_dense_features_") and state["n_attributes_"] <= sink)
 
     def _corpus_of_entries(self, tok_ptr, entries, seq_ptr):
         """The :class:`EncodedCorpus`, under this fitted vectorizer and without

@@ -95,3 +95,33 @@ def test_best_paths_sparse_breaks_ties_as_the_list_viterbi(n_labels):
             assert path_scores[s] == total.max() == listed.scores[s]  # integer sums: exact
             n_ties += int((total == total.max()).sum() > 1)
     assert n_ties > 0  # the case this test is for
+
+
+@pytest.mark.parametrize("L", [8, 9, 15, 16, 17, 42])
+@pytest.mark.parametrize("ties", [False, True])
+def test_viterbi_lanes_give_the_scalar_paths_scores_and_ties(L, ties):
+    """Eight labels per vector (the last chunk overlapping): the scalar
+    Viterbi's numbers bitwise and its first maximum on ties (small integer
+    scores tie often), for every length, the brute force where it is small."""
+    from sklearn_crf._engine.viterbi import viterbi_finite, viterbi_finite_lanes
+
+    rng = np.random.default_rng(L + 100 * ties)
+    draw = (lambda *shape: rng.integers(-2, 3, size=shape).astype(float)) if ties else (
+        lambda *shape: rng.normal(size=shape))
+    trans = draw(L, L)
+    for n in (0, 1, 2, 3, 7):
+        scores = np.vstack([draw(2, L), draw(n, L), draw(1, L)])  # rows 2..2+n-1
+        delta = np.full((8, L), np.nan)
+        path = np.full(n, -1, dtype=np.int32)
+        path_lanes = np.full(n, -1, dtype=np.int32)
+        best = viterbi_finite(scores[2:2 + n], trans, n, delta.copy(),
+                              np.zeros((8, L), dtype=np.int32), path)
+        best_lanes = viterbi_finite_lanes(scores, 2, trans, n, delta, np.zeros((8, L)),
+                                          path_lanes)
+        np.testing.assert_array_equal(path_lanes, path)
+        assert best_lanes == best or (n == 0 and best_lanes == best == 0.0)
+        if 0 < n <= 3 and L <= 9:
+            naive_path, naive_score = _naive.best_path(scores[2:2 + n], trans)
+            assert best == pytest.approx(naive_score)
+            if not ties:
+                np.testing.assert_array_equal(path, naive_path)

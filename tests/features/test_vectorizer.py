@@ -1056,3 +1056,21 @@ def test_corpora_pickled_under_the_vectorizer_module_still_load():
     old = pickle.loads(data.replace(where, b"sklearn_crf._features.vectorizer\nEncodedCorpus"))
     assert type(old) is type(corpus) and old.vectorizer.vocabulary_ == {"w:a": 0, "n": 1, "w:b": 2}
     assert_corpus_equal(old, {f: getattr(corpus, f) for f in FIELDS})
+
+
+def test_scoring_entries_of_feature_dicts_once_read():
+    """A featurizer's FeatureDicts: from its tokens (the general route) until
+    read, then its dicts, as a list of them."""
+    from sklearn_crf import SequenceFeaturizer
+
+    sentences = [["Hola", "mundo", "."], ["Adiós", "Juan"], ["nuevo"]]
+    featurizer = SequenceFeaturizer()
+    vec = SequenceVectorizer().fit(featurizer.transform(sentences[:2]))
+    X = featurizer.transform(sentences)
+    sink = vec.n_attributes_
+    assert vec._scoring_entries(X, sink) is None
+    list(X)  # read: the dicts are built
+    got, ref = vec._scoring_entries(X, sink), vec._scoring_entries(list(X), sink)
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(a, b)
+    assert _assert_batch_entries_are_the_nonzero_corpus(vec, list(X))
