@@ -35,13 +35,36 @@ from .._engine.dense import (
     observed_distinct_counts,
     sum_blocks,
 )
+from .._engine.driver import BLOCK_TOKENS
 from .._features.vectorizer import EncodedCorpus
 from .._model.constraints import TransitionConstraints
 
 
-#: tokens in a group of blocks: without a dense part, the node marginals are
-#: held for one group at a time, not for the whole corpus
-GROUP_TOKENS = 1 << 16
+#: bytes of node marginals (8 a label) in a group of blocks: without a dense
+#: part, the node marginals are held for one group at a time, not for the
+#: whole corpus (:func:`group_tokens`)
+GROUP_BYTES = 1 << 22
+
+#: blocks a group holds at least for each thread, so that the threads, which
+#: wait for each other at the end of a group, share its blocks evenly
+GROUP_BLOCKS_PER_THREAD = 2
+
+
+def group_tokens(n_labels, n_chunks, block_tokens=None):
+    """Tokens in a group of blocks of :class:`CRFObjective` on ``n_chunks``
+    threads: :data:`GROUP_BYTES` of node marginals of ``n_labels`` labels, and
+    at least :data:`GROUP_BLOCKS_PER_THREAD` blocks of ``block_tokens`` tokens
+    (default :data:`~sklearn_crf._engine.driver.BLOCK_TOKENS`) a thread.
+
+    Examples
+    --------
+    >>> group_tokens(42, 1, 4096) < group_tokens(9, 1, 4096)
+    True
+    """
+    if block_tokens is None:
+        block_tokens = BLOCK_TOKENS
+    return max(GROUP_BYTES // (8 * max(n_labels, 1)),
+               GROUP_BLOCKS_PER_THREAD * max(n_chunks, 1) * block_tokens)
 
 
 class CRFObjective:
@@ -85,9 +108,12 @@ class CRFObjective:
     counts), one (tokens × labels) buffer, the entries by attribute range (8
     bytes an entry, 16 when some value is not 1), and a few (L, L) sums per
     block. Without a dense part, the blocks go in groups of about
-    :data:`GROUP_TOKENS` tokens, one group after another (its blocks, then
+    :func:`group_tokens` tokens, one group after another (its blocks, then
     its counts), so the (tokens × labels) buffer holds one group's rows:
-    each count still gets its terms in token order, the same bits.
+    each count still gets its terms in token order, the same bits. The
+    scratch of the forward-backward (three (tokens × labels × lanes) arrays)
+    is sized by the longest sequence of the blocks of a call, not the
+    corpus's.
 
     A corpus with a dense part (``corpus.dense``, (n_tokens, n_dense)) adds
     ``dense @ W_dense`` to the state scores of each block and gets the
@@ -175,11 +201,15 @@ class CRFObjective:
             np.zeros(layout.n_params), self.dense_index
         )
         self._g_attr = np.zeros_like(self._w_attr)
-        self._max_len = int(np.max(np.diff(seq_ptr), initial=0))
+        # the longest sequence of each block: the scratch of a call's blocks
+        lengths = np.diff(seq_ptr)
+        self._block_max_len = (np.maximum.reduceat(lengths, self._block_ptr[:-1])
+                               if len(lengths) else np.zeros(n_blocks, dtype=np.int64))
         # groups of blocks (one group, the corpus, with a dense part: its
         # products read the node marginals of every token)
         if self._dense is None:
-            self._group_ptr = block_bounds(self._token_bounds, GROUP_TOKENS)
+            self._group_ptr = block_bounds(
+                self._token_bounds, group_tokens(L, self.n_chunks, block_tokens))
         else:
             self._group_ptr = np.array([0, n_blocks], dtype=np.int64)
         self._group_tok = self._token_bounds[self._group_ptr]
@@ -235,6 +265,7 @@ class CRFObjective:
         if self.constraints is not None:
             trans[~self.constraints.transitions] = -np.inf
         block_ptr = self._block_ptr
+        block_max_len = self._block_max_len
         wnode = self._wnode
         g_attr = self._g_attr
         token_bounds = self._token_bounds
@@ -260,11 +291,12 @@ class CRFObjective:
             # scores, forward-backward (and counts when fused) of blocks first..stop-1;
             # a block where scaling declines is completed in log space here
             tok0, seq_ptr, group_tok_ptr = group
+            max_len = int(block_max_len[first:stop].max())
             while first < stop:
                 b = gradient_blocks_scaled(
                     w_attr, group_tok_ptr, corpus.tok_attr, self._tok_val, with_scores,
                     self._forbidden_start, self._forbidden_end, trans, seq_ptr,
-                    self.seq_weight, block_ptr, first, stop, self._max_len, wnode,
+                    self.seq_weight, block_ptr, first, stop, max_len, wnode,
                     self._seq_log_z, self._block_log_z, self._block_outer,
                     self._block_edge, fused, entries.tok, entries.attr, entries.val, tok0,
                     g_attr, self._exp_trans,
@@ -273,7 +305,8 @@ class CRFObjective:
                     return
                 forward_backward_blocks_log(
                     wnode, trans, seq_ptr, self.seq_weight, block_ptr, b, b + 1,
-                    self._max_len, self._seq_log_z, self._block_log_z, self._block_edge,
+                    int(block_max_len[b]), self._seq_log_z, self._block_log_z,
+                    self._block_edge,
                 )
                 if fused:
                     scatter_block(b)

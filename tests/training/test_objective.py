@@ -112,7 +112,7 @@ def test_groups_of_blocks_give_the_bits_of_one_group(group_tokens, L, monkeypatc
     w = rng.normal(size=layout.n_params)
     whole = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=1,
                          block_tokens=5)(w)
-    monkeypatch.setattr(objective, "GROUP_TOKENS", group_tokens)
+    monkeypatch.setattr(objective, "group_tokens", lambda *args, **kwargs: group_tokens)
     for n_chunks in (1, 2, 3):
         obj = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=n_chunks,
                            block_tokens=5)
@@ -122,6 +122,74 @@ def test_groups_of_blocks_give_the_bits_of_one_group(group_tokens, L, monkeypatc
         f, g = obj(w)
         assert f == whole[0]
         np.testing.assert_array_equal(g, whole[1])
+
+
+@pytest.mark.parametrize("L", [2, 9, 42, 300])
+@pytest.mark.parametrize("n_chunks", [1, 2, 8])
+def test_group_size_is_a_byte_budget_with_blocks_for_every_thread(L, n_chunks):
+    """A group holds GROUP_BYTES of node marginals, fewer tokens the more
+    labels, but at least GROUP_BLOCKS_PER_THREAD blocks a thread."""
+    from sklearn_crf._training.objective import (GROUP_BLOCKS_PER_THREAD, GROUP_BYTES,
+                                                 group_tokens)
+
+    n = group_tokens(L, n_chunks, 4096)
+    floor = GROUP_BLOCKS_PER_THREAD * n_chunks * 4096
+    assert n >= floor
+    assert n == floor or n * 8 * L <= GROUP_BYTES < (n + 1) * 8 * L
+    assert group_tokens(L, n_chunks, 4096) >= group_tokens(2 * L, n_chunks, 4096)
+
+
+def test_node_buffer_holds_one_group_of_the_byte_budget(monkeypatch):
+    """The (tokens × labels) buffer is one group's rows: about GROUP_BYTES,
+    not the corpus's, and the same bits as one group."""
+    from sklearn_crf._training import objective
+
+    X, y = random_corpus(12, n_seq=50, max_len=7, n_labels=5)
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    L = layout.n_labels
+    rng = np.random.default_rng(12)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    w = rng.normal(size=layout.n_params)
+    one_group = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=1,
+                             block_tokens=4)
+    assert len(one_group._group_ptr) == 2
+    whole = one_group(w)
+    monkeypatch.setattr(objective, "GROUP_BYTES", 8 * L * 30)
+    for n_chunks in (1, 2):
+        obj = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=n_chunks,
+                           block_tokens=4)
+        # a group ends at the first block past the budget: 30 tokens and a block
+        assert obj._wnode.shape[0] <= 30 + 4 + 7
+        assert obj._wnode.shape[0] < corpus.n_tokens // 2
+        f, g = obj(w)
+        assert f == whole[0]
+        np.testing.assert_array_equal(g, whole[1])
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2, 3])
+def test_scratch_sized_by_the_blocks_of_a_call_fits_a_long_sequence(n_chunks):
+    """The forward-backward scratch is sized by the longest sequence of the
+    blocks of each call: one sequence far longer than the others, alone in
+    its block or not, still gets brute force's gradient."""
+    X, y = random_corpus(13, n_seq=12, max_len=3, n_labels=2)
+    X_more, y_more = random_corpus(14, n_seq=12, max_len=4, n_labels=2)
+    X.insert(5, [token for seq in X_more for token in seq][:12])
+    y.insert(5, [label for seq in y_more for label in seq][:12])
+    assert len(y[5]) == 12
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    rng = np.random.default_rng(13)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    w = rng.normal(size=layout.n_params)
+    for block_tokens in (2, 5, 4096):
+        obj = CRFObjective(corpus, layout, labels, weights, c2=0.1, n_chunks=n_chunks,
+                           block_tokens=block_tokens)
+        assert obj._block_max_len.max() == 12
+        f, g = obj(w)
+        assert f == pytest.approx(
+            _naive.objective(w, layout, corpus, labels, weights, 0.0, 0.1), rel=1e-10)
+        np.testing.assert_allclose(
+            g, _naive.gradient(w, layout, corpus, labels, weights, 0.1), rtol=1e-9,
+            atol=1e-10)
 
 
 def test_block_bounds_depend_on_the_offsets_only():
@@ -146,7 +214,7 @@ def test_fused_and_two_pass_gradients_agree_bitwise_where_scaling_declines(
     from sklearn_crf._training import objective
     from sklearn_crf._training.objective import ConstrainedCRFObjective
 
-    monkeypatch.setattr(objective, "GROUP_TOKENS", group_tokens)
+    monkeypatch.setattr(objective, "group_tokens", lambda *args, **kwargs: group_tokens)
 
     X, y = random_corpus(8, n_seq=30, max_len=6, n_labels=3)
     corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
