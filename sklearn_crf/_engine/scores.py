@@ -508,8 +508,8 @@ def pair_frequencies(tok_ptr, tok_attr, tok_val, labels, n_attributes, n_labels)
         key = tok_attr[e0:e1].astype(np.int64)
         key *= n_labels
         key += np.repeat(labels[first:stop], np.diff(tok_ptr[first:stop + 1]))
-        if ones:  # sums of ones: counts, exact in float64
-            freq += np.bincount(key, minlength=size)
+        if ones:  # sums of ones: counts, exact in float64 (no (size,) temporary)
+            np.add.at(freq, key, 1.0)
         else:
             np.add.at(freq, key, tok_val[e0:e1])
             seen[key] = True
