@@ -103,12 +103,13 @@ class CRFObjective:
     threads the counts are added after all blocks, one pass per range of
     attributes (each range's entries in token order, by one thread). Every
     (attribute, label) count gets its terms in token order either way, so
-    the result is bitwise the same for any ``n_chunks``, and the memory does
-    not grow with it: two dense (attributes × labels) matrices (weights and
-    counts), one (tokens × labels) buffer, the entries by attribute range (8
+    the result is bitwise the same for any ``n_chunks``, and the memory
+    hardly grows with it: two dense (attributes × labels) matrices (weights
+    and counts), one (tokens × labels) buffer, the entries by attribute range (8
     bytes an entry, 16 when some value is not 1), and a few (L, L) sums per
     block. Without a dense part, the blocks go in groups of about
-    :func:`group_tokens` tokens, one group after another (its blocks, then
+    :func:`group_tokens` tokens (:data:`GROUP_BYTES` of rows, or a few blocks
+    a thread when that is more), one group after another (its blocks, then
     its counts), so the (tokens × labels) buffer holds one group's rows:
     each count still gets its terms in token order, the same bits. The
     scratch of the forward-backward (three (tokens × labels × lanes) arrays)
