@@ -798,13 +798,26 @@ class CRFTagger(BaseEstimator):
         return self._scores(corpus), corpus.seq_ptr
 
     def _best_paths(self, corpus, trans, n_threads):
-        """Label codes of the best paths of an encoded corpus without
+        """Label codes of the best paths of an encoded corpus (or
+        :class:`~sklearn_crf._features.encode_dicts.ScoringEntries`) without
         constraints (``trans``: the transition matrix), one kernel call per
-        range of sequences on ``n_threads``."""
+        range of sequences on ``n_threads``: from the dense copy of the state
+        weights when the corpus has at least as many entries as the model
+        has state weights (:func:`_dense_state_weights`, whose check reads
+        them all) and the copy is small enough, else from the parameter
+        vector. The same codes either way."""
         _note_compilation()
         layout = self.layout_
+        coef = self.coef_
+        tok_attr = corpus.tok_attr
+        if len(tok_attr) >= layout.n_state:
+            w_attr = _dense_state_weights(layout, coef)
+            if w_attr is not None:
+                return _engine.unconstrained_best_paths_dense(
+                    w_attr, corpus.tok_ptr, tok_attr, corpus.tok_val, trans, corpus.seq_ptr,
+                    n_threads)
         return _engine.unconstrained_best_paths(
-            self.coef_, layout.attr_ptr, layout.attr_label, corpus.tok_ptr, corpus.tok_attr,
+            coef, _sink_attr_ptr(layout), layout.attr_label, corpus.tok_ptr, tok_attr,
             corpus.tok_val, trans, corpus.seq_ptr, n_threads)
 
     def _sink_labels(self, X):
@@ -821,16 +834,11 @@ class CRFTagger(BaseEstimator):
         layout = self.layout_
         if layout.n_dense:
             return None
-        attr_ptr = _sink_attr_ptr(layout)
-        entries = self.vectorizer_._scoring_entries(X, len(attr_ptr) - 2)
+        entries = self.vectorizer_._scoring_entries(X, layout.n_attributes)
         if entries is None:
             return None
-        _note_compilation()
-        coef = self.coef_
         with _n_threads(self.n_jobs, len(entries.tok_ptr) - 1) as n_threads:
-            codes = _engine.unconstrained_best_paths(
-                coef, attr_ptr, layout.attr_label, entries.tok_ptr, entries.tok_attr,
-                entries.tok_val, _transitions(layout, coef), entries.seq_ptr, n_threads)
+            codes = self._best_paths(entries, _transitions(layout, self.coef_), n_threads)
         return self._labels(codes, entries.seq_ptr)
 
     def _problem(self, X, allowed):
@@ -1262,6 +1270,40 @@ def _transitions(layout, coef):
     if trans is None:
         trans = _TRANSITIONS.put(coef, layout.transition_matrix(coef), (layout,), (weights,))
     return trans
+
+
+#: the largest dense (attributes x labels) copy of the state weights kept for
+#: decoding (:func:`_dense_state_weights`), in bytes
+DENSE_WEIGHTS_BYTES = 32 << 20
+
+#: per coef_ array: the dense copy of its state weights under its layout
+_DENSE_STATE_WEIGHTS = DerivedValues()
+
+
+def _dense_state_weights(layout, coef):
+    """The state weights of ``coef`` as a dense (n_attributes + 1, L) matrix,
+    the last row (the sink attribute of :func:`_sink_attr_ptr`) zeros, kept
+    between calls; None when it would take more than
+    :data:`DENSE_WEIGHTS_BYTES`.
+
+    A row per entry in the state scores, eight labels per vector
+    instruction, instead of three lookups into the parameter lists. Kept per
+    ``coef`` object (:class:`~sklearn_crf._derived.DerivedValues`) and checked
+    against the state weights themselves at every call (their bytes), so an
+    in-place change of ``coef_`` is seen too: a call that reads fewer
+    entries than there are state weights reads the parameter vector instead
+    (:meth:`CRFTagger._best_paths`).
+    """
+    n_rows = layout.n_attributes + 1
+    if n_rows * layout.n_labels * 8 > DENSE_WEIGHTS_BYTES:
+        return None
+    weights = coef[:layout.n_state].tobytes()
+    w_attr = _DENSE_STATE_WEIGHTS.get(coef, (layout,), (weights,))
+    if w_attr is None:
+        w_attr = np.zeros((n_rows, layout.n_labels))
+        layout.attribute_matrix(coef, out=w_attr[:-1])
+        w_attr = _DENSE_STATE_WEIGHTS.put(coef, w_attr, (layout,), (weights,))
+    return w_attr
 
 
 #: per layout: its attr_ptr with one more attribute without weights

@@ -120,3 +120,32 @@ def test_the_sink_attr_ptr_goes_with_its_layout(taggers):
     del crf
     gc.collect()
     assert key not in _SINK_ATTR_PTRS
+
+
+def test_the_dense_weights_give_the_codes_of_the_parameter_vector(taggers, monkeypatch):
+    """A batch with more entries than state weights reads the dense copy of
+    the weights: the codes of the parameter vector's route; an in-place
+    change of coef_ is seen; a copy beyond the byte budget is not made."""
+    from sklearn_crf import _tagger
+
+    models, X = taggers
+    crf = pickle.loads(pickle.dumps(models["fitted"]))
+    X = X * 5
+    entries = crf.vectorizer_._scoring_entries(X, crf.layout_.n_attributes)
+    assert len(entries.tok_attr) >= crf.layout_.n_state
+    trans = _transitions(crf.layout_, crf.coef_)
+    sparse = _engine.unconstrained_best_paths(
+        crf.coef_, _sink_attr_ptr(crf.layout_), crf.layout_.attr_label, *entries[:3],
+        trans, entries.seq_ptr)
+    np.testing.assert_array_equal(crf._best_paths(entries, trans, 1), sparse)
+    np.testing.assert_array_equal(crf._best_paths(entries, trans, 2), sparse)
+    assert _tagger._dense_state_weights(crf.layout_, crf.coef_) is not None
+    crf.coef_[: crf.layout_.n_state] *= -1.0  # in place: the kept copy is stale
+    flipped = _engine.unconstrained_best_paths(
+        crf.coef_, _sink_attr_ptr(crf.layout_), crf.layout_.attr_label, *entries[:3],
+        trans, entries.seq_ptr)
+    assert not np.array_equal(flipped, sparse)
+    np.testing.assert_array_equal(crf._best_paths(entries, trans, 1), flipped)
+    monkeypatch.setattr(_tagger, "DENSE_WEIGHTS_BYTES", 8)
+    assert _tagger._dense_state_weights(crf.layout_, crf.coef_) is None
+    np.testing.assert_array_equal(crf._best_paths(entries, trans, 1), flipped)

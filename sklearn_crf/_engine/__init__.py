@@ -30,6 +30,7 @@ from .decoding import (
     posterior_problem,
     span_log_probs,
     unconstrained_best_paths,
+    unconstrained_best_paths_dense,
 )
 from .driver import (
     BLOCK_TOKENS,

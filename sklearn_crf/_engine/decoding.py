@@ -31,7 +31,7 @@ from .driver import (
     span_log_probabilities_batch,
     viterbi_batch,
 )
-from .viterbi import best_paths_sparse, first_dead_tokens
+from .viterbi import best_paths_dense, best_paths_sparse, first_dead_tokens
 
 class DecodingProblem(NamedTuple):
     """Scores to decode, with every constraint already applied as -inf.
@@ -160,13 +160,31 @@ def unconstrained_best_paths(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val
     of sequences: on the calling thread with ``n_threads=1``, else on
     ``n_threads`` (:func:`~sklearn_crf._engine.driver.run_ranges`), the same
     codes."""
-    n_tok = tok_ptr.shape[0] - 1
-    scores = np.empty((n_tok, trans.shape[0]))
+    return _best_paths_in_ranges(
+        best_paths_sparse, (w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans,
+                            seq_ptr), len(tok_ptr) - 1, trans.shape[0], n_threads)
+
+
+def unconstrained_best_paths_dense(w_attr, tok_ptr, tok_attr, tok_val, trans, seq_ptr,
+                                   n_threads=1):
+    """:func:`unconstrained_best_paths` from the dense (n_attributes, L) state
+    weights ``w_attr`` (:func:`~sklearn_crf._engine.viterbi.best_paths_dense`):
+    the same codes."""
+    return _best_paths_in_ranges(
+        best_paths_dense, (w_attr, tok_ptr, tok_attr, tok_val, trans, seq_ptr),
+        len(tok_ptr) - 1, trans.shape[0], n_threads)
+
+
+def _best_paths_in_ranges(kernel, args, n_tok, L, n_threads):
+    """The codes of a best-paths kernel (``kernel(*args, first, stop, scores,
+    paths, path_scores)``) run over ranges of the sequences (the last of
+    ``args``) on ``n_threads``."""
+    seq_ptr = args[-1]
+    scores = np.empty((n_tok, L))
     paths = np.empty(n_tok, dtype=np.int32)
-    path_scores = np.empty(seq_ptr.shape[0] - 1)
-    run_ranges(n_threads, seq_ptr.shape[0] - 1, lambda first, stop: best_paths_sparse(
-        w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans, seq_ptr, first, stop,
-        scores, paths, path_scores))
+    path_scores = np.empty(len(seq_ptr) - 1)
+    run_ranges(n_threads, len(seq_ptr) - 1, lambda first, stop: kernel(
+        *args, first, stop, scores, paths, path_scores))
     return paths
 
 

@@ -12,7 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from .config import kernel
-from .scores import max_length, state_scores_sparse_range
+from .scores import max_length, state_scores_dense_range, state_scores_sparse_range
 from .simd import WIDTH, element, vadd, vload, vselect_gt, vsplat, vstore
 
 ViterbiWorkspace = namedtuple(
@@ -230,23 +230,12 @@ def viterbi_finite_lanes(scores, first, trans, n, delta, back, path):
     return backtrack(delta, back, n, path)
 
 
-@kernel
-def best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans, seq_ptr,
-                      first, stop, scores, paths, path_scores):
-    """The best paths of sequences ``first..stop-1`` straight from the
-    parameter vector, in one call: their tokens' state scores
-    (:func:`~sklearn_crf._engine.scores.state_scores_sparse_range`, into their
-    rows of ``scores``, (n_tokens, L)) then :func:`viterbi_finite` per
-    sequence (:func:`viterbi_finite_lanes` from eight labels on): the
-    labels (their entries of ``paths``, (n_tokens,) int32) and scores (of
-    ``path_scores``, (n_sequences,)) of :func:`list_viterbi` at K = 1,
-    without constraints. One call per range of sequences, so that the
-    GIL is taken once; ranges on several threads write disjoint rows."""
+@kernel(inline="always")
+def viterbi_finite_range(scores, trans, seq_ptr, first, stop, paths, path_scores):
+    """:func:`viterbi_finite` of sequences ``first..stop-1`` of the state
+    scores ``scores`` (n_tokens, L) (:func:`viterbi_finite_lanes` from eight
+    labels on): their labels into ``paths`` and scores into ``path_scores``."""
     L = scores.shape[1]
-    a0 = seq_ptr[first]
-    b0 = seq_ptr[stop]
-    state_scores_sparse_range(w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val,
-                              a0, b0, scores[a0:b0])
     max_len = max(max_length(seq_ptr[first:stop + 1]), 1)
     delta = np.empty((max_len, L))
     if L >= WIDTH:  # eight labels per vector instruction
@@ -262,6 +251,37 @@ def best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans
         a = seq_ptr[s]
         b = seq_ptr[s + 1]
         path_scores[s] = viterbi_finite(scores[a:b], trans, b - a, delta, back, paths[a:b])
+
+
+@kernel
+def best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans, seq_ptr,
+                      first, stop, scores, paths, path_scores):
+    """The best paths of sequences ``first..stop-1`` straight from the
+    parameter vector, in one call: their tokens' state scores
+    (:func:`~sklearn_crf._engine.scores.state_scores_sparse_range`, into their
+    rows of ``scores``, (n_tokens, L)) then :func:`viterbi_finite_range`: the
+    labels (their entries of ``paths``, (n_tokens,) int32) and scores (of
+    ``path_scores``, (n_sequences,)) of :func:`list_viterbi` at K = 1,
+    without constraints. One call per range of sequences, so that the
+    GIL is taken once; ranges on several threads write disjoint rows."""
+    a0 = seq_ptr[first]
+    b0 = seq_ptr[stop]
+    state_scores_sparse_range(w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val,
+                              a0, b0, scores[a0:b0])
+    viterbi_finite_range(scores, trans, seq_ptr, first, stop, paths, path_scores)
+
+
+@kernel
+def best_paths_dense(w_attr, tok_ptr, tok_attr, tok_val, trans, seq_ptr, first, stop, scores,
+                     paths, path_scores):
+    """:func:`best_paths_sparse` from the dense (n_attributes, L) state
+    weights ``w_attr`` (:func:`~sklearn_crf._engine.scores.state_scores_dense_range`:
+    a row per entry, eight labels per vector instruction): the same scores,
+    labels and path scores."""
+    a0 = seq_ptr[first]
+    b0 = seq_ptr[stop]
+    state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, a0, b0, scores[a0:b0])
+    viterbi_finite_range(scores, trans, seq_ptr, first, stop, paths, path_scores)
 
 
 @kernel

@@ -61,6 +61,11 @@ class ParameterLayout:
     n_dense: int = 0
 
     @property
+    def n_attributes(self):
+        """Number of attributes (rows of ``attr_ptr`` offsets)."""
+        return self.attr_ptr.shape[0] - 1
+
+    @property
     def n_state(self):
         """Number of state weights."""
         return self.attr_label.shape[0]

@@ -56,10 +56,12 @@ def test_predict_in_one_call_equals_the_decoding_problem_route(n_jobs, monkeypat
         return tagger._labels(tagger._decode(problem), problem.seq_ptr)
 
     calls = []
-    one_call = _engine.unconstrained_best_paths
-    monkeypatch.setattr(_engine, "unconstrained_best_paths",
-                        lambda *args: calls.append(1) or one_call(*args))
+    for name in ("unconstrained_best_paths", "unconstrained_best_paths_dense"):
+        one_call = getattr(_engine, name)
+        monkeypatch.setattr(_engine, name, lambda *args, f=one_call, name=name:
+                            calls.append(name) or f(*args))
     assert tagger.predict(X) == problem_route(X)
+    assert calls == ["unconstrained_best_paths_dense"]  # more entries than weights
     assert [tagger.predict([x])[0] for x in X] == problem_route(X)
     assert len(calls) == 1 + len(X)
 
