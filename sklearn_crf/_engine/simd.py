@@ -296,7 +296,8 @@ def vtranspose_store(typingctx, src, s, dst, rows, c):
 
 def _prefetch(name, rw, doc):
     def typer(typingctx, arr, index):
-        if not _is_float_array(arr):
+        if not (isinstance(arr, types.Array) and arr.layout == "C"
+                and arr.dtype in (types.int32, types.int64, types.float64)):
             return None
         sig = types.none(arr, types.intp)
 
@@ -320,7 +321,8 @@ def _prefetch(name, rw, doc):
 prefetch = _prefetch(
     "prefetch", 0,
     "Ask for the cache line of the element at flat offset ``index`` of a "
-    "C-contiguous float64 array, to be read soon (no fault if out of range).")
+    "C-contiguous float64, int64 or int32 array, to be read soon (no fault if "
+    "out of range).")
 prefetch_write = _prefetch(
     "prefetch_write", 1,
     "As :func:`prefetch`, for a line about to be written.")

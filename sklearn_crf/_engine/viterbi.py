@@ -13,7 +13,7 @@ import numpy as np
 
 from .config import kernel
 from .scores import max_length, state_scores_dense_range, state_scores_sparse_range
-from .simd import WIDTH, element, vadd, vload, vselect_gt, vsplat, vstore
+from .simd import WIDTH, element, prefetch, vadd, vload, vselect_gt, vsplat, vstore
 
 ViterbiWorkspace = namedtuple(
     "ViterbiWorkspace", ["delta", "back_label", "back_rank", "count", "heads"]
@@ -259,15 +259,26 @@ def best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans
     """The best paths of sequences ``first..stop-1`` straight from the
     parameter vector, in one call: their tokens' state scores
     (:func:`~sklearn_crf._engine.scores.state_scores_sparse_range`, into their
-    rows of ``scores``, (n_tokens, L)) then :func:`viterbi_finite_range`: the
+    rows of ``scores``, (n_tokens, L); a sequence at a time, the cache lines of
+    its parameter lists asked for first, all at once, rather than met one
+    miss after another) then :func:`viterbi_finite_range`: the
     labels (their entries of ``paths``, (n_tokens,) int32) and scores (of
     ``path_scores``, (n_sequences,)) of :func:`list_viterbi` at K = 1,
     without constraints. One call per range of sequences, so that the
     GIL is taken once; ranges on several threads write disjoint rows."""
-    a0 = seq_ptr[first]
-    b0 = seq_ptr[stop]
-    state_scores_sparse_range(w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val,
-                              a0, b0, scores[a0:b0])
+    for s in range(first, stop):
+        a = seq_ptr[s]
+        b = seq_ptr[s + 1]
+        k0 = tok_ptr[a]
+        k1 = tok_ptr[b]
+        for k in range(k0, k1):  # the sequence's parameter offsets on their way at once
+            prefetch(attr_ptr, np.int64(element(tok_attr, k)))
+        for k in range(k0, k1):  # then their labels and weights
+            p = element(attr_ptr, np.int64(element(tok_attr, k)))
+            prefetch(attr_label, p)
+            prefetch(w, p)
+        state_scores_sparse_range(w, 1.0, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val,
+                                  a, b, scores[a:b])
     viterbi_finite_range(scores, trans, seq_ptr, first, stop, paths, path_scores)
 
 
