@@ -198,7 +198,7 @@ def scoring_entries(X, vocab, vectorizer, sink):
             return None
         seq_ptr = np.array((0, len(tokens)), dtype=np.int64)
     else:
-        if not all(type(seq) is list for seq in X):
+        if set(map(type, X)) - {list}:
             return None
         seq_ptr = np.frombuffer(array("q", accumulate(map(len, X), initial=0)),
                                 dtype=np.int64)
