@@ -42,6 +42,7 @@ NaN log Z, its rows keep their state scores and it adds nothing to the edge
 sums: the caller completes it in log space.
 """
 
+import threading
 from collections import namedtuple
 
 import numpy as np
@@ -80,31 +81,92 @@ LANES = WIDTH
 LaneWorkspace = namedtuple(
     "LaneWorkspace",
     ["exp_scores", "alpha", "beta", "scale", "tmp", "seq", "start", "length", "span",
-     "weight", "log_z", "ok", "outer", "rows"],
+     "weight", "log_z", "ok", "outer", "rows", "ids", "lengths", "order", "offsets"],
 )
-LaneWorkspace.__doc__ = """Buffers of one group of :data:`LANES` sentences of up to
-``max_len`` tokens (:func:`lane_workspace`): ``exp_scores``, ``alpha``, ``beta``
-(max_len, L, LANES); ``scale`` (max_len, LANES) the normalizing constants;
-``tmp`` (L, LANES) a scratch row; per lane ``seq`` (its sentence), ``start``
-(its first token; an empty lane, lane 0's), ``length`` (0 for an empty lane)
-and ``span`` (the same as a float), ``weight``, ``log_z`` and ``ok`` (int64, 0
-where scaling declined); ``outer`` (L, L, LANES) the block's edge sums per
-lane; ``rows`` (LANES,) int64 scratch (the flat offsets of a position's rows,
-one per lane). Allocated uninitialized: every field is written before it is
-read (one allocating routine per dtype and rank at the first compile)."""
+LaneWorkspace.__doc__ = """Buffers of :func:`lanes_block` for blocks of up to
+``max_seqs`` sentences of up to ``max_len`` tokens (:func:`lane_workspace`):
+``exp_scores``, ``alpha``, ``beta`` (max_len, L, LANES); ``scale`` (max_len,
+LANES) the normalizing constants; ``tmp`` (L, LANES) a scratch row; per lane
+``seq`` (its sentence), ``start`` (its first token; an empty lane, lane 0's),
+``length`` (0 for an empty lane) and ``span`` (the same as a float),
+``weight``, ``log_z`` and ``ok`` (int64, 0 where scaling declined); ``outer``
+(L, L, LANES) the block's edge sums per lane; ``rows`` (LANES,) int64 scratch
+(the flat offsets of a position's rows, one per lane); ``ids``, ``lengths``,
+``order`` (max_seqs,) int64 the block's sentences, their lengths and their
+order by length; ``offsets`` (max_len + 2,) int64 the counting sort's offsets.
+A group of shorter sentences uses the first rows of the (max_len, ...)
+arrays. Allocated uninitialized: every field is written before it is read."""
 
 
-@kernel(inline="always")
-def lane_workspace(max_len, L):
-    """A :class:`LaneWorkspace` for sentences of up to ``max_len`` tokens."""
+def lane_workspace(max_len, max_seqs, L):
+    """A :class:`LaneWorkspace` for blocks of up to ``max_seqs`` sentences of
+    up to ``max_len`` tokens, ``L`` labels."""
     W = LANES
+    ints = np.int64
     return LaneWorkspace(
         np.empty((max_len, L, W)), np.empty((max_len, L, W)), np.empty((max_len, L, W)),
-        np.empty((max_len, W)), np.empty((L, W)), np.empty(W, dtype=np.int64),
-        np.empty(W, dtype=np.int64), np.empty(W, dtype=np.int64), np.empty(W), np.empty(W),
-        np.empty(W), np.empty(W, dtype=np.int64), np.empty((L, L, W)),
-        np.empty(W, dtype=np.int64),
+        np.empty((max_len, W)), np.empty((L, W)), np.empty(W, dtype=ints),
+        np.empty(W, dtype=ints), np.empty(W, dtype=ints), np.empty(W), np.empty(W),
+        np.empty(W), np.empty(W, dtype=ints), np.empty((L, L, W)),
+        np.empty(W, dtype=ints), np.empty(max_seqs, dtype=ints),
+        np.empty(max_seqs, dtype=ints), np.empty(max_seqs, dtype=ints),
+        np.empty(max_len + 2, dtype=ints),
     )
+
+
+def lane_capacity(lw):
+    """``(max_len, max_seqs)`` of the :class:`LaneWorkspace` ``lw``."""
+    return lw.exp_scores.shape[0], lw.ids.shape[0]
+
+
+class LaneWorkspaces:
+    """The :class:`LaneWorkspace` of each call of
+    :func:`gradient_blocks_scaled` under way at one time, allocated once and
+    reused by every later call, so that the calls (on helper threads too)
+    allocate nothing: one allocation of each size for a whole fit, where a
+    workspace a call would leave holes of every size in each thread's heap.
+
+    ``sizes`` are the longest sentences the workspaces hold (one workspace
+    each, allocated here, on the calling thread), ``max_seqs`` the most
+    sentences of a block, ``L`` the labels. A call takes the smallest free
+    workspace that holds its longest sentence (:meth:`take`) and gives it back
+    when it ends (:meth:`give`); no two calls ever hold the same one. Sized by
+    the longest sentences of the ``n`` longest blocks, ``n`` workspaces serve
+    ``n`` calls at a time over any blocks (each holds the longest sentence of
+    its blocks) in most orders; when none is free that holds a call's
+    sentences, one more is allocated and kept.
+
+    Examples
+    --------
+    >>> pool = LaneWorkspaces([5, 12], max_seqs=4, L=3)
+    >>> lw = pool.take(6)
+    >>> lane_capacity(lw)
+    (12, 4)
+    >>> pool.give(lw)
+    """
+
+    def __init__(self, sizes, *, max_seqs, L):
+        self.max_seqs = int(max_seqs)
+        self.L = int(L)
+        self._free = [lane_workspace(int(n), self.max_seqs, self.L) for n in sorted(sizes)]
+        self._lock = threading.Lock()
+
+    def take(self, max_len):
+        """A workspace of at least ``max_len`` tokens no other call holds."""
+        with self._lock:
+            for k, lw in enumerate(self._free):  # in increasing size
+                if lw.exp_scores.shape[0] >= max_len:
+                    return self._free.pop(k)
+        return lane_workspace(max_len, self.max_seqs, self.L)
+
+    def give(self, lw):
+        """Give back a workspace of :meth:`take`."""
+        with self._lock:
+            n = lw.exp_scores.shape[0]
+            k = 0
+            while k < len(self._free) and self._free[k].exp_scores.shape[0] <= n:
+                k += 1
+            self._free.insert(k, lw)
 
 
 @kernel(inline="always")
@@ -500,7 +562,8 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
     0 or it is empty); ``outer_out`` (4, L, L) the block's edge sums (to be
     multiplied by ``exp_trans``), ``edge_out`` (L, L) zeroed. ``acc`` is
     Σ v_s log Z_s in sentence order; ``declined`` the number of sentences
-    where scaling declined (their log Z NaN, their rows untouched)."""
+    where scaling declined (their log Z NaN, their rows untouched). ``lw``
+    holds the block's sentences (:func:`lane_capacity`)."""
     L = scores_node.shape[1]
     outer = lw.outer
     for i in range(L):
@@ -510,8 +573,8 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
                 outer_out[r, i, j] = 0.0
             for w in range(LANES):
                 outer[i, j, w] = 0.0
-    ids = np.empty(s1 - s0, dtype=np.int64)
-    lengths = np.empty(s1 - s0, dtype=np.int64)
+    ids = lw.ids
+    lengths = lw.lengths
     k = 0
     for s in range(s0, s1):
         a = seq_ptr[s]
@@ -533,14 +596,14 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
     for q in range(k):
         if lengths[q] > longest:
             longest = lengths[q]
-    start = np.empty(longest + 2, dtype=np.int64)
+    start = lw.offsets
     for v in range(longest + 2):
         start[v] = 0
     for q in range(k):
         start[lengths[q] + 1] += 1
     for v in range(1, longest + 2):
         start[v] += start[v - 1]
-    order = np.empty(k, dtype=np.int64)
+    order = lw.order
     for q in range(k):
         v = lengths[q]
         order[start[v]] = q
@@ -591,7 +654,7 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
 @kernel
 def gradient_blocks_scaled(
     w_attr, tok_ptr, tok_attr, tok_val, with_scores, forbidden_start, forbidden_end,
-    trans, seq_ptr, seq_weight, block_ptr, first, stop, max_len, wnode, seq_log_z,
+    trans, seq_ptr, seq_weight, block_ptr, first, stop, lw, wnode, seq_log_z,
     block_log_z, block_outer, block_edge, scatter, ent_tok, ent_attr, ent_val, tok0, g_attr,
     exp_trans_out,
 ):
@@ -602,8 +665,9 @@ def gradient_blocks_scaled(
     ``with_scores`` is False: ``wnode`` holds them already), the labels
     ``forbidden_start`` / ``forbidden_end`` set to -inf on the first / last
     token of each sequence (constraints; empty arrays when none), the scaled
-    forward-backward over lanes of :func:`lanes_block` (weighted node
-    marginals in place of the scores), and, when ``scatter``, the block's
+    forward-backward over lanes of :func:`lanes_block` in the workspace
+    ``lw`` (a :class:`LaneWorkspace` that holds every block's sentences;
+    weighted node marginals in place of the scores), and, when ``scatter``, the block's
     expected state counts added to ``g_attr`` (n_attributes, L) by
     :func:`~sklearn_crf._engine.scores.scatter_state_counts` over the entries
     ``tok_ptr[a]:tok_ptr[e]`` of an entry index in the corpus's own order
@@ -627,7 +691,6 @@ def gradient_blocks_scaled(
         for i in range(L):
             for j in range(L):
                 exp_trans_out[i, j] = tt.exp_trans[i, j]
-    lw = lane_workspace(max_len, L)
     n_forbidden = forbidden_start.shape[0] + forbidden_end.shape[0]
     for b in range(first, stop):
         s0 = block_ptr[b]
@@ -688,10 +751,12 @@ def forward_backward_blocks(
     no_values = np.zeros(0)
     no_rows = np.zeros((0, L))
     exp_trans = np.empty((L, L))
+    lw = lane_workspace(max_len, int(np.max(np.diff(block_ptr[first:stop + 1]), initial=0)),
+                        L)
     while first < stop:
         b = gradient_blocks_scaled(
             no_rows, no_ints, no_ids, no_values, False, no_ints, no_ints, trans, seq_ptr,
-            seq_weight, block_ptr, first, stop, max_len, scores_node, seq_log_z,
+            seq_weight, block_ptr, first, stop, lw, scores_node, seq_log_z,
             block_log_z, block_outer, block_edge, False, no_ids, no_ids, no_values, 0,
             no_rows, exp_trans,
         )

@@ -136,8 +136,12 @@ def encode_entries(X, vocab, vectorizer, dense=None):
         tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
         if count_parts:
             np.cumsum(np.concatenate(list(map(_as_int64, count_parts))), out=tok_ptr[1:])
-        entries = (np.concatenate(list(map(_as_int64, entry_parts))) if entry_parts
-                   else np.zeros(0, np.int64))
+        # int32 entries (ids and ~ids of int32 attribute ids), 4 bytes an entry
+        entries = (np.concatenate(list(map(_as_int64, entry_parts)), dtype=np.int32,
+                                  casting="same_kind") if entry_parts
+                   else np.zeros(0, np.int32))
+    # the parts (as many bytes as the entries) are not needed past here
+    del entry_parts, count_parts
     return entries_corpus(vectorizer, len(vocab.ids), tok_ptr, entries,
                           np.array(slow_pos, dtype=np.int64),
                           np.array(slow_val, dtype=np.float64), seq_ptr, dense)
@@ -492,18 +496,26 @@ def _split_zero_entries(tok_ptr, entries, slow_pos, slow_val):
         zero_attr = (~entries[zero]).astype(np.int32, copy=False)
         if len(slow_pos):
             slow_pos = slow_pos - zero.searchsorted(slow_pos)
+        tok_attr = entries[keep].astype(np.int32, copy=False)
     else:  # no binary search per entry
-        kept = np.empty(len(entries) + 1, dtype=np.int64)  # non-zero entries before each
+        # non-zero entries before each entry (int32 when they fit: the largest
+        # array here, freed before the corpus's arrays are made)
+        kept = np.empty(len(entries) + 1,
+                        dtype=np.int32 if len(entries) < 2**31 else np.int64)
         kept[0] = 0
-        np.cumsum(keep, out=kept[1:])
-        nz_ptr = kept[tok_ptr]
+        np.cumsum(keep, dtype=kept.dtype, out=kept[1:])
+        nz_ptr = kept[tok_ptr].astype(np.int64, copy=False)
+        if len(slow_pos):
+            slow_pos = kept[slow_pos]
+        del kept
         zero_ptr = tok_ptr - nz_ptr  # zero entries before each token
         zero_tok = np.arange(len(tok_ptr) - 1, dtype=np.int64).repeat(
             zero_ptr[1:] - zero_ptr[:-1])
-        zero_attr = (~entries[~keep]).astype(np.int32, copy=False)
-        if len(slow_pos):
-            slow_pos = kept[slow_pos]
-    tok_attr = entries[keep].astype(np.int32, copy=False)
+        del zero_ptr
+        tok_attr = entries[keep].astype(np.int32, copy=False)
+        zero_attr = entries[np.logical_not(keep, out=keep)]  # keep is not needed after
+        del keep
+        zero_attr = np.invert(zero_attr, out=zero_attr).astype(np.int32, copy=False)
     tok_val = np.empty(len(tok_attr), dtype=np.float64)
     tok_val.fill(1.0)
     if len(slow_pos):

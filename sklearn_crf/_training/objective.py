@@ -36,6 +36,7 @@ from .._engine.dense import (
     sum_blocks,
 )
 from .._engine.driver import BLOCK_TOKENS
+from .._engine.lanes import LaneWorkspaces
 from .._features.vectorizer import EncodedCorpus
 from .._model.constraints import TransitionConstraints
 
@@ -206,6 +207,11 @@ class CRFObjective:
         lengths = np.diff(seq_ptr)
         self._block_max_len = (np.maximum.reduceat(lengths, self._block_ptr[:-1])
                                if len(lengths) else np.zeros(n_blocks, dtype=np.int64))
+        # one lane workspace for each thread, sized by the longest sentences of
+        # the n_chunks longest blocks: the calls allocate nothing
+        self._lanes = LaneWorkspaces(
+            np.sort(self._block_max_len)[::-1][:max(1, self.n_chunks)],
+            max_seqs=int(np.max(np.diff(self._block_ptr), initial=0)), L=L)
         # groups of blocks (one group, the corpus, with a dense part: its
         # products read the node marginals of every token)
         if self._dense is None:
@@ -292,26 +298,29 @@ class CRFObjective:
             # scores, forward-backward (and counts when fused) of blocks first..stop-1;
             # a block where scaling declines is completed in log space here
             tok0, seq_ptr, group_tok_ptr = group
-            max_len = int(block_max_len[first:stop].max())
-            while first < stop:
-                b = gradient_blocks_scaled(
-                    w_attr, group_tok_ptr, corpus.tok_attr, self._tok_val, with_scores,
-                    self._forbidden_start, self._forbidden_end, trans, seq_ptr,
-                    self.seq_weight, block_ptr, first, stop, max_len, wnode,
-                    self._seq_log_z, self._block_log_z, self._block_outer,
-                    self._block_edge, fused, entries.tok, entries.attr, entries.val, tok0,
-                    g_attr, self._exp_trans,
-                )
-                if b == stop:
-                    return
-                forward_backward_blocks_log(
-                    wnode, trans, seq_ptr, self.seq_weight, block_ptr, b, b + 1,
-                    int(block_max_len[b]), self._seq_log_z, self._block_log_z,
-                    self._block_edge,
-                )
-                if fused:
-                    scatter_block(b)
-                first = b + 1
+            lw = self._lanes.take(int(block_max_len[first:stop].max()))
+            try:
+                while first < stop:
+                    b = gradient_blocks_scaled(
+                        w_attr, group_tok_ptr, corpus.tok_attr, self._tok_val, with_scores,
+                        self._forbidden_start, self._forbidden_end, trans, seq_ptr,
+                        self.seq_weight, block_ptr, first, stop, lw, wnode,
+                        self._seq_log_z, self._block_log_z, self._block_outer,
+                        self._block_edge, fused, entries.tok, entries.attr, entries.val,
+                        tok0, g_attr, self._exp_trans,
+                    )
+                    if b == stop:
+                        return
+                    forward_backward_blocks_log(
+                        wnode, trans, seq_ptr, self.seq_weight, block_ptr, b, b + 1,
+                        int(block_max_len[b]), self._seq_log_z, self._block_log_z,
+                        self._block_edge,
+                    )
+                    if fused:
+                        scatter_block(b)
+                    first = b + 1
+            finally:
+                self._lanes.give(lw)
 
         distinct = self._distinct if dense is not None else None
         if dense is None:

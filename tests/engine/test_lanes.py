@@ -181,11 +181,12 @@ def test_forbidden_first_and_last_labels_go_to_log_space():
     exp_trans = np.zeros((L, L))
     max_len = max(LENGTHS)
     no_ints, no_ids, no_rows = np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros((0, L))
+    lw = _engine.lane_workspace(max_len, int(np.max(np.diff(block_ptr))), L)
     first = 0
     while first < 2:
         b = _engine.gradient_blocks_scaled(
             no_rows, no_ints, no_ids, np.zeros(0), False, np.flatnonzero(~start),
-            np.flatnonzero(~end), trans, seq_ptr, weights, block_ptr, first, 2, max_len, node,
+            np.flatnonzero(~end), trans, seq_ptr, weights, block_ptr, first, 2, lw, node,
             seq_log_z, block_log_z, block_outer, block_edge, False, no_ids, no_ids,
             np.zeros(0), 0, no_rows, exp_trans)
         if b == 2:

@@ -168,9 +168,9 @@ def test_node_buffer_holds_one_group_of_the_byte_budget(monkeypatch):
 
 @pytest.mark.parametrize("n_chunks", [1, 2, 3])
 def test_scratch_sized_by_the_blocks_of_a_call_fits_a_long_sequence(n_chunks):
-    """The forward-backward scratch is sized by the longest sequence of the
-    blocks of each call: one sequence far longer than the others, alone in
-    its block or not, still gets brute force's gradient."""
+    """The forward-backward scratch is sized by the longest sequences of the
+    longest blocks: one sequence far longer than the others, alone in its
+    block or not, still gets brute force's gradient."""
     X, y = random_corpus(13, n_seq=12, max_len=3, n_labels=2)
     X_more, y_more = random_corpus(14, n_seq=12, max_len=4, n_labels=2)
     X.insert(5, [token for seq in X_more for token in seq][:12])
@@ -190,6 +190,28 @@ def test_scratch_sized_by_the_blocks_of_a_call_fits_a_long_sequence(n_chunks):
         np.testing.assert_allclose(
             g, _naive.gradient(w, layout, corpus, labels, weights, 0.1), rtol=1e-9,
             atol=1e-10)
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2, 3])
+def test_lane_workspaces_are_allocated_once_and_reused(n_chunks):
+    """The objective allocates one lane workspace per thread, sized by the
+    longest sentences of the n_chunks longest blocks, and its evaluations
+    allocate none: the same workspaces after two evaluations, which give the
+    same bits."""
+    X, y = random_corpus(15, n_seq=30, max_len=9, n_labels=3)
+    corpus, layout, labels = corpus_arrays(X, y, all_possible_transitions=True)
+    rng = np.random.default_rng(15)
+    w = rng.normal(size=layout.n_params)
+    obj = CRFObjective(corpus, layout, labels, np.ones(len(X)), c2=0.1, n_chunks=n_chunks,
+                       block_tokens=7)
+    pool = obj._lanes._free
+    before = list(map(id, pool))
+    sizes = sorted(lw.exp_scores.shape[0] for lw in pool)
+    assert sizes == sorted(np.sort(obj._block_max_len)[::-1][:n_chunks].tolist())
+    f1, g1 = obj(w)
+    f2, g2 = obj(w)
+    assert sorted(map(id, pool)) == sorted(before)
+    assert f1 == f2 and g1.tobytes() == g2.tobytes()
 
 
 def test_block_bounds_depend_on_the_offsets_only():
