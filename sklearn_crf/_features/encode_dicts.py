@@ -109,8 +109,7 @@ def encode_entries(X, vocab, vectorizer, dense=None):
         if ids is not None:
             miss = np.flatnonzero(ids == ABSENT)
             if len(miss) and vocab.derive is not None:
-                again = derived_lookup(
-                    vocab, list(chain.from_iterable(map(dict.items, tokens))))
+                again = derived_lookup(vocab, tokens, len(ids))
                 if again is not None:
                     get_pair = vocab.pairs.get
                     ids = again
@@ -252,7 +251,7 @@ def _token_ids(X, seq_ptr, tokens, vocab, vectorizer):
     if not len(miss):
         return ids, item_ptr
     if vocab.derive is not None:
-        again = derived_lookup(vocab, list(chain.from_iterable(map(dict.items, tokens))))
+        again = derived_lookup(vocab, tokens, len(ids))
         if again is not None:
             ids = again
             miss = (ids == ABSENT).nonzero()[0]

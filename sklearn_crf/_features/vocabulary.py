@@ -11,7 +11,7 @@ featurizers' encoded fit, a :class:`VocabularyState`, unpickling), and
 """
 
 from functools import partial
-from itertools import compress, islice, repeat
+from itertools import chain, compress, islice, repeat
 from numbers import Integral
 from operator import contains, itemgetter
 from typing import NamedTuple
@@ -338,15 +338,17 @@ def _derive_memo(vectorizer, pairs):
     return None if memo is pairs else memo
 
 
-def derived_lookup(vocab, items):
+def derived_lookup(vocab, tokens, n_items):
     """After a miss: switch ``vocab`` to its derived memo, if it gets one, and
-    return ``items`` looked up in it (an int32 array), else None."""
+    return the ``n_items`` items of the dict ``tokens`` looked up in it (an
+    int32 array), else None (the items are read only then)."""
     derive, vocab.derive = vocab.derive, None
     memo = derive()
     if memo is None:
         return None
     vocab.pairs = memo
-    return np.fromiter(map(memo.get, items, repeat(ABSENT)), np.int32, len(items))
+    return np.fromiter(map(memo.get, chain.from_iterable(map(dict.items, tokens)),
+                           repeat(ABSENT)), np.int32, n_items)
 
 
 #: per fitted vectorizer: the open keys of its memo and names (:func:`open_keys`)
