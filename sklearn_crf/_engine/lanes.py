@@ -159,6 +159,15 @@ class LaneWorkspaces:
                     return self._free.pop(k)
         return lane_workspace(max_len, self.max_seqs, self.L)
 
+    def __getstate__(self):
+        # a pickle (a shard objective moved between Dask workers) holds the
+        # sizes, not the buffers or the lock: the copy allocates its own
+        return {"sizes": [lw.exp_scores.shape[0] for lw in self._free],
+                "max_seqs": self.max_seqs, "L": self.L}
+
+    def __setstate__(self, state):
+        self.__init__(state["sizes"], max_seqs=state["max_seqs"], L=state["L"])
+
     def give(self, lw):
         """Give back a workspace of :meth:`take`."""
         with self._lock:

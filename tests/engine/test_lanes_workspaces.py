@@ -103,3 +103,19 @@ def test_a_workspace_is_never_held_by_two_threads_at_once():
     for t in threads:
         t.join()
     assert not clashes
+
+
+def test_a_pickled_pool_allocates_its_own_workspaces_of_the_same_sizes():
+    """A shard objective moves between Dask workers by pickle: the copy has
+    free workspaces of the same sizes and its own lock."""
+    import pickle
+
+    from sklearn_crf._engine.lanes import LaneWorkspaces, lane_capacity
+
+    pool = LaneWorkspaces([5, 12], max_seqs=4, L=3)
+    copy = pickle.loads(pickle.dumps(pool))
+    assert [lane_capacity(lw) for lw in copy._free] == [(5, 4), (12, 4)]
+    assert copy._free[0] is not pool._free[0] and copy._lock is not pool._lock
+    lw = copy.take(6)
+    assert lane_capacity(lw) == (12, 4)
+    copy.give(lw)
