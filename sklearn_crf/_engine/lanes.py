@@ -42,6 +42,7 @@ NaN log Z, its rows keep their state scores and it adds nothing to the edge
 sums: the caller completes it in log space.
 """
 
+import bisect
 import threading
 from collections import namedtuple
 
@@ -155,27 +156,28 @@ class LaneWorkspaces:
         """A workspace of at least ``max_len`` tokens no other call holds."""
         with self._lock:
             for k, lw in enumerate(self._free):  # in increasing size
-                if lw.exp_scores.shape[0] >= max_len:
+                if _max_len(lw) >= max_len:
                     return self._free.pop(k)
         return lane_workspace(max_len, self.max_seqs, self.L)
+
+    def give(self, lw):
+        """Give back a workspace of :meth:`take`."""
+        with self._lock:
+            bisect.insort_right(self._free, lw, key=_max_len)
 
     def __getstate__(self):
         # a pickle (a shard objective moved between Dask workers) holds the
         # sizes, not the buffers or the lock: the copy allocates its own
-        return {"sizes": [lw.exp_scores.shape[0] for lw in self._free],
+        return {"sizes": list(map(_max_len, self._free)),
                 "max_seqs": self.max_seqs, "L": self.L}
 
     def __setstate__(self, state):
         self.__init__(state["sizes"], max_seqs=state["max_seqs"], L=state["L"])
 
-    def give(self, lw):
-        """Give back a workspace of :meth:`take`."""
-        with self._lock:
-            n = lw.exp_scores.shape[0]
-            k = 0
-            while k < len(self._free) and self._free[k].exp_scores.shape[0] <= n:
-                k += 1
-            self._free.insert(k, lw)
+
+def _max_len(lw):
+    """The longest sentence the :class:`LaneWorkspace` ``lw`` holds."""
+    return lane_capacity(lw)[0]
 
 
 @kernel(inline="always")

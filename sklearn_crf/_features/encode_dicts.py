@@ -257,8 +257,7 @@ def _token_ids(X, seq_ptr, tokens, vocab, vectorizer):
             miss = (ids == ABSENT).nonzero()[0]
             if not len(miss):
                 return ids, item_ptr
-    miss_tok = item_ptr.searchsorted(miss, side="right") - 1
-    items = _items_at(tokens, miss_tok.tolist(), (miss - item_ptr[miss_tok]).tolist())
+    items, miss_tok = _missed_items(tokens, item_ptr, miss)
     out, n_out, slow = _miss_entries(
         X, vocab, vectorizer, items,
         lambda: _where(seq_ptr, miss_tok), compute_open=True)
@@ -271,13 +270,15 @@ def _token_ids(X, seq_ptr, tokens, vocab, vectorizer):
     return ids, item_ptr
 
 
-def _items_at(tokens, toks, pos):
-    """The ``(key, value)`` items at position ``pos[i]`` of the dict token
-    ``tokens[toks[i]]`` (lists of ints), in order: C loops (``map``), no
-    Python code per item."""
-    dicts = list(map(tokens.__getitem__, toks))
-    keys = list(map(getitem, map(list, dicts), pos))
-    return list(zip(keys, map(getitem, dicts, keys)))
+def _missed_items(tokens, item_ptr, miss):
+    """``(items, miss_tok)``: the ``(key, value)`` items at positions ``miss``
+    (increasing) among the items of the dict ``tokens``, whose items start at
+    ``item_ptr``, in order, and the token of each. C loops (``map``), no
+    Python code per item, reading only the tokens with a miss."""
+    miss_tok = item_ptr.searchsorted(miss, side="right") - 1
+    dicts = list(map(tokens.__getitem__, miss_tok.tolist()))
+    keys = list(map(getitem, map(list, dicts), (miss - item_ptr[miss_tok]).tolist()))
+    return list(zip(keys, map(getitem, dicts, keys))), miss_tok
 
 
 def _kept_entries(ids, item_ptr, keep):
@@ -350,11 +351,10 @@ def _resolve_misses(X, vocab, vectorizer, tokens, counts, ids, miss, first_token
     replaced by its entries of :func:`_miss_entries` (none, one or several).
     Returns the batch's entries, entries per token and (position, value) of
     its entries whose value is not 1. The missed items are gathered in C
-    loops (:func:`_items_at`)."""
+    loops (:func:`_missed_items`)."""
     item_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(counts, out=item_ptr[1:])
-    miss_tok = np.searchsorted(item_ptr, miss, side="right") - 1
-    items = _items_at(tokens, miss_tok.tolist(), (miss - item_ptr[miss_tok]).tolist())
+    items, miss_tok = _missed_items(tokens, item_ptr, miss)
     out, n_out, slow = _miss_entries(
         X, vocab, vectorizer, items,
         lambda: _where(seq_ptr, miss_tok + first_token))
