@@ -36,6 +36,11 @@ multiplied by ``exp_trans``) are kept per lane, summed over the block's
 groups and positions in order, and folded into the block's four slots at the
 end (lane ``w`` into slot ``w % 4``, lanes in order).
 
+A sentence longer than :func:`longest_in_lanes` (an outlier, whose group
+would make every thread's buffers eight times its length) runs alone on
+buffers of its own size, with the same arithmetic (:func:`solo_sentence`);
+its edge terms go to the block's slots by position.
+
 A sentence where scaling declines (the checks of
 :func:`.forward_backward.forward_scaled` and the betas' finiteness) gets a
 NaN log Z, its rows keep their state scores and it adds nothing to the edge
@@ -51,8 +56,12 @@ import numpy as np
 from .config import kernel
 from .forward_backward import (
     MAX_SCALED_SPREAD,
+    backward_scaled,
+    edge_outer_sum_scaled,
     exp_nonpositive,
     forward_backward_blocks_log,
+    forward_scaled,
+    scaled_workspace,
     transition_terms,
 )
 from .scores import scatter_state_counts, state_scores_dense_range
@@ -79,6 +88,21 @@ from .simd import (
 #: sentences per lane group: the lanes of :data:`~sklearn_crf._engine.simd.f64x8`
 LANES = WIDTH
 
+#: the most bytes of a workspace's three (positions, L, LANES) buffers: a
+#: sentence longer than :func:`longest_in_lanes` runs alone
+#: (:func:`solo_sentence`), so that one outlier does not size every
+#: thread's buffers at eight times its own
+LANE_BUFFER_BYTES = 4 << 20
+
+
+@kernel(inline="always")
+def longest_in_lanes(L):
+    """The longest sentence the lanes take at ``L`` labels: the positions of
+    :data:`LANE_BUFFER_BYTES`. It depends on ``L`` alone, so which sentences
+    run alone, and with them every bit of the gradient, depends on the data
+    only."""
+    return max(1, LANE_BUFFER_BYTES // (3 * 8 * L * LANES))
+
 LaneWorkspace = namedtuple(
     "LaneWorkspace",
     ["exp_scores", "alpha", "beta", "scale", "tmp", "seq", "start", "length", "span",
@@ -96,14 +120,17 @@ LANES) the normalizing constants; ``tmp`` (L, LANES) a scratch row; per lane
 ``order`` (max_seqs,) int64 the block's sentences, their lengths and their
 order by length; ``offsets`` (max_len + 2,) int64 the counting sort's offsets.
 A group of shorter sentences uses the first rows of the (max_len, ...)
-arrays. Allocated uninitialized: every field is written before it is read."""
+arrays; ``max_len`` is at most :func:`longest_in_lanes`. Allocated
+uninitialized: every field is written before it is read."""
 
 
 def lane_workspace(max_len, max_seqs, L):
     """A :class:`LaneWorkspace` for blocks of up to ``max_seqs`` sentences of
-    up to ``max_len`` tokens, ``L`` labels."""
+    up to ``max_len`` tokens, ``L`` labels (its lanes hold
+    :func:`longest_in_lanes` tokens at most: longer sentences run alone)."""
     W = LANES
     ints = np.int64
+    max_len = min(int(max_len), longest_in_lanes(L))
     return LaneWorkspace(
         np.empty((max_len, L, W)), np.empty((max_len, L, W)), np.empty((max_len, L, W)),
         np.empty((max_len, W)), np.empty((L, W)), np.empty(W, dtype=ints),
@@ -124,8 +151,10 @@ class LaneWorkspaces:
     """The :class:`LaneWorkspace` of each call of
     :func:`gradient_blocks_scaled` under way at one time, allocated once and
     reused by every later call, so that the calls (on helper threads too)
-    allocate nothing: one allocation of each size for a whole fit, where a
-    workspace a call would leave holes of every size in each thread's heap.
+    allocate nothing (but the buffers of a sentence too long for the lanes,
+    :func:`solo_sentence`): one allocation of each size for a whole fit,
+    where a workspace a call would leave holes of every size in each
+    thread's heap.
 
     ``sizes`` are the longest sentences the workspaces hold (one workspace
     each, allocated here, on the calling thread), ``max_seqs`` the most
@@ -153,7 +182,9 @@ class LaneWorkspaces:
         self._lock = threading.Lock()
 
     def take(self, max_len):
-        """A workspace of at least ``max_len`` tokens no other call holds."""
+        """A workspace of at least ``max_len`` tokens (or
+        :func:`longest_in_lanes`) no other call holds."""
+        max_len = min(int(max_len), longest_in_lanes(self.L))
         with self._lock:
             for k, lw in enumerate(self._free):  # in increasing size
                 if _max_len(lw) >= max_len:
@@ -562,6 +593,35 @@ def lanes_counts(node, T, lw):
 
 
 @kernel
+def solo_sentence(scores_node, tt, a, n, weight, outer):
+    """The scaled passes of one sentence too long for the lanes (rows
+    ``a..a+n-1`` of ``scores_node``, ``n > longest_in_lanes(L)``), on
+    buffers of its own size: :func:`~.forward_backward.forward_scaled` and
+    :func:`~.forward_backward.backward_scaled`, the arithmetic a lane does,
+    so its log Z (returned) and node marginals are the same numbers. Its rows
+    get ``weight`` times its node marginals, its weighted edge terms are added
+    to ``outer`` (4, L, L), position t into slot t % 4
+    (:func:`~.forward_backward.edge_outer_sum_scaled`). Where scaling
+    declines, returns NaN, its rows untouched and nothing added."""
+    L = scores_node.shape[1]
+    ws = scaled_workspace(n, L)
+    rows = scores_node[a:a + n]
+    log_z = forward_scaled(rows, tt, n, ws)
+    if np.isnan(log_z):
+        return np.nan
+    backward_scaled(tt, n, ws)
+    for t in range(n):
+        for j in range(L):
+            if not np.isfinite(ws.alpha[t, j] * ws.beta[t, j]):
+                return np.nan
+    for t in range(n):
+        for j in range(L):
+            rows[t, j] = ws.alpha[t, j] * ws.beta[t, j] * weight
+    edge_outer_sum_scaled(n, ws, weight, outer)
+    return log_z
+
+
+@kernel
 def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, outer_out,
                 edge_out):
     """The scaled passes of sentences ``s0..s1-1`` (one block of the
@@ -574,7 +634,8 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
     multiplied by ``exp_trans``), ``edge_out`` (L, L) zeroed. ``acc`` is
     Σ v_s log Z_s in sentence order; ``declined`` the number of sentences
     where scaling declined (their log Z NaN, their rows untouched). ``lw``
-    holds the block's sentences (:func:`lane_capacity`)."""
+    holds the block's sentences (:func:`lane_capacity`); those longer than
+    :func:`longest_in_lanes` run alone first (:func:`solo_sentence`)."""
     L = scores_node.shape[1]
     outer = lw.outer
     for i in range(L):
@@ -586,6 +647,7 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
                 outer[i, j, w] = 0.0
     ids = lw.ids
     lengths = lw.lengths
+    solo = longest_in_lanes(L)
     k = 0
     for s in range(s0, s1):
         a = seq_ptr[s]
@@ -597,6 +659,9 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
             for t in range(a, a + n):
                 for j in range(L):
                     scores_node[t, j] = 0.0
+            continue
+        if n > solo:
+            seq_log_z[s] = solo_sentence(scores_node, tt, a, n, seq_weight[s], outer_out)
             continue
         ids[k] = s
         lengths[k] = n

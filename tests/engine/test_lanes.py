@@ -163,6 +163,45 @@ def test_declining_lanes_fall_back_to_log_space_exactly():
     np.testing.assert_allclose(edges, edge_ref, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("decline", [False, True])
+def test_a_sentence_too_long_for_the_lanes_runs_alone_with_the_same_numbers(decline):
+    """Sentences longer than longest_in_lanes(L), in a block with short
+    ones: each long one gets the bits of the one-sequence kernels (scaled, or
+    log space where its spread declines scaling), its neighbours theirs as
+    in lanes, the edge sums those of the one-sequence kernels; the lane
+    buffers hold longest_in_lanes(L) positions, not the longest sentence."""
+    L = 64
+    cap = lanes.longest_in_lanes(L)
+    assert cap == lanes.LANE_BUFFER_BYTES // (3 * 8 * L * lanes.LANES)
+    lengths = [3, cap + 40, 5, 0, 2, cap + 1, 7, cap, 1]
+    rng = np.random.default_rng(7)
+    seqs = [_naive.random_crf(rng, n, L)[0] for n in lengths]
+    if decline:
+        seqs[5][3, 0] = 800.0  # a spread beyond MAX_SCALED_SPREAD
+    trans = rng.normal(size=(L, L))
+    scores, seq_ptr = _naive.batch(seqs, L)
+    weights = rng.uniform(0.5, 2.0, size=len(lengths))
+    weights[1] = 1.0
+    block_ptr = np.array([0, len(lengths)], dtype=np.int64)
+    node, seq_log_z, block_log_z, edges = _blocks(scores, trans, seq_ptr, weights, block_ptr)
+    tt = _engine.transition_terms(trans)
+    outer, edge_sum = np.zeros((4, L, L)), np.zeros((L, L))
+    for s, n in enumerate(lengths):
+        if n == 0:
+            continue
+        ref = np.empty((n, L))
+        log_z = _engine.expected_counts_sequence(
+            seqs[s], tt, n, _engine.scaled_workspace(n, L), weights[s], ref, edge_sum, outer)
+        assert seq_log_z[s] == log_z
+        np.testing.assert_array_equal(node[seq_ptr[s]:seq_ptr[s + 1]], ref * weights[s])
+    edge_ref = _engine.transition_gradient(tt.exp_trans, outer[None], edge_sum[None])
+    np.testing.assert_allclose(edges, edge_ref, rtol=1e-10, atol=1e-12)
+    assert block_log_z[0] == pytest.approx((weights * seq_log_z).sum(), rel=1e-14)
+    lw = lanes.lane_workspace(cap + 40, len(lengths), L)
+    assert lanes.lane_capacity(lw) == (cap, len(lengths))
+    assert lw.exp_scores.nbytes * 3 <= lanes.LANE_BUFFER_BYTES
+
+
 def test_forbidden_first_and_last_labels_go_to_log_space():
     """gradient_blocks_scaled with labels forbidden on the first and last
     tokens (-inf state scores there: scaling declines) and the log-space
