@@ -103,6 +103,20 @@ def longest_in_lanes(L):
     only."""
     return max(1, LANE_BUFFER_BYTES // (3 * 8 * L * LANES))
 
+
+def lane_lengths(lengths, L):
+    """The sentence ``lengths`` as the lanes hold them at ``L`` labels: 0 for
+    those longer than :func:`longest_in_lanes` (they run alone), so that
+    workspaces are sized by the sentences they hold.
+
+    Examples
+    --------
+    >>> lane_lengths(np.array([3, 600, 12]), 42).tolist()
+    [3, 0, 12]
+    """
+    lengths = np.asarray(lengths)
+    return np.where(lengths <= longest_in_lanes(L), lengths, 0)
+
 LaneWorkspace = namedtuple(
     "LaneWorkspace",
     ["exp_scores", "alpha", "beta", "scale", "tmp", "seq", "start", "length", "span",

@@ -36,7 +36,7 @@ from .._engine.dense import (
     sum_blocks,
 )
 from .._engine.driver import BLOCK_TOKENS
-from .._engine.lanes import LaneWorkspaces
+from .._engine.lanes import LaneWorkspaces, lane_lengths
 from .._features.vectorizer import EncodedCorpus
 from .._model.constraints import TransitionConstraints
 
@@ -203,14 +203,20 @@ class CRFObjective:
             np.zeros(layout.n_params), self.dense_index
         )
         self._g_attr = np.zeros_like(self._w_attr)
-        # the longest sequence of each block: the scratch of a call's blocks
+        # the longest sequence of each block (the scratch of its log-space
+        # passes), and of those its lanes take (the rest run alone)
         lengths = np.diff(seq_ptr)
-        self._block_max_len = (np.maximum.reduceat(lengths, self._block_ptr[:-1])
-                               if len(lengths) else np.zeros(n_blocks, dtype=np.int64))
+
+        def longest(values):
+            return (np.maximum.reduceat(values, self._block_ptr[:-1])
+                    if len(values) else np.zeros(n_blocks, dtype=np.int64))
+
+        self._block_max_len = longest(lengths)
+        self._block_lane_len = longest(lane_lengths(lengths, L))
         # one lane workspace for each thread, sized by the longest sentences of
         # the n_chunks longest blocks: the calls allocate nothing
         self._lanes = LaneWorkspaces(
-            np.sort(self._block_max_len)[::-1][:max(1, self.n_chunks)],
+            np.sort(self._block_lane_len)[::-1][:max(1, self.n_chunks)],
             max_seqs=int(np.max(np.diff(self._block_ptr), initial=0)), L=L)
         # groups of blocks (one group, the corpus, with a dense part: its
         # products read the node marginals of every token)
@@ -298,7 +304,7 @@ class CRFObjective:
             # scores, forward-backward (and counts when fused) of blocks first..stop-1;
             # a block where scaling declines is completed in log space here
             tok0, seq_ptr, group_tok_ptr = group
-            lw = self._lanes.take(int(block_max_len[first:stop].max()))
+            lw = self._lanes.take(int(self._block_lane_len[first:stop].max()))
             try:
                 while first < stop:
                     b = gradient_blocks_scaled(

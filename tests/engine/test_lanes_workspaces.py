@@ -119,3 +119,15 @@ def test_a_pickled_pool_allocates_its_own_workspaces_of_the_same_sizes():
     lw = copy.take(6)
     assert lane_capacity(lw) == (12, 4)
     copy.give(lw)
+
+
+def test_lane_lengths_drop_the_sentences_that_run_alone():
+    """lane_lengths: a sentence longer than longest_in_lanes(L) counts as 0
+    (it runs alone), the others as they are; take never gives lanes longer
+    than longest_in_lanes(L)."""
+    L = 42
+    cap = lanes.longest_in_lanes(L)
+    got = lanes.lane_lengths(np.array([0, 5, cap, cap + 1, 10 * cap]), L)
+    np.testing.assert_array_equal(got, [0, 5, cap, 0, 0])
+    pool = lanes.LaneWorkspaces([3], max_seqs=2, L=L)
+    assert lanes.lane_capacity(pool.take(10 * cap)) == (cap, 2)
