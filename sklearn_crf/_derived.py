@@ -55,6 +55,15 @@ class DerivedValues:
             return None
         return entry[3]
 
+    def kept(self, owner, derive, sources=(), values=()):
+        """The value kept for ``owner`` from these ``sources`` and
+        ``values``; when there is none, ``derive()``, kept (:meth:`put`)
+        and returned."""
+        value = self.get(owner, sources, values)
+        if value is None:
+            value = self.put(owner, derive(), sources, values)
+        return value
+
     def put(self, owner, value, sources=(), values=()):
         """Keep ``value`` for ``owner``, derived from ``sources`` and
         ``values``; returns ``value``."""

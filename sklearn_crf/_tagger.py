@@ -1266,10 +1266,8 @@ def _transitions(layout, coef):
     matrix is shared: the decoders never write it.
     """
     weights = coef[layout.n_state:layout.dense_start].tobytes()
-    trans = _TRANSITIONS.get(coef, (layout,), (weights,))
-    if trans is None:
-        trans = _TRANSITIONS.put(coef, layout.transition_matrix(coef), (layout,), (weights,))
-    return trans
+    return _TRANSITIONS.kept(coef, lambda: layout.transition_matrix(coef), (layout,),
+                             (weights,))
 
 
 #: the largest dense (attributes x labels) copy of the state weights kept for
@@ -1297,13 +1295,14 @@ def _dense_state_weights(layout, coef):
     n_rows = layout.n_attributes + 1
     if n_rows * layout.n_labels * 8 > DENSE_WEIGHTS_BYTES:
         return None
-    weights = coef[:layout.n_state].tobytes()
-    w_attr = _DENSE_STATE_WEIGHTS.get(coef, (layout,), (weights,))
-    if w_attr is None:
+
+    def derive():
         w_attr = np.zeros((n_rows, layout.n_labels))
         layout.attribute_matrix(coef, out=w_attr[:-1])
-        w_attr = _DENSE_STATE_WEIGHTS.put(coef, w_attr, (layout,), (weights,))
-    return w_attr
+        return w_attr
+
+    weights = coef[:layout.n_state].tobytes()
+    return _DENSE_STATE_WEIGHTS.kept(coef, derive, (layout,), (weights,))
 
 
 #: per layout: its attr_ptr with one more attribute without weights
@@ -1317,12 +1316,9 @@ def _sink_attr_ptr(layout):
     (:class:`~sklearn_crf._derived.DerivedValues`); nothing is stored on the
     estimator."""
     attr_ptr = layout.attr_ptr
-    padded = _SINK_ATTR_PTRS.get(layout, (attr_ptr,))
-    if padded is None:
-        padded = _SINK_ATTR_PTRS.put(
-            layout, np.append(attr_ptr, attr_ptr[-1:]).astype(np.int64, copy=False),
-            (attr_ptr,))
-    return padded
+    return _SINK_ATTR_PTRS.kept(
+        layout, lambda: np.append(attr_ptr, attr_ptr[-1:]).astype(np.int64, copy=False),
+        (attr_ptr,))
 
 
 def _is_class(label, classes):

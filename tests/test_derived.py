@@ -37,3 +37,17 @@ def test_an_owner_without_weak_references_gets_no_entry():
     assert table.put(owner, "v") == "v"
     assert id(owner) not in table
     assert table.get(owner) is None
+
+
+def test_kept_derives_once_and_again_when_a_source_changes():
+    table, owner, source = DerivedValues(), Owner(), np.arange(3)
+    calls = []
+
+    def derive():
+        calls.append(1)
+        return len(calls)
+
+    assert table.kept(owner, derive, (source,)) == 1
+    assert table.kept(owner, derive, (source,)) == 1  # kept: not derived again
+    assert table.kept(owner, derive, (np.arange(3),)) == 2  # another source
+    assert len(calls) == 2

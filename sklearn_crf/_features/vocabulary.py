@@ -368,10 +368,9 @@ def open_keys(vectorizer, memo, compute=True):
     place); without ``compute``, None unless kept."""
     names = vectorizer.vocabulary_
     sizes = (len(memo), len(names))
-    keys = _OPEN_KEYS.get(vectorizer, (memo,), sizes)
-    if keys is not None or not compute:
-        return keys
-    return _OPEN_KEYS.put(vectorizer, _open_keys(names, memo), (memo,), sizes)
+    if not compute:
+        return _OPEN_KEYS.get(vectorizer, (memo,), sizes)
+    return _OPEN_KEYS.kept(vectorizer, lambda: _open_keys(names, memo), (memo,), sizes)
 
 
 def _open_keys(names, memo):
