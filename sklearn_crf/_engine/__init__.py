@@ -82,10 +82,12 @@ from .lanes import (
     lanes_forward,
 )
 from .scores import (
+    CountRows,
     EntryIndex,
     add_path_features,
     add_path_features_exact,
     attribute_counts,
+    count_rows,
     entry_index,
     logsumexp_row,
     max_length,

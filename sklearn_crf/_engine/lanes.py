@@ -745,8 +745,8 @@ def lanes_block(scores_node, tt, lw, seq_ptr, seq_weight, s0, s1, seq_log_z, out
 def gradient_blocks_scaled(
     w_attr, tok_ptr, tok_attr, tok_val, with_scores, forbidden_start, forbidden_end,
     trans, seq_ptr, seq_weight, block_ptr, first, stop, lw, wnode, seq_log_z,
-    block_log_z, block_outer, block_edge, scatter, ent_tok, ent_attr, ent_val, tok0, g_attr,
-    exp_trans_out,
+    block_log_z, block_outer, block_edge, scatter, ent_tok, ent_code, ent_val, tok0,
+    attr_label, g_rows, g_state, exp_trans_out,
 ):
     """The gradient's pass over blocks ``first..stop-1``, one block at a time
     while its rows of ``wnode`` (n_tokens, L) are in cache: the state scores
@@ -758,10 +758,12 @@ def gradient_blocks_scaled(
     forward-backward over lanes of :func:`lanes_block` in the workspace
     ``lw`` (a :class:`LaneWorkspace` that holds every block's sentences;
     weighted node marginals in place of the scores), and, when ``scatter``, the block's
-    expected state counts added to ``g_attr`` (n_attributes, L) by
+    expected state counts added to ``g_rows`` and ``g_state`` where the
+    entries' codes put them (:class:`~sklearn_crf._engine.scores.CountRows`,
+    ``attr_label`` the layout's) by
     :func:`~sklearn_crf._engine.scores.scatter_state_counts` over the entries
     ``tok_ptr[a]:tok_ptr[e]`` of an entry index in the corpus's own order
-    (``ent_tok``, ``ent_attr``, ``ent_val``; ``[a, e)`` the block's tokens).
+    (``ent_tok``, ``ent_code``, ``ent_val``; ``[a, e)`` the block's tokens).
     ``seq_ptr``, ``tok_ptr`` and ``wnode`` may start at the first token of a
     group of blocks (``seq_ptr`` less it, ``tok_ptr`` a view from it), so
     that ``wnode`` holds that group's rows alone: the entries' tokens, less
@@ -804,8 +806,8 @@ def gradient_blocks_scaled(
         if declined:
             return b
         if scatter:
-            scatter_state_counts(wnode, ent_tok, ent_attr, ent_val, tok_ptr[a], tok_ptr[e],
-                                 tok0, g_attr)
+            scatter_state_counts(wnode, ent_tok, ent_code, ent_val, tok_ptr[a], tok_ptr[e],
+                                 tok0, attr_label, g_rows, g_state)
     return stop
 
 
@@ -848,7 +850,7 @@ def forward_backward_blocks(
             no_rows, no_ints, no_ids, no_values, False, no_ints, no_ints, trans, seq_ptr,
             seq_weight, block_ptr, first, stop, lw, scores_node, seq_log_z,
             block_log_z, block_outer, block_edge, False, no_ids, no_ids, no_values, 0,
-            no_rows, exp_trans,
+            no_ids, no_rows, no_values, exp_trans,
         )
         if b == stop:
             return

@@ -52,7 +52,7 @@ in token order within each range (:func:`entry_index`), so that each range's
 expected counts are added by one thread with no scatter from several: ``ptr``
 (n_ranges + 1,) int64, the entries of range ``r`` being ``ptr[r]:ptr[r + 1]``;
 ``tok`` (n_entries,) int32 their tokens; ``attr`` (n_entries,) int32 their
-attributes; ``val`` (n_entries,) float64 their values, empty when every value
+attributes (or their :class:`CountRows` codes); ``val`` (n_entries,) float64 their values, empty when every value
 is 1. With one range, the corpus's own entry order."""
 
 
@@ -276,35 +276,45 @@ def attribute_counts(tok_attr, n_attributes):
     return counts
 
 
-def entry_index(tok_ptr, tok_attr, tok_val, attr_bounds):
+def entry_index(tok_ptr, tok_attr, tok_val, attr_bounds, attr_code=None):
     """The :class:`EntryIndex` of a corpus for the attribute ranges
     ``attr_bounds`` (range ``r`` holds attributes ``attr_bounds[r]`` to
-    ``attr_bounds[r + 1] - 1``): a stable sort of the entries by range.
+    ``attr_bounds[r + 1] - 1``): a stable sort of the entries by range,
+    each entry's attribute replaced by its ``attr_code`` when one is given
+    (not empty: :class:`CountRows`).
 
     NumPy, run once per fit (no compile at the first fit): one range is the
     corpus's own order (its ``tok_attr`` and ``tok_val`` themselves, not
-    copies); several, a stable (radix) sort of their small range numbers,
-    one run of tokens at a time (:data:`ENTRY_CHUNK`; a run's entries of a
-    range after those of the runs before), so that nothing but the index
-    takes memory in proportion to the entries."""
+    copies, unless codes replace the attributes); several, a stable (radix)
+    sort of their small range numbers, one run of tokens at a time
+    (:data:`ENTRY_CHUNK`; a run's entries of a range after those of the runs
+    before), so that nothing but the index takes memory in proportion to the
+    entries."""
     attr_bounds = np.asarray(attr_bounds, dtype=np.int64)
     n_ranges = attr_bounds.shape[0] - 1
     val = np.empty(0) if bool(np.all(tok_val == 1.0)) else tok_val
     n_entries = tok_attr.shape[0]
+    coded = attr_code is not None and attr_code.shape[0] > 0
+    runs = _token_runs(tok_ptr)
     if n_ranges == 1:  # the corpus's own arrays (read only)
         tok = _run_tokens(tok_ptr, 0, tok_ptr.shape[0] - 1, np.int32)
         ptr = np.array([0, n_entries], dtype=np.int64)
-        return EntryIndex(ptr, tok, tok_attr, val)
+        codes = tok_attr
+        if coded:
+            codes = np.empty(n_entries, dtype=attr_code.dtype)
+            for first, stop in runs:
+                e0, e1 = tok_ptr[first], tok_ptr[stop]
+                np.take(attr_code, tok_attr[e0:e1], out=codes[e0:e1])
+        return EntryIndex(ptr, tok, codes, val)
     range_dtype = np.int16 if n_ranges <= np.iinfo(np.int16).max else np.int32
     range_of_attr = np.repeat(np.arange(n_ranges, dtype=range_dtype), np.diff(attr_bounds))
-    runs = _token_runs(tok_ptr)
     ptr = np.zeros(n_ranges + 1, dtype=np.int64)
     for first, stop in runs:
         entries = tok_attr[tok_ptr[first]:tok_ptr[stop]]
         ptr[1:] += np.bincount(range_of_attr[entries], minlength=n_ranges)
     np.cumsum(ptr, out=ptr)
     tok = np.empty(n_entries, dtype=np.int32)
-    attr = np.empty(n_entries, dtype=tok_attr.dtype)
+    attr = np.empty(n_entries, dtype=attr_code.dtype if coded else tok_attr.dtype)
     out_val = np.empty(n_entries) if val.shape[0] else val
     fill = ptr[:-1].copy()  # where each range's next entries go
     for first, stop in runs:
@@ -313,6 +323,8 @@ def entry_index(tok_ptr, tok_attr, tok_val, attr_bounds):
         order = np.argsort(range_of, kind="stable")
         run_tok = _run_tokens(tok_ptr, first, stop, np.int32)[order]
         run_attr = tok_attr[e0:e1][order]
+        if coded:
+            run_attr = attr_code[run_attr]
         run_val = val[e0:e1][order] if val.shape[0] else val
         k = 0
         for r, m in enumerate(np.bincount(range_of, minlength=n_ranges).tolist()):
@@ -326,97 +338,166 @@ def entry_index(tok_ptr, tok_attr, tok_val, attr_bounds):
     return EntryIndex(ptr, tok, attr, out_val)
 
 
-@kernel(inline="always")
-def _add_row(node, ent_tok, ent_attr, ent_val, k, tok0, g_attr, ones, short):
-    """``g_attr[attr_k] += val_k · node[tok_k - tok0]`` for one entry, ``L >= 8``
-    labels in chunks of eight (``short``: fewer than 16, the first chunk and
-    the last), the last chunk (at ``L - 8``) loaded and added before the
-    others are stored: where it overlaps the one before, it stores the same
-    sums."""
-    L = node.shape[1]
-    last = L - WIDTH
-    r = (np.int64(element(ent_tok, k)) - tok0) * L
-    q = np.int64(element(ent_attr, k)) * L
-    if ones:
-        tail = vadd(vload(g_attr, q + last), vload(node, r + last))
-    else:
-        v = vsplat(element(ent_val, k))
-        tail = vfma(v, vload(node, r + last), vload(g_attr, q + last))
-    if short:
-        if ones:
-            head = vadd(vload(g_attr, q), vload(node, r))
-        else:
-            head = vfma(v, vload(node, r), vload(g_attr, q))
-        vstore(g_attr, q, head)
-    else:
-        for c in range(0, last, WIDTH):
-            if ones:
-                d = vadd(vload(g_attr, q + c), vload(node, r + c))
-            else:
-                d = vfma(v, vload(node, r + c), vload(g_attr, q + c))
-            vstore(g_attr, q + c, d)
-    vstore(g_attr, q + last, tail)
+#: :class:`CountRows`: the code of an attribute without state parameters
+NO_ROW = np.iinfo(np.int32).min
+#: :func:`count_rows` gives every attribute its row while an (attributes ×
+#: labels) matrix takes at most this many bytes (each entry then goes to a
+#: row: no branch mispredicted), beyond only the attributes with several
+#: parameters
+ALL_ROWS_BYTES = 8 << 20
+
+CountRows = namedtuple("CountRows", ["attr_code", "row_ptr", "row_params", "row_index"])
+CountRows.__doc__ = """Where :func:`scatter_state_counts` adds the expected
+counts of each attribute (:func:`count_rows`). While an (attributes ×
+labels) matrix takes at most :data:`ALL_ROWS_BYTES`, every attribute has
+its row of L sums (eight labels per vector instruction), the attribute id
+itself. Beyond, only the attributes with several parameters have rows; one
+with a single parameter adds its one sum straight into the state part of
+the gradient, one without parameters nothing: most attributes (rare words)
+have one, so the rows take a fraction of the matrix.
+
+``attr_code`` (n_attributes,) int32: the row ``r >= 0``, ``-1 - p`` for the
+single parameter ``p``, or :data:`NO_ROW`; empty when every attribute is its
+own row. An :class:`EntryIndex` built with it holds each entry's code in
+place of its attribute (:func:`entry_index`), so the kernel looks nothing
+up. ``row_ptr`` (n_attributes + 1,) int64: the rows of the attributes
+before each (attribute ranges to row ranges); ``row_params``
+(n_row_params,) int64 the parameters in rows and ``row_index`` their flat
+index in the (n_rows, L) matrix."""
+
+
+def count_rows(attr_ptr, attr_label, L, all_rows_bytes=ALL_ROWS_BYTES):
+    """The :class:`CountRows` of a layout's ``attr_ptr`` / ``attr_label``
+    at ``L`` labels (rows in attribute order): every attribute its row while
+    an (attributes × labels) matrix takes at most ``all_rows_bytes`` (or
+    when a parameter's code would not fit int32), else a row for those with
+    several parameters.
+
+    Examples
+    --------
+    >>> attr_ptr, attr_label = np.array([0, 2, 3, 3, 5]), np.array([0, 1, 1, 0, 2])
+    >>> rows = count_rows(attr_ptr, attr_label, 3)
+    >>> rows.attr_code.shape, rows.row_index.tolist()
+    ((0,), [0, 1, 4, 9, 11])
+    >>> rows = count_rows(attr_ptr, attr_label, 3, all_rows_bytes=0)
+    >>> rows.attr_code.tolist()[:2], int(rows.row_ptr[-1])
+    ([0, -3], 2)
+    >>> rows.row_index.tolist()
+    [0, 1, 3, 5]
+    """
+    n_params = np.diff(attr_ptr)
+    n_attr = len(n_params)
+    param_attr = np.repeat(np.arange(n_attr), n_params)
+    if n_attr * L * 8 <= all_rows_bytes or len(param_attr) >= np.iinfo(np.int32).max:
+        return CountRows(np.zeros(0, dtype=np.int32), np.arange(n_attr + 1, dtype=np.int64),
+                         np.arange(len(param_attr), dtype=np.int64),
+                         param_attr * L + attr_label)
+    multi = n_params >= 2
+    row_ptr = np.zeros(n_attr + 1, dtype=np.int64)
+    np.cumsum(multi, out=row_ptr[1:])
+    attr_code = np.where(multi, row_ptr[:-1],
+                         np.where(n_params == 1, -1 - attr_ptr[:-1], NO_ROW)).astype(np.int32)
+    row_params = np.flatnonzero(multi[param_attr]).astype(np.int64)
+    row_index = row_ptr[param_attr[row_params]] * L + attr_label[row_params]
+    return CountRows(attr_code, row_ptr, row_params, row_index)
 
 
 @kernel
-def scatter_state_counts(node, ent_tok, ent_attr, ent_val, k0, k1, tok0, g_attr):
-    """``g_attr[attr_k] += val_k · node[tok_k - tok0]`` for the entries
-    ``k0..k1-1`` of an :class:`EntryIndex`, in their order (``ent_val``
-    empty: every value is 1): the expected counts of the state features, as
-    a dense (n_attributes, L) matrix, from the weighted node marginals
+def scatter_state_counts(node, ent_tok, ent_code, ent_val, k0, k1, tok0, attr_label,
+                         g_rows, g_state):
+    """``val_k · node[tok_k - tok0]`` added where each entry's code (a
+    :class:`CountRows` code, or its attribute, its own row) puts it: its row
+    of ``g_rows`` (n_rows, L), its single parameter's label into ``g_state``
+    (n_state,), or nowhere; for the entries ``k0..k1-1`` of an
+    :class:`EntryIndex`, in their order (``ent_val`` empty: every value is
+    1). These are the
+    expected counts of the state features, from the weighted node marginals
     ``node`` of the tokens from ``tok0`` on (the entries' tokens, less
     ``tok0``, are its rows).
 
     Every (attribute, label) sum gets its terms in token order whatever the
     ranges and blocks the entries are taken in, so the result does not depend
-    on them, nor on the thread count. From
-    :data:`~sklearn_crf._engine.simd.WIDTH` labels on, eight labels per
-    vector instruction (:func:`_add_row`), the rows of the next run of
-    :data:`RUN` entries prefetched when the matrix is large.
+    on them, nor on the thread count, and each is the number a dense
+    (n_attributes, L) matrix of sums would hold. From
+    :data:`~sklearn_crf._engine.simd.WIDTH` labels on, a row takes eight
+    labels per vector instruction, in chunks (below 16 labels the first and
+    the last; the last chunk, at ``L - 8``, loaded and added before the
+    others are stored: where it overlaps the one before, it stores the same
+    sums), the rows of the next run of :data:`RUN` entries prefetched when
+    the rows are large. The body is one loop, no inlined helper: numba
+    counts references to the arrays an inlined body gets, in the loop.
     """
     L = node.shape[1]
     ones = ent_val.shape[0] == 0
     if L >= WIDTH:
-        n_ent = ent_attr.shape[0]
-        far = g_attr.shape[0] * L * 8 > PREFETCH_BYTES
+        n_ent = ent_code.shape[0]
+        far = g_rows.shape[0] * L * 8 > PREFETCH_BYTES
+        short = L < 2 * WIDTH
+        last = L - WIDTH
         k = k0
-        while k < k1:  # runs of RUN entries, each loop specialized
+        while k < k1:  # runs of RUN entries
             stop = k + RUN if k + RUN < k1 else k1
             if far:  # the rows of the next run on their way
                 for e in range(stop, stop + RUN if stop + RUN < n_ent else n_ent):
-                    a = np.int64(element(ent_attr, e)) * L
-                    prefetch_write(g_attr, a)  # the row's lines: its first, ...
+                    row = np.int64(element(ent_code, e))
+                    if row < 0:
+                        continue
+                    a = row * L
+                    prefetch_write(g_rows, a)  # the row's lines: its first, ...
                     for c in range(WIDTH, L - 1, WIDTH):
-                        prefetch_write(g_attr, a + c)
-                    prefetch_write(g_attr, a + L - 1)  # ... and its last
-            if L < 2 * WIDTH:
-                if ones:
-                    for e in range(k, stop):
-                        _add_row(node, ent_tok, ent_attr, ent_val, e, tok0, g_attr, True, True)
-                else:
-                    for e in range(k, stop):
-                        _add_row(node, ent_tok, ent_attr, ent_val, e, tok0, g_attr, False, True)
-            elif ones:
-                for e in range(k, stop):
-                    _add_row(node, ent_tok, ent_attr, ent_val, e, tok0, g_attr, True, False)
-            else:
-                for e in range(k, stop):
-                    _add_row(node, ent_tok, ent_attr, ent_val, e, tok0, g_attr, False, False)
+                        prefetch_write(g_rows, a + c)
+                    prefetch_write(g_rows, a + L - 1)  # ... and its last
+            for e in range(k, stop):
+                r = (np.int64(element(ent_tok, e)) - tok0) * L
+                row = np.int64(element(ent_code, e))
+                if row >= 0:
+                    q = row * L
+                    if ones:
+                        tail = vadd(vload(g_rows, q + last), vload(node, r + last))
+                    else:
+                        v = vsplat(element(ent_val, e))
+                        tail = vfma(v, vload(node, r + last), vload(g_rows, q + last))
+                    if short:
+                        if ones:
+                            head = vadd(vload(g_rows, q), vload(node, r))
+                        else:
+                            head = vfma(v, vload(node, r), vload(g_rows, q))
+                        vstore(g_rows, q, head)
+                    else:
+                        for c in range(0, last, WIDTH):
+                            if ones:
+                                d = vadd(vload(g_rows, q + c), vload(node, r + c))
+                            else:
+                                d = vfma(v, vload(node, r + c), vload(g_rows, q + c))
+                            vstore(g_rows, q + c, d)
+                    vstore(g_rows, q + last, tail)
+                elif row != NO_ROW:
+                    p = -1 - row
+                    x = element(node, r + element(attr_label, p))
+                    if ones:
+                        g_state[p] += x
+                    else:
+                        g_state[p] += element(ent_val, e) * x
             k = stop
         return
-    if ones:
-        for k in range(k0, k1):
-            row = node[ent_tok[k] - tok0]
-            g = g_attr[ent_attr[k]]
-            for j in range(L):
-                g[j] += row[j]
-    else:
-        for k in range(k0, k1):
-            row = node[ent_tok[k] - tok0]
-            g = g_attr[ent_attr[k]]
-            v = ent_val[k]
-            for j in range(L):
-                g[j] += v * row[j]
+    for k in range(k0, k1):
+        t = ent_tok[k] - tok0
+        row = np.int64(ent_code[k])
+        v = 1.0 if ones else ent_val[k]
+        if row >= 0:
+            g = g_rows[row]
+            if ones:
+                for j in range(L):
+                    g[j] += node[t, j]
+            else:
+                for j in range(L):
+                    g[j] += v * node[t, j]
+        elif row != NO_ROW:
+            p = -1 - row
+            if ones:
+                g_state[p] += node[t, attr_label[p]]
+            else:
+                g_state[p] += v * node[t, attr_label[p]]
 
 
 @kernel

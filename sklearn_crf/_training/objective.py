@@ -14,6 +14,7 @@ from .._engine import (
     attribute_counts,
     attribute_ranges,
     block_bounds,
+    count_rows,
     entry_index,
     forward_backward_blocks_log,
     gradient_blocks_scaled,
@@ -99,14 +100,17 @@ class CRFObjective:
     (:func:`~sklearn_crf._engine.lanes.gradient_blocks_scaled`):
     the state scores of its tokens, forward-backward, which replaces them by
     the weighted node marginals, and, on one thread, the block's expected
-    state counts added to a dense (attributes × labels) matrix
-    (:func:`~sklearn_crf._engine.scores.scatter_state_counts`). On several
+    state counts added to rows of labels for the attributes with several
+    parameters and straight into the gradient for those with one
+    (:func:`~sklearn_crf._engine.scores.scatter_state_counts`,
+    :class:`~sklearn_crf._engine.scores.CountRows`). On several
     threads the counts are added after all blocks, one pass per range of
     attributes (each range's entries in token order, by one thread). Every
     (attribute, label) count gets its terms in token order either way, so
     the result is bitwise the same for any ``n_chunks``, and the memory
-    hardly grows with it: two dense (attributes × labels) matrices (weights
-    and counts), one (tokens × labels) buffer, the entries by attribute range (8
+    hardly grows with it: a dense (attributes × labels) matrix of weights,
+    the rows of counts (a fraction of such a matrix: most attributes have
+    one parameter), one (tokens × labels) buffer, the entries by attribute range (8
     bytes an entry, 16 when some value is not 1), and a few (L, L) sums per
     block. Without a dense part, the blocks go in groups of about
     :func:`group_tokens` tokens (:data:`GROUP_BYTES` of rows, or a few blocks
@@ -197,12 +201,17 @@ class CRFObjective:
                 self._distinct_counts = np.zeros((n_distinct, L))
         self.dense_index = layout.dense_index()
         # work buffers reused by every evaluation: the dense state weights (zero
-        # where a pair has no parameter) and expected state counts, the weighted
-        # node marginals, the blocks' sums
+        # where a pair has no parameter), the rows of expected state counts, the
+        # weighted node marginals, the blocks' sums
         self._w_attr = layout.attribute_matrix(
             np.zeros(layout.n_params), self.dense_index
         )
-        self._g_attr = np.zeros_like(self._w_attr)
+        # the expected state counts: rows (for the attributes with several
+        # parameters when a row each would be large), the others straight
+        # into the gradient (CountRows; the entry index holds the codes)
+        self._rows = count_rows(layout.attr_ptr, layout.attr_label, L)
+        self._attr_label = np.ascontiguousarray(layout.attr_label, dtype=np.int32)
+        self._g_rows = np.zeros((int(self._rows.row_ptr[-1]), L))
         # the longest sequence of each block (the scratch of its log-space
         # passes), and of those its lanes take (the rest run alone)
         lengths = np.diff(seq_ptr)
@@ -247,7 +256,8 @@ class CRFObjective:
         else:
             self._attr_bounds = np.array([0, corpus.n_attributes], dtype=np.int64)
         self._entries = entry_index(
-            corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, self._attr_bounds
+            corpus.tok_ptr, corpus.tok_attr, corpus.tok_val, self._attr_bounds,
+            attr_code=self._rows.attr_code,
         )
         # the first entry of each group in each range (the entries of a range
         # are in token order)
@@ -280,7 +290,9 @@ class CRFObjective:
         block_ptr = self._block_ptr
         block_max_len = self._block_max_len
         wnode = self._wnode
-        g_attr = self._g_attr
+        rows, attr_label, g_rows = self._rows, self._attr_label, self._g_rows
+        grad = np.empty(layout.n_params)
+        g_state = grad[: layout.n_state]  # the counts of single-parameter attributes
         token_bounds = self._token_bounds
         tok_ptr = corpus.tok_ptr
         entries = self._entries
@@ -298,7 +310,8 @@ class CRFObjective:
         def scatter_block(b):
             a, e = token_bounds[b], token_bounds[b + 1]
             scatter_state_counts(wnode, entries.tok, entries.attr, entries.val,
-                                 tok_ptr[a], tok_ptr[e], group[0], g_attr)
+                                 tok_ptr[a], tok_ptr[e], group[0], attr_label, g_rows,
+                                 g_state)
 
         def blocks(first, stop, with_scores):
             # scores, forward-backward (and counts when fused) of blocks first..stop-1;
@@ -313,7 +326,7 @@ class CRFObjective:
                         self.seq_weight, block_ptr, first, stop, lw, wnode,
                         self._seq_log_z, self._block_log_z, self._block_outer,
                         self._block_edge, fused, entries.tok, entries.attr, entries.val,
-                        tok0, g_attr, self._exp_trans,
+                        tok0, attr_label, g_rows, g_state, self._exp_trans,
                     )
                     if b == stop:
                         return
@@ -380,13 +393,16 @@ class CRFObjective:
             # group g's counts of the attribute ranges first..stop-1
             for r in range(first, stop):
                 if g == 0:
-                    g_attr[bounds[r]:bounds[r + 1]] = 0.0
+                    g_rows[rows.row_ptr[bounds[r]]:rows.row_ptr[bounds[r + 1]]] = 0.0
+                    g_state[attr_ptr[bounds[r]]:attr_ptr[bounds[r + 1]]] = 0.0
                 scatter_state_counts(wnode, entries.tok, entries.attr, entries.val,
                                      group_entries[g, r], group_entries[g + 1, r],
-                                     group[0], g_attr)
+                                     group[0], attr_label, g_rows, g_state)
 
+        attr_ptr = layout.attr_ptr
         if fused:
-            g_attr.fill(0.0)
+            g_rows.fill(0.0)
+            g_state.fill(0.0)
         group_ptr = self._group_ptr
         shifted = self._group_seq_ptr
         for g, tok0 in enumerate(self._group_tok[:-1].tolist()):
@@ -405,8 +421,7 @@ class CRFObjective:
         log_z = 0.0
         for value in self._block_log_z.tolist():  # in block order
             log_z += value
-        grad = np.empty(layout.n_params)
-        np.take(g_attr.ravel(), self.dense_index, out=grad[: layout.n_state])
+        grad[rows.row_params] = np.take(g_rows.ravel(), rows.row_index)
         grad[layout.n_state : layout.dense_start] = e_trans[layout.trans_from,
                                                             layout.trans_to]
         if distinct is not None:

@@ -5,6 +5,7 @@ import pytest
 from scipy.special import logsumexp
 
 from sklearn_crf import _engine
+from sklearn_crf._engine.scores import ALL_ROWS_BYTES
 
 import _naive
 
@@ -383,6 +384,12 @@ def test_entry_index_is_a_stable_sort_by_attribute_range(corpus, attr_bounds):
             assert val.shape == (0,)  # all ones: not stored
         else:
             np.testing.assert_array_equal(val, values[ref])
+        # with codes: each entry's attribute replaced by its code, the rest the same
+        codes = (np.arange(n_attr, dtype=np.int32) * 7 - 11)
+        coded = _engine.entry_index(tok_ptr, tok_attr, values, bounds, attr_code=codes)
+        np.testing.assert_array_equal(coded.attr, codes[tok_attr[ref]])
+        np.testing.assert_array_equal(coded.tok, tok)
+        np.testing.assert_array_equal(coded.ptr, ptr)
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 7, 1 << 18])
@@ -420,26 +427,103 @@ def test_entry_index_and_pair_frequencies_by_runs_of_tokens(monkeypatch, chunk):
         np.testing.assert_array_equal(seen.ravel(), np.bincount(key, minlength=n_attr * L) > 0)
 
 
+def _mixed_layout(rng, n_attr, L, several=(2, 3)):
+    """attr_ptr / attr_label of attributes with no state parameter, one, or
+    ``several`` (a choice of counts, at most L), labels increasing."""
+    counts = rng.choice([0, 1, 1, *several], size=n_attr)
+    counts = np.minimum(counts, L)
+    counts[:3] = [0, 1, min(2, L)]  # each kind at least once
+    attr_ptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
+    attr_label = np.concatenate(
+        [np.sort(rng.choice(L, size=k, replace=False)) for k in counts]).astype(np.int32)
+    return attr_ptr, attr_label
+
+
+def _scatter(node, ent_tok, ent_attr, ent_val, calls, attr_ptr, attr_label,
+             all_rows_bytes=0):
+    """scatter_state_counts over ``calls`` ((k0, k1, tok0, node rows) each)
+    into the CountRows of the layout (by default rows only for attributes
+    with several parameters); the sums as a dense (n_attributes, L) matrix
+    (0 where a pair has no parameter)."""
+    L = node.shape[1]
+    rows = _engine.count_rows(attr_ptr, attr_label, L, all_rows_bytes=all_rows_bytes)
+    g_rows = np.zeros((int(rows.row_ptr[-1]), L))
+    g_state = np.zeros(len(attr_label))
+    codes = _codes(rows, ent_attr)
+    for k0, k1, tok0, node_rows in calls:
+        _engine.scatter_state_counts(node_rows, ent_tok, codes, ent_val, k0, k1, tok0,
+                                     attr_label, g_rows, g_state)
+    g_state[rows.row_params] = g_rows.ravel()[rows.row_index]
+    return _on_params(g_state, attr_ptr, attr_label, L)
+
+
+def _codes(rows, ent_attr):
+    """The CountRows codes of the entries' attributes (the attributes
+    themselves when each is its own row)."""
+    return rows.attr_code[ent_attr] if len(rows.attr_code) else ent_attr
+
+
+def _on_params(values, attr_ptr, attr_label, L):
+    """The per-parameter ``values`` as a dense (n_attributes, L) matrix."""
+    out = np.zeros((len(attr_ptr) - 1, L))
+    out[np.repeat(np.arange(len(attr_ptr) - 1), np.diff(attr_ptr)), attr_label] = values
+    return out
+
+
+def _params_of(dense, attr_ptr, attr_label):
+    """A dense (n_attributes, L) matrix kept on the layout's parameters, 0 elsewhere."""
+    L = dense.shape[1]
+    pairs = np.repeat(np.arange(len(attr_ptr) - 1), np.diff(attr_ptr))
+    return _on_params(dense[pairs, attr_label], attr_ptr, attr_label, L)
+
+
+def test_count_rows_put_each_attribute_by_its_parameters():
+    """A row for an attribute of several parameters (in attribute order), the
+    parameter itself for one of one, nothing for one of none (past
+    all_rows_bytes; below, every attribute its own row); the rows'
+    parameters and their flat index."""
+    attr_ptr = np.array([0, 0, 1, 4, 6, 7], dtype=np.int64)
+    attr_label = np.array([2, 0, 1, 3, 1, 2, 0], dtype=np.int32)
+    rows = _engine.count_rows(attr_ptr, attr_label, 4, all_rows_bytes=0)
+    assert rows.attr_code.tolist() == [_engine.scores.NO_ROW, -1, 0, 1, -7]
+    assert rows.row_ptr.tolist() == [0, 0, 0, 1, 2, 2]
+    assert rows.row_params.tolist() == [1, 2, 3, 4, 5]
+    assert rows.row_index.tolist() == [0, 1, 3, 5, 6]
+    # a small matrix: every attribute its own row (attr_code empty)
+    rows = _engine.count_rows(attr_ptr, attr_label, 4)
+    assert rows.attr_code.shape == (0,)
+    assert rows.row_ptr.tolist() == list(range(6))
+    assert rows.row_params.tolist() == list(range(7))
+    assert rows.row_index.tolist() == [6, 8, 9, 11, 13, 14, 16]
+
+
+@pytest.mark.parametrize("all_rows_bytes", [0, ALL_ROWS_BYTES])
 @pytest.mark.parametrize("ones", [False, True])
-def test_scatter_state_counts_matches_brute_force_for_any_ranges(corpus, ones):
+def test_scatter_state_counts_matches_brute_force_for_any_ranges(corpus, ones,
+                                                                 all_rows_bytes):
     """The expected state counts by entries: the same bits for any attribute
-    ranges and any split of a range's entries, and the brute-force sums."""
+    ranges and any split of a range's entries, and the brute-force sums on
+    every parameter (rows, single parameters, nothing for an attribute
+    without; or every attribute its own row)."""
     encoded = corpus[0]
     tok_ptr, tok_attr = encoded.tok_ptr, encoded.tok_attr
     values = np.ones(len(tok_attr)) if ones else encoded.tok_val
     n_attr, L = encoded.n_attributes, 3
-    node = np.random.default_rng(3).uniform(size=(encoded.n_tokens, L))
-    ref = _naive.state_counts(node, tok_ptr, tok_attr, values, n_attr)
+    rng = np.random.default_rng(3)
+    node = rng.uniform(size=(encoded.n_tokens, L))
+    attr_ptr, attr_label = _mixed_layout(rng, n_attr, L)
+    ref = _params_of(_naive.state_counts(node, tok_ptr, tok_attr, values, n_attr),
+                     attr_ptr, attr_label)
     results = []
     for bounds in ([0, n_attr], [0, 2, n_attr], [0, 1, 3, 5, n_attr]):
         index = _engine.entry_index(tok_ptr, tok_attr, values, np.array(bounds))
-        g = np.zeros((n_attr, L))
+        calls = []
         for r in range(len(bounds) - 1):
             k0, k1 = index.ptr[r], index.ptr[r + 1]
             mid = (k0 + k1) // 2  # two calls for one range: the same sums
-            _engine.scatter_state_counts(node, index.tok, index.attr, index.val, k0, mid, 0, g)
-            _engine.scatter_state_counts(node, index.tok, index.attr, index.val, mid, k1, 0, g)
-        results.append(g)
+            calls += [(k0, mid, 0, node), (mid, k1, 0, node)]
+        results.append(_scatter(node, index.tok, index.attr, index.val, calls, attr_ptr,
+                                attr_label, all_rows_bytes))
     np.testing.assert_allclose(results[0], ref, rtol=1e-12, atol=1e-14)
     for g in results[1:]:
         np.testing.assert_array_equal(g, results[0])
@@ -448,39 +532,47 @@ def test_scatter_state_counts_matches_brute_force_for_any_ranges(corpus, ones):
 @pytest.mark.parametrize("L", [3, 7, 8, 9, 15, 16, 17, 42])
 def test_scatter_state_counts_adds_entries_in_order_in_either_schedule(L):
     """Below eight labels one sum at a time, from eight on eight labels per
-    vector instruction with an overlapping last chunk: the bits of the twin
-    either way (each entry's term added in order, one rounding per term with
-    values; all ones: plain sums), attributes repeated across tokens."""
+    vector instruction with an overlapping last chunk (rows) and one sum (a
+    single parameter): the bits of the twin either way (each entry's term
+    added in order, one rounding per term with values; all ones: plain
+    sums), attributes repeated across tokens; the rows and parameters of no
+    entry untouched."""
     rng = np.random.default_rng(L)
-    n_attr, n_tok, n_ent = 7, 12, 60
+    n_attr, n_tok, n_ent = 9, 12, 60
     node = rng.uniform(size=(n_tok, L))
     ent_tok = np.sort(rng.integers(0, n_tok, size=n_ent)).astype(np.int32)
-    ent_attr = rng.integers(0, n_attr, size=n_ent).astype(np.int32)
+    ent_attr = rng.integers(0, n_attr - 1, size=n_ent).astype(np.int32)  # the last: none
+    attr_ptr, attr_label = _mixed_layout(rng, n_attr, L, several=(2, L))
+    rows = _engine.count_rows(attr_ptr, attr_label, L, all_rows_bytes=0)
     for ent_val in (rng.normal(size=n_ent), np.zeros(0)):
-        fused = _naive.state_counts_in_order(node, ent_tok, ent_attr, ent_val, n_attr)
-        unfused = _naive.state_counts_in_order(node, ent_tok, ent_attr, ent_val, n_attr,
-                                               False)
-        g = np.zeros((n_attr + 2, L))
-        g[-1] = np.nan
-        _engine.scatter_state_counts(node, ent_tok, ent_attr, ent_val, 0, 25, 0, g[1:-1])
-        _engine.scatter_state_counts(node, ent_tok, ent_attr, ent_val, 25, n_ent, 0, g[1:-1])
-        assert not g[0].any() and np.isnan(g[-1]).all()  # rows beside untouched
-        got = g[1:-1]
-        assert np.array_equal(got, fused) or np.array_equal(got, unfused)
+        twins = [_params_of(_naive.state_counts_in_order(node, ent_tok, ent_attr, ent_val,
+                                                         n_attr, fused), attr_ptr, attr_label)
+                 for fused in (True, False)]
+        got = _scatter(node, ent_tok, ent_attr, ent_val, [(0, 25, 0, node), (25, n_ent, 0, node)],
+                       attr_ptr, attr_label)
+        assert any(np.array_equal(got, twin) for twin in twins)
+        # padding beside the rows and the parameters stays as it was
+        g_rows = np.full((int(rows.row_ptr[-1]) + 2, L), np.nan)
+        g_rows[1:-1] = 0.0
+        g_state = np.full(len(attr_label) + 2, np.nan)
+        g_state[1:-1] = 0.0
+        _engine.scatter_state_counts(node, ent_tok, _codes(rows, ent_attr), ent_val, 0, n_ent,
+                                     0, attr_label, g_rows[1:-1], g_state[1:-1])
+        assert np.isnan(g_rows[[0, -1]]).all() and np.isnan(g_state[[0, -1]]).all()
         # the same entries by groups of tokens, the node rows of each group alone
         # (its first token tok0 is row 0): the same bits
-        grouped = np.zeros((n_attr, L))
+        calls = []
         for t0, t1 in ((0, 5), (5, 6), (6, n_tok)):
             k0, k1 = np.searchsorted(ent_tok, [t0, t1])
-            _engine.scatter_state_counts(node[t0:t1].copy(), ent_tok, ent_attr, ent_val,
-                                         k0, k1, t0, grouped)
+            calls.append((k0, k1, t0, node[t0:t1].copy()))
+        grouped = _scatter(node, ent_tok, ent_attr, ent_val, calls, attr_ptr, attr_label)
         np.testing.assert_array_equal(grouped, got)
 
 
 def test_state_scores_and_counts_of_a_large_matrix_keep_their_bits():
     """Past PREFETCH_BYTES the kernels prefetch the rows of the entries ahead
-    (runs of tokens, runs of entries, the last run short): the same bits as
-    the twins."""
+    (runs of tokens, runs of entries, the last run short; single parameters
+    beside rows): the same bits as the twins."""
     from sklearn_crf._engine.scores import PREFETCH_BYTES
 
     L = 9
@@ -493,15 +585,25 @@ def test_state_scores_and_counts_of_a_large_matrix_keep_their_bits():
     w_attr = rng.normal(size=(n_attr, L))
     node = rng.uniform(size=(n_tok, L))
     ent_tok = np.repeat(np.arange(n_tok, dtype=np.int32), np.diff(tok_ptr))
+    # rows for all attributes but a few of one parameter or none
+    counts = np.full(n_attr, L)
+    counts[rng.choice(n_attr, size=n_attr // 50, replace=False)] = 1
+    counts[:2] = [0, 1]
+    attr_ptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
+    attr_label = np.concatenate([np.arange(k) if k == L else rng.integers(L, size=k)
+                                 for k in counts]).astype(np.int32)
+    rows = _engine.count_rows(attr_ptr, attr_label, L, all_rows_bytes=0)
+    assert int(rows.row_ptr[-1]) * L * 8 > PREFETCH_BYTES
     for tok_val in (rng.normal(size=tok_ptr[-1]), np.zeros(0)):
         out = np.empty((n_tok, L))
         _engine.state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, 0, n_tok, out)
         twins = [_naive.state_scores_in_order(w_attr, tok_ptr, tok_attr, tok_val, fused)
                  for fused in (True, False)]
         assert any(np.array_equal(out, twin) for twin in twins)
-        g = np.zeros((n_attr, L))
-        _engine.scatter_state_counts(node, ent_tok, tok_attr, tok_val, 0, tok_ptr[-1], 0, g)
-        twins = [_naive.state_counts_in_order(node, ent_tok, tok_attr, tok_val, n_attr, fused)
+        g = _scatter(node, ent_tok, tok_attr, tok_val, [(0, tok_ptr[-1], 0, node)], attr_ptr,
+                     attr_label)
+        twins = [_params_of(_naive.state_counts_in_order(node, ent_tok, tok_attr, tok_val,
+                                                         n_attr, fused), attr_ptr, attr_label)
                  for fused in (True, False)]
         assert any(np.array_equal(g, twin) for twin in twins)
 

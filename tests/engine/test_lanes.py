@@ -227,7 +227,7 @@ def test_forbidden_first_and_last_labels_go_to_log_space():
             no_rows, no_ints, no_ids, np.zeros(0), False, np.flatnonzero(~start),
             np.flatnonzero(~end), trans, seq_ptr, weights, block_ptr, first, 2, lw, node,
             seq_log_z, block_log_z, block_outer, block_edge, False, no_ids, no_ids,
-            np.zeros(0), 0, no_rows, exp_trans)
+            np.zeros(0), 0, no_ids, no_rows, np.zeros(0), exp_trans)
         if b == 2:
             break
         _engine.forward_backward_blocks_log(node, trans, seq_ptr, weights, block_ptr, b,

@@ -29,7 +29,8 @@ def _gradient_pass(lw, scores, trans, seq_ptr, weights, block_ptr):
     stop = _engine.gradient_blocks_scaled(
         no_rows, no_ints, no_ids, np.zeros(0), False, no_ints, no_ints, trans, seq_ptr,
         weights, block_ptr, 0, n_blocks, lw, node, seq_log_z, block_log_z, block_outer,
-        block_edge, False, no_ids, no_ids, np.zeros(0), 0, no_rows, exp_trans)
+        block_edge, False, no_ids, no_ids, np.zeros(0), 0, no_ids, no_rows,
+        np.zeros(0), exp_trans)
     assert stop == n_blocks  # every sentence scales
     return node, seq_log_z, block_log_z, block_outer, exp_trans
 
