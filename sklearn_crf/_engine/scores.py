@@ -346,60 +346,87 @@ NO_ROW = np.iinfo(np.int32).min
 #: parameters
 ALL_ROWS_BYTES = 8 << 20
 
-CountRows = namedtuple("CountRows", ["attr_code", "row_ptr", "row_params", "row_index"])
-CountRows.__doc__ = """Where :func:`scatter_state_counts` adds the expected
-counts of each attribute (:func:`count_rows`). While an (attributes ×
-labels) matrix takes at most :data:`ALL_ROWS_BYTES`, every attribute has
-its row of L sums (eight labels per vector instruction), the attribute id
-itself. Beyond, only the attributes with several parameters have rows; one
-with a single parameter adds its one sum straight into the state part of
-the gradient, one without parameters nothing: most attributes (rare words)
-have one, so the rows take a fraction of the matrix.
+class CountRows:
+    """Where :func:`scatter_state_counts` adds the expected counts of each
+    attribute (:func:`count_rows`). While an (attributes × labels) matrix
+    takes at most :data:`ALL_ROWS_BYTES`, every attribute has its row of L
+    sums (eight labels per vector instruction), the attribute id itself.
+    Beyond, only the attributes with several parameters have rows; one with
+    a single parameter adds its one sum straight into the state part of the
+    gradient, one without parameters nothing: most attributes (rare words)
+    have one, so the rows take a fraction of the matrix.
 
-``attr_code`` (n_attributes,) int32: the row ``r >= 0``, ``-1 - p`` for the
-single parameter ``p``, or :data:`NO_ROW`; empty when every attribute is its
-own row. An :class:`EntryIndex` built with it holds each entry's code in
-place of its attribute (:func:`entry_index`), so the kernel looks nothing
-up. ``row_ptr`` (n_attributes + 1,) int64: the rows of the attributes
-before each (attribute ranges to row ranges); ``row_params``
-(n_row_params,) int64 the parameters in rows and ``row_index`` their flat
-index in the (n_rows, L) matrix."""
+    Attributes
+    ----------
+    attr_code : ndarray of shape (n_attributes,) or (0,), int32
+        The row ``r >= 0``, ``-1 - p`` for the single parameter ``p``, or
+        :data:`NO_ROW`; empty when every attribute is its own row. An
+        :class:`EntryIndex` built with it holds each entry's code in place
+        of its attribute (:func:`entry_index`), so the kernel looks nothing
+        up.
+    n_rows : int
+        The rows.
+    row_index : ndarray of shape (n_row_params,), int64
+        The flat index in the (n_rows, L) matrix of each parameter in a row
+        (with own rows, of every parameter: the layout's dense index).
+    """
+
+    def __init__(self, attr_code, n_rows, row_index, row_ptr=None, row_params=None):
+        self.attr_code = attr_code
+        self.n_rows = int(n_rows)
+        self.row_index = row_index
+        self._row_ptr = row_ptr  # None: own rows
+        self._row_params = row_params
+
+    def row_range(self, a0, a1):
+        """The rows ``(r0, r1)`` of attributes ``a0..a1-1``."""
+        if self._row_ptr is None:
+            return a0, a1
+        return int(self._row_ptr[a0]), int(self._row_ptr[a1])
+
+    def gather(self, g_rows, g_state):
+        """The sums of the parameters in rows, from ``g_rows`` (n_rows, L)
+        into ``g_state`` (n_state,), which holds those of the others."""
+        if self._row_params is None:
+            np.take(g_rows.ravel(), self.row_index, out=g_state)
+        else:
+            g_state[self._row_params] = np.take(g_rows.ravel(), self.row_index)
 
 
-def count_rows(attr_ptr, attr_label, L, all_rows_bytes=ALL_ROWS_BYTES):
+def count_rows(attr_ptr, attr_label, L, dense_index, all_rows_bytes=ALL_ROWS_BYTES):
     """The :class:`CountRows` of a layout's ``attr_ptr`` / ``attr_label``
-    at ``L`` labels (rows in attribute order): every attribute its row while
-    an (attributes × labels) matrix takes at most ``all_rows_bytes`` (or
-    when a parameter's code would not fit int32), else a row for those with
-    several parameters.
+    at ``L`` labels (rows in attribute order; ``dense_index`` the flat index
+    of each parameter in an (n_attributes, L) matrix): every attribute its
+    row while such a matrix takes at most ``all_rows_bytes`` (or when a
+    parameter's code would not fit int32), else a row for those with several
+    parameters.
 
     Examples
     --------
     >>> attr_ptr, attr_label = np.array([0, 2, 3, 3, 5]), np.array([0, 1, 1, 0, 2])
-    >>> rows = count_rows(attr_ptr, attr_label, 3)
-    >>> rows.attr_code.shape, rows.row_index.tolist()
-    ((0,), [0, 1, 4, 9, 11])
-    >>> rows = count_rows(attr_ptr, attr_label, 3, all_rows_bytes=0)
-    >>> rows.attr_code.tolist()[:2], int(rows.row_ptr[-1])
-    ([0, -3], 2)
+    >>> dense_index = np.array([0, 1, 4, 9, 11])
+    >>> rows = count_rows(attr_ptr, attr_label, 3, dense_index)
+    >>> rows.attr_code.shape, rows.n_rows, rows.row_index is dense_index
+    ((0,), 4, True)
+    >>> rows = count_rows(attr_ptr, attr_label, 3, dense_index, all_rows_bytes=0)
+    >>> rows.attr_code.tolist(), rows.n_rows, rows.row_range(1, 4)
+    ([0, -3, -2147483648, 1], 2, (1, 2))
     >>> rows.row_index.tolist()
     [0, 1, 3, 5]
     """
     n_params = np.diff(attr_ptr)
     n_attr = len(n_params)
-    param_attr = np.repeat(np.arange(n_attr), n_params)
-    if n_attr * L * 8 <= all_rows_bytes or len(param_attr) >= np.iinfo(np.int32).max:
-        return CountRows(np.zeros(0, dtype=np.int32), np.arange(n_attr + 1, dtype=np.int64),
-                         np.arange(len(param_attr), dtype=np.int64),
-                         param_attr * L + attr_label)
+    if n_attr * L * 8 <= all_rows_bytes or len(attr_label) >= np.iinfo(np.int32).max:
+        return CountRows(np.zeros(0, dtype=np.int32), n_attr, dense_index)
     multi = n_params >= 2
     row_ptr = np.zeros(n_attr + 1, dtype=np.int64)
     np.cumsum(multi, out=row_ptr[1:])
     attr_code = np.where(multi, row_ptr[:-1],
                          np.where(n_params == 1, -1 - attr_ptr[:-1], NO_ROW)).astype(np.int32)
+    param_attr = np.repeat(np.arange(n_attr), n_params)
     row_params = np.flatnonzero(multi[param_attr]).astype(np.int64)
     row_index = row_ptr[param_attr[row_params]] * L + attr_label[row_params]
-    return CountRows(attr_code, row_ptr, row_params, row_index)
+    return CountRows(attr_code, row_ptr[-1], row_index, row_ptr, row_params)
 
 
 @kernel

@@ -209,9 +209,9 @@ class CRFObjective:
         # the expected state counts: rows (for the attributes with several
         # parameters when a row each would be large), the others straight
         # into the gradient (CountRows; the entry index holds the codes)
-        self._rows = count_rows(layout.attr_ptr, layout.attr_label, L)
+        self._rows = count_rows(layout.attr_ptr, layout.attr_label, L, self.dense_index)
         self._attr_label = np.ascontiguousarray(layout.attr_label, dtype=np.int32)
-        self._g_rows = np.zeros((int(self._rows.row_ptr[-1]), L))
+        self._g_rows = np.zeros((self._rows.n_rows, L))
         # the longest sequence of each block (the scratch of its log-space
         # passes), and of those its lanes take (the rest run alone)
         lengths = np.diff(seq_ptr)
@@ -393,7 +393,8 @@ class CRFObjective:
             # group g's counts of the attribute ranges first..stop-1
             for r in range(first, stop):
                 if g == 0:
-                    g_rows[rows.row_ptr[bounds[r]]:rows.row_ptr[bounds[r + 1]]] = 0.0
+                    r0, r1 = rows.row_range(bounds[r], bounds[r + 1])
+                    g_rows[r0:r1] = 0.0
                     g_state[attr_ptr[bounds[r]]:attr_ptr[bounds[r + 1]]] = 0.0
                 scatter_state_counts(wnode, entries.tok, entries.attr, entries.val,
                                      group_entries[g, r], group_entries[g + 1, r],
@@ -421,7 +422,7 @@ class CRFObjective:
         log_z = 0.0
         for value in self._block_log_z.tolist():  # in block order
             log_z += value
-        grad[rows.row_params] = np.take(g_rows.ravel(), rows.row_index)
+        rows.gather(g_rows, g_state)
         grad[layout.n_state : layout.dense_start] = e_trans[layout.trans_from,
                                                             layout.trans_to]
         if distinct is not None:

@@ -446,15 +446,21 @@ def _scatter(node, ent_tok, ent_attr, ent_val, calls, attr_ptr, attr_label,
     with several parameters); the sums as a dense (n_attributes, L) matrix
     (0 where a pair has no parameter)."""
     L = node.shape[1]
-    rows = _engine.count_rows(attr_ptr, attr_label, L, all_rows_bytes=all_rows_bytes)
-    g_rows = np.zeros((int(rows.row_ptr[-1]), L))
+    rows = _engine.count_rows(attr_ptr, attr_label, L, _dense_index(attr_ptr, attr_label, L),
+                              all_rows_bytes=all_rows_bytes)
+    g_rows = np.zeros((rows.n_rows, L))
     g_state = np.zeros(len(attr_label))
     codes = _codes(rows, ent_attr)
     for k0, k1, tok0, node_rows in calls:
         _engine.scatter_state_counts(node_rows, ent_tok, codes, ent_val, k0, k1, tok0,
                                      attr_label, g_rows, g_state)
-    g_state[rows.row_params] = g_rows.ravel()[rows.row_index]
+    rows.gather(g_rows, g_state)
     return _on_params(g_state, attr_ptr, attr_label, L)
+
+
+def _dense_index(attr_ptr, attr_label, L):
+    """The flat index of each parameter in an (n_attributes, L) matrix."""
+    return np.repeat(np.arange(len(attr_ptr) - 1), np.diff(attr_ptr)) * L + attr_label
 
 
 def _codes(rows, ent_attr):
@@ -484,17 +490,24 @@ def test_count_rows_put_each_attribute_by_its_parameters():
     parameters and their flat index."""
     attr_ptr = np.array([0, 0, 1, 4, 6, 7], dtype=np.int64)
     attr_label = np.array([2, 0, 1, 3, 1, 2, 0], dtype=np.int32)
-    rows = _engine.count_rows(attr_ptr, attr_label, 4, all_rows_bytes=0)
+    dense_index = _dense_index(attr_ptr, attr_label, 4)
+    rows = _engine.count_rows(attr_ptr, attr_label, 4, dense_index, all_rows_bytes=0)
     assert rows.attr_code.tolist() == [_engine.scores.NO_ROW, -1, 0, 1, -7]
-    assert rows.row_ptr.tolist() == [0, 0, 0, 1, 2, 2]
-    assert rows.row_params.tolist() == [1, 2, 3, 4, 5]
+    assert rows.n_rows == 2
+    assert [rows.row_range(a, a + 1) for a in range(5)] == [(0, 0), (0, 0), (0, 1), (1, 2),
+                                                            (2, 2)]
     assert rows.row_index.tolist() == [0, 1, 3, 5, 6]
+    g_state = np.full(7, -1.0)
+    rows.gather(np.arange(8.0).reshape(2, 4), g_state)  # parameters 1 to 5 in rows
+    assert g_state.tolist() == [-1.0, 0.0, 1.0, 3.0, 5.0, 6.0, -1.0]
     # a small matrix: every attribute its own row (attr_code empty)
-    rows = _engine.count_rows(attr_ptr, attr_label, 4)
-    assert rows.attr_code.shape == (0,)
-    assert rows.row_ptr.tolist() == list(range(6))
-    assert rows.row_params.tolist() == list(range(7))
-    assert rows.row_index.tolist() == [6, 8, 9, 11, 13, 14, 16]
+    rows = _engine.count_rows(attr_ptr, attr_label, 4, dense_index)
+    assert rows.attr_code.shape == (0,) and rows.n_rows == 5
+    assert rows.row_range(1, 4) == (1, 4)
+    assert rows.row_index is dense_index
+    g_rows = np.arange(20.0).reshape(5, 4)
+    rows.gather(g_rows, g_state)
+    assert g_state.tolist() == g_rows.ravel()[dense_index].tolist()
 
 
 @pytest.mark.parametrize("all_rows_bytes", [0, ALL_ROWS_BYTES])
@@ -543,7 +556,8 @@ def test_scatter_state_counts_adds_entries_in_order_in_either_schedule(L):
     ent_tok = np.sort(rng.integers(0, n_tok, size=n_ent)).astype(np.int32)
     ent_attr = rng.integers(0, n_attr - 1, size=n_ent).astype(np.int32)  # the last: none
     attr_ptr, attr_label = _mixed_layout(rng, n_attr, L, several=(2, L))
-    rows = _engine.count_rows(attr_ptr, attr_label, L, all_rows_bytes=0)
+    rows = _engine.count_rows(attr_ptr, attr_label, L, _dense_index(attr_ptr, attr_label, L),
+                              all_rows_bytes=0)
     for ent_val in (rng.normal(size=n_ent), np.zeros(0)):
         twins = [_params_of(_naive.state_counts_in_order(node, ent_tok, ent_attr, ent_val,
                                                          n_attr, fused), attr_ptr, attr_label)
@@ -552,7 +566,7 @@ def test_scatter_state_counts_adds_entries_in_order_in_either_schedule(L):
                        attr_ptr, attr_label)
         assert any(np.array_equal(got, twin) for twin in twins)
         # padding beside the rows and the parameters stays as it was
-        g_rows = np.full((int(rows.row_ptr[-1]) + 2, L), np.nan)
+        g_rows = np.full((rows.n_rows + 2, L), np.nan)
         g_rows[1:-1] = 0.0
         g_state = np.full(len(attr_label) + 2, np.nan)
         g_state[1:-1] = 0.0
@@ -592,8 +606,9 @@ def test_state_scores_and_counts_of_a_large_matrix_keep_their_bits():
     attr_ptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
     attr_label = np.concatenate([np.arange(k) if k == L else rng.integers(L, size=k)
                                  for k in counts]).astype(np.int32)
-    rows = _engine.count_rows(attr_ptr, attr_label, L, all_rows_bytes=0)
-    assert int(rows.row_ptr[-1]) * L * 8 > PREFETCH_BYTES
+    rows = _engine.count_rows(attr_ptr, attr_label, L, _dense_index(attr_ptr, attr_label, L),
+                              all_rows_bytes=0)
+    assert rows.n_rows * L * 8 > PREFETCH_BYTES
     for tok_val in (rng.normal(size=tok_ptr[-1]), np.zeros(0)):
         out = np.empty((n_tok, L))
         _engine.state_scores_dense_range(w_attr, tok_ptr, tok_attr, tok_val, 0, n_tok, out)
