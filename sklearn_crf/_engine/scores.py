@@ -52,8 +52,9 @@ in token order within each range (:func:`entry_index`), so that each range's
 expected counts are added by one thread with no scatter from several: ``ptr``
 (n_ranges + 1,) int64, the entries of range ``r`` being ``ptr[r]:ptr[r + 1]``;
 ``tok`` (n_entries,) int32 their tokens; ``attr`` (n_entries,) int32 their
-attributes (or their :class:`CountRows` codes); ``val`` (n_entries,) float64 their values, empty when every value
-is 1. With one range, the corpus's own entry order."""
+attributes (or their :class:`CountRows` codes); ``val`` (n_entries,) float64
+their values, empty when every value is 1. With one range, the corpus's own
+entry order."""
 
 
 @kernel(inline="always")
@@ -295,19 +296,19 @@ def entry_index(tok_ptr, tok_attr, tok_val, attr_bounds, attr_code=None):
     val = np.empty(0) if bool(np.all(tok_val == 1.0)) else tok_val
     n_entries = tok_attr.shape[0]
     coded = attr_code is not None and attr_code.shape[0] > 0
-    runs = _token_runs(tok_ptr)
     if n_ranges == 1:  # the corpus's own arrays (read only)
         tok = _run_tokens(tok_ptr, 0, tok_ptr.shape[0] - 1, np.int32)
         ptr = np.array([0, n_entries], dtype=np.int64)
         codes = tok_attr
-        if coded:
+        if coded:  # by runs: np.take's int64 copy of the indices stays a few MB
             codes = np.empty(n_entries, dtype=attr_code.dtype)
-            for first, stop in runs:
+            for first, stop in _token_runs(tok_ptr):
                 e0, e1 = tok_ptr[first], tok_ptr[stop]
                 np.take(attr_code, tok_attr[e0:e1], out=codes[e0:e1])
         return EntryIndex(ptr, tok, codes, val)
     range_dtype = np.int16 if n_ranges <= np.iinfo(np.int16).max else np.int32
     range_of_attr = np.repeat(np.arange(n_ranges, dtype=range_dtype), np.diff(attr_bounds))
+    runs = _token_runs(tok_ptr)
     ptr = np.zeros(n_ranges + 1, dtype=np.int64)
     for first, stop in runs:
         entries = tok_attr[tok_ptr[first]:tok_ptr[stop]]
@@ -345,6 +346,7 @@ NO_ROW = np.iinfo(np.int32).min
 #: row: no branch mispredicted), beyond only the attributes with several
 #: parameters
 ALL_ROWS_BYTES = 8 << 20
+
 
 class CountRows:
     """Where :func:`scatter_state_counts` adds the expected counts of each

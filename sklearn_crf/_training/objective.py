@@ -291,6 +291,7 @@ class CRFObjective:
         block_max_len = self._block_max_len
         wnode = self._wnode
         rows, attr_label, g_rows = self._rows, self._attr_label, self._g_rows
+        attr_ptr = layout.attr_ptr
         grad = np.empty(layout.n_params)
         g_state = grad[: layout.n_state]  # the counts of single-parameter attributes
         token_bounds = self._token_bounds
@@ -400,7 +401,6 @@ class CRFObjective:
                                      group_entries[g, r], group_entries[g + 1, r],
                                      group[0], attr_label, g_rows, g_state)
 
-        attr_ptr = layout.attr_ptr
         if fused:
             g_rows.fill(0.0)
             g_state.fill(0.0)
