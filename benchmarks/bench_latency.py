@@ -33,8 +33,8 @@ Two serving routes are measured the same way, sentence by sentence:
     against the file read by ``load_crfsuite`` (``predict([x])``), and, when
     it is installed, crfs (a Rust port of CRFsuite; never a dependency),
     ``Model.open(file).tag(items)``; and the floor of any Python encoder of
-    the dicts: each (key, value) item looked up in the model's memo, nothing
-    else.
+    the dicts: each (key, value) item looked up in the model's memo (by key,
+    then value), nothing else.
 
     python benchmarks/bench_latency.py                  # both models, 3 passes
     python benchmarks/bench_latency.py --n-test 300 --max-iter 30   # quicker
@@ -193,19 +193,22 @@ def pipeline_floor(sentences):
 
 def item_lookup_floor(tagger, X):
     """``floor(i)``: each (key, value) item of the dicts of ``X[i]`` looked up
-    in the tagger's (key, value) memo, one C-level ``dict.get`` an item into an
-    array, and nothing else: the floor of a Python encoder of feature dicts."""
+    in the tagger's memo (``memo[key][value]``, C-level ``dict.get`` calls,
+    into an array), and nothing else: the floor of a Python encoder of
+    feature dicts."""
     from itertools import chain, repeat
 
     import numpy as np
 
     tagger.predict(X[:50])  # a model read from a file: its memo is derived at a first miss
     memo = tagger.vectorizer_._vocabulary(False).pairs
+    none = {}
 
     def floor(i):
         tokens = X[i]
-        return np.fromiter(map(memo.get, chain.from_iterable(map(dict.items, tokens)),
-                               repeat(-1)), np.int64, sum(map(len, tokens)))
+        return np.fromiter(map(dict.get, map(memo.get, chain.from_iterable(tokens), repeat(none)),
+                               chain.from_iterable(map(dict.values, tokens)), repeat(-1)),
+                           np.int64, sum(map(len, tokens)))
 
     return floor
 

@@ -35,9 +35,10 @@ Floors (what no numba library with feature-dict input can go below, measured in
 the same run): ``startup`` also times a child that only imports sklearn.base and
 numba and calls one cached kernel (``_numba_floor.py``: numba's import and its
 set-up at a first call), and its peak RSS; ``predict`` and ``latency`` also time
-one Python dict lookup per (key, value) item of the test dicts (a memo of every
-training item, ``np.fromiter(map(memo.get, ...))``, no encoding and no kernels),
-over esp.testb and per sentence.
+a Python dict lookup per (key, value) item of the test dicts (a memo of every
+training item by key, ``memo[key][value]``, in C loops:
+``np.fromiter(map(dict.get, map(memo.get, keys), values))``, no encoding and no
+kernels), over esp.testb and per sentence.
 
 CRFsuite is single-threaded; sklearn-crf runs its kernels on numba threads, all
 cores by default (``NUMBA_NUM_THREADS`` to change): the header says how many.
@@ -347,21 +348,26 @@ def time_batch_predict(cfg, models, X_train, X_test, n_tokens):
 
 def item_lookup_floor(X_train):
     """The floor of a Python encoder of feature dicts: a function of X that
-    looks each (key, value) item of its dicts up in a dict of every training
-    item (one C-level ``dict.get`` per item, into an int64 array), and does
-    nothing else."""
+    looks each (key, value) item of its dicts up in a memo of every training
+    item by key (``memo[key][value]``: the key's dict, then the value in it,
+    C-level ``dict.get`` calls, into an int64 array), and does nothing else."""
     from itertools import chain, repeat
 
     import numpy as np
 
-    items = dict.fromkeys(chain.from_iterable(map(dict.items, chain.from_iterable(X_train))))
-    memo = dict(zip(items, range(len(items))))
+    memo = {}
+    for token in chain.from_iterable(X_train):
+        for key, value in token.items():
+            values = memo.setdefault(key, {})
+            values.setdefault(value, len(values))
+    none = {}
 
     def lookup(X):
         tokens = list(chain.from_iterable(X))
         n = sum(map(len, tokens))
-        return np.fromiter(map(memo.get, chain.from_iterable(map(dict.items, tokens)),
-                               repeat(-1)), np.int64, n)
+        return np.fromiter(map(dict.get, map(memo.get, chain.from_iterable(tokens), repeat(none)),
+                               chain.from_iterable(map(dict.values, tokens)), repeat(-1)),
+                           np.int64, n)
 
     return lookup
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from .attributes import flatten_feature, list_token, raise_bad_value, str_attribute
 from .corpus import EncodedCorpus
+from .memo import add_item, add_items, item_entries, token_entries
 from .vocabulary import ABSENT, NameVocabulary, derived_lookup, open_keys
 
 #: most sequences encoded in one batch; with a memo that grows, batches start
@@ -83,7 +84,6 @@ def encode_entries(X, vocab, vectorizer, dense=None):
     """
     n_seq = len(X)
     seq_ptr = np.frombuffer(array("q", accumulate(map(len, X), initial=0)), dtype=np.int64)
-    get_pair = vocab.pairs.get
     entry_parts, count_parts, slow_pos, slow_val = [], [], [], []
     n_entries = 0  # entries of the batches done
     n_tok = 0  # tokens of the batches done
@@ -99,10 +99,7 @@ def encode_entries(X, vocab, vectorizer, dense=None):
         if len(tokens) >= _SMALL and not set(map(type, tokens)) - {dict}:
             counts = np.fromiter(map(len, tokens), np.int64, len(tokens))
             try:
-                ids = np.fromiter(
-                    map(get_pair, chain.from_iterable(map(dict.items, tokens)),
-                        repeat(ABSENT)),
-                    np.int32, int(counts.sum()))
+                ids = item_entries(vocab.pairs, tokens, int(counts.sum()))
             except TypeError:  # an unhashable value: token by token
                 pass
         slow = ()
@@ -111,7 +108,6 @@ def encode_entries(X, vocab, vectorizer, dense=None):
             if len(miss) and vocab.derive is not None:
                 again = derived_lookup(vocab, tokens, len(ids))
                 if again is not None:
-                    get_pair = vocab.pairs.get
                     ids = again
                     miss = np.flatnonzero(ids == ABSENT)
             if len(miss):
@@ -241,10 +237,7 @@ def _token_ids(X, seq_ptr, tokens, vocab, vectorizer):
         np.cumsum(np.fromiter(map(len, tokens), np.int64, len(tokens)), out=item_ptr[1:])
         n_items = int(item_ptr[-1])
     try:
-        ids = np.fromiter(
-            map(vocab.pairs.get, chain.from_iterable(map(dict.items, tokens)),
-                repeat(ABSENT)),
-            np.int32, n_items)
+        ids = item_entries(vocab.pairs, tokens, n_items)
     except TypeError:  # an unhashable value: a list, a dict
         return None
     miss = (ids == ABSENT).nonzero()[0]
@@ -321,7 +314,7 @@ def _miss_entries(X, vocab, vectorizer, items, where, compute_open=False):
             return list(map(vocab.ids.get, map(str_attribute, items), repeat(ABSENT))), None, []
         names = map(str_attribute, items)
         out = vocab.add(names)
-        vocab.pairs.update(zip(items, out))
+        add_items(vocab.pairs, items, out)
         return out, None, []
     out, slow, n_out = [], [], []
     for (key, value), s, t in zip(items, *where()):
@@ -400,7 +393,7 @@ def _encode_tokens(X, vocab, first_seq, stop_seq):
     """Sequences ``first_seq:stop_seq`` of X token by token (any token form):
     their entries (a list), entries per token and (position, value) of the
     entries whose value is not 1."""
-    get_pair = vocab.pairs.get
+    memo = vocab.pairs
     lookup = vocab.lookup
     out = array("q")  # the int64 entries, without a Python int object each
     extend = out.extend
@@ -411,7 +404,7 @@ def _encode_tokens(X, vocab, first_seq, stop_seq):
             before = len(out)
             if type(token) is dict or isinstance(token, Mapping):
                 try:
-                    ids = list(map(get_pair, token.items()))
+                    ids = token_entries(memo, token)
                 except TypeError:  # an unhashable value: a list, a dict
                     ids = None
                 if ids is not None and None not in ids:
@@ -442,7 +435,7 @@ def _encode_item(X, vocab, key, value, s, t, out, slow):
         if idx is not None:
             out.append(idx)
             if vocab.fill_memo:
-                vocab.pairs[(key, value)] = idx
+                add_item(vocab.pairs, key, value, idx)
         return
     if type(key) is str and (tv is float or tv is int or tv is bool):
         x = float(value)  # OverflowError: an int beyond float64, see the vectorizer's _encode
@@ -450,7 +443,7 @@ def _encode_item(X, vocab, key, value, s, t, out, slow):
         if idx is None:
             return
         if vocab.fill_memo and (x == 1.0 or x == 0.0):
-            vocab.pairs[(key, bool(x))] = idx if x else ~idx
+            add_item(vocab.pairs, key, bool(x), idx if x else ~idx)
         return
     for name, x in flatten_feature(key, value, s, t):
         _append_valued(X, vocab, name, x, out, slow)

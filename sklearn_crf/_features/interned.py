@@ -14,6 +14,7 @@ import numpy as np
 
 from .corpus import EncodedCorpus
 from .dense import fitted_dense_block
+from .memo import memo_of_items
 from .vectorizer import SequenceVectorizer
 from .vocabulary import (ABSENT, MAX_ATTRIBUTES, fitted_vocabulary, new_vocabulary,
                          set_fitted_vocabulary)
@@ -147,7 +148,7 @@ def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
                 chunk = part[start:start + _MAP_SLICE]
                 chunk[...] = table[chunk]
         if n_features is None:
-            vocab.pairs = dict(zip(pairs, np.where(zero, ~new, new).tolist()))
+            vocab.pairs = memo_of_items(pairs, np.where(zero, ~new, new).tolist())
         vectorizer = SequenceVectorizer(n_features=n_features)
         set_fitted_vocabulary(vectorizer, vocab, 0 if dense is None else dense.shape[1])
     tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)

@@ -31,6 +31,7 @@ from .encode_dicts import (
     scoring_entries,
 )
 from .forms import sequence_length
+from .memo import mark, memo_of_per_key, per_key_of_memo
 from .validation import check_sequences
 from .vocabulary import (
     MAX_ATTRIBUTES,
@@ -41,8 +42,6 @@ from .vocabulary import (
     fitted_ids,
     fitted_vocabulary,
     new_vocabulary,
-    pair_memo,
-    per_key_memo,
     set_fitted_vocabulary,
 )
 
@@ -448,9 +447,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                                        self.__dict__.get("n_dense_features_", 0))
         vocab = (new_vocabulary(self.n_features) if fitting and not growing
                  else fitted_vocabulary(self, grow=growing))
-        n_known = n_pairs = None  # growing: the sizes to go back to on an error
+        n_known = memo_sizes = None  # growing: the sizes to go back to on an error
         if growing:
-            n_known, n_pairs = len(vocab.ids), len(vocab.pairs)
+            n_known, memo_sizes = len(vocab.ids), mark(vocab.pairs)
         try:
             try:
                 corpus = None
@@ -464,7 +463,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                 raise ValueError("more than 2**31 - 1 distinct attributes")
         except BaseException:
             if growing:
-                vocab.truncate(n_known, n_pairs)
+                vocab.truncate(n_known, memo_sizes)
             raise
         if fitting:
             set_fitted_vocabulary(self, vocab, 0 if dense is None else dense.shape[1],
@@ -559,12 +558,13 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
             ) from None
 
     def __getstate__(self):
-        # the memo's tuple keys as per-key dicts (what skops and JSON can store);
-        # __setstate__ rebuilds it. A copy: object.__getstate__ returns __dict__ itself
+        # the memo as dicts of str values and of number keys (what skops and
+        # JSON can store); __setstate__ rebuilds it. A copy:
+        # object.__getstate__ returns __dict__ itself
         state = dict(super().__getstate__())
         pairs = state.pop("_pair_ids", None)
         if pairs is not None:
-            state["_str_ids"], state["_num_ids"] = per_key_memo(pairs)
+            state["_str_ids"], state["_num_ids"] = per_key_of_memo(pairs)
         return state
 
     def __setstate__(self, state):
@@ -583,7 +583,7 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         elif "vocabulary_" in state:
             pairs = state.get("_pair_ids")
             if pairs is None:  # see __getstate__ (and before 0.x.y, the per-key caches)
-                pairs = pair_memo(state.get("_str_ids", {}), state.get("_num_ids", {}))
+                pairs = memo_of_per_key(state.get("_str_ids", {}), state.get("_num_ids", {}))
             vocab = NameVocabulary(state["vocabulary_"], pairs, grow=False)
         super().__setstate__(state)
         if vocab is not None:  # the fitted state as fit writes it (in the same places)

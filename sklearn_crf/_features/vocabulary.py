@@ -13,7 +13,7 @@ featurizers' encoded fit, a :class:`VocabularyState`, unpickling), and
 from functools import partial
 from itertools import chain, compress, islice, repeat
 from numbers import Integral
-from operator import contains, itemgetter
+from operator import contains
 from typing import NamedTuple
 
 import numpy as np
@@ -21,20 +21,27 @@ from sklearn.utils import murmurhash3_32
 
 from .._derived import DerivedValues
 from .attributes import str_attribute, str_splits
+from .memo import ABSENT  # noqa: F401 - the encoders and featurizers import it from here
+from .memo import (
+    add_item,
+    copy_memo,
+    cut_back,
+    has_item,
+    item_entries,
+    memo_items,
+    memo_of_per_key,
+    n_items,
+)
 
 #: attribute ids are int32
 MAX_ATTRIBUTES = 2**31 - 1
-#: no attribute: above every id (at most 2**31 - 2), so that an id and the
-#: entry of a zero value of attribute ``a``, ``~a``, are never it. The memo's
-#: default, an unknown attribute's entry until it is dropped, an absent cell
-#: of the featurizers' token rows
-ABSENT = np.iinfo(np.int32).max
 
 
 class _Vocabulary:
     """What both strategies share: ``ids``, each key (an attribute name, or a
     hash slot) to its id, in order of first appearance; ``grow``: a new key
-    gets the next id. ``pairs``: the memo of (key, value) items."""
+    gets the next id. ``pairs``: the memo of (key, value) items
+    (:mod:`~sklearn_crf._features.memo`)."""
 
     #: ``derive()``: a memo derived from the names (see :func:`_derive_memo`), or None
     derive = None
@@ -55,25 +62,25 @@ class _Vocabulary:
         """The ids of ``keys`` (an iterator), ``default`` for an unknown one."""
         return map(self.ids.get, keys, repeat(default))
 
-    def truncate(self, n_ids, n_pairs):
-        """Back to the first ``n_ids`` ids and ``n_pairs`` memo items (dicts keep
-        insertion order): a failed call of a growing vocabulary undone."""
+    def truncate(self, n_ids, memo_sizes):
+        """Back to the first ``n_ids`` ids and the memo to ``memo_sizes`` (a
+        :func:`~sklearn_crf._features.memo.mark`; dicts keep insertion order):
+        a failed call of a growing vocabulary undone."""
         for _ in range(len(self.ids) - n_ids):
             self.ids.popitem()
-        for _ in range(len(self.pairs) - n_pairs):
-            self.pairs.popitem()
+        cut_back(self.pairs, memo_sizes)
 
 
 class NameVocabulary(_Vocabulary):
     """Vocabulary strategy by name: attribute name → id, and the (key, value) memo.
 
     ``ids`` maps attribute names to ids (``vocabulary_``). ``pairs`` is the memo
-    that lets a token's items be looked up without building names: ``(key, str
-    value)`` → id, and for a number key seen with the value 1 or 0 ``(key,
-    True)`` → id, ``(key, False)`` → ``~id`` (a zero entry). ``True`` and
-    ``False`` equal 1 and 0 of every numeric type, so these hit for the values
-    1 and 0 whatever their type. ``grow`` (fitting): a name not yet known gets
-    the next id and the memo is filled; otherwise both are only read.
+    that lets a token's items be looked up without building names
+    (:mod:`~sklearn_crf._features.memo`): ``pairs[key][str value]`` → id, and
+    for a number key seen with the value 1 or 0 ``pairs[key][True]`` → id,
+    ``pairs[key][False]`` → ``~id`` (a zero entry). ``grow`` (fitting): a name
+    not yet known gets the next id and the memo is filled; otherwise both are
+    only read.
     """
 
     #: the fitted attributes of the other strategy
@@ -185,7 +192,7 @@ def fitted_vocabulary(vectorizer, grow=False):
     pairs = state.get("_pair_ids", {})
     if grow:
         return NameVocabulary(state["vocabulary_"], pairs, grow=True)
-    memo = _DERIVED_MEMOS.get(vectorizer, (pairs,), (len(pairs),))
+    memo = _DERIVED_MEMOS.get(vectorizer, (pairs,), (n_items(pairs),))
     if memo is not None:
         return NameVocabulary(state["vocabulary_"], memo, grow=False)
     vocab = NameVocabulary(state["vocabulary_"], pairs, grow=False)
@@ -266,7 +273,7 @@ def checked_vocabulary(state, where):
                 raise ValueError(
                     f"{where}: the memo gives the key {key!r} the id {idx!r}, not "
                     "that of its attribute")
-        return NameVocabulary(ids, pair_memo(str_pairs, num_keys), grow=False)
+        return NameVocabulary(ids, memo_of_per_key(str_pairs, num_keys), grow=False)
     if not isinstance(state.n_features, Integral) or not 1 <= state.n_features < 2**31:
         raise ValueError(f"{where}: n_features is {state.n_features!r}")
     slots = state.hash_slots
@@ -283,32 +290,6 @@ def checked_vocabulary(state, where):
     return HashingSlots(int(state.n_features), slot_ids, grow=False)
 
 
-def pair_memo(str_ids, num_ids):
-    """The pair memo of :class:`NameVocabulary` from the per-key caches:
-    ``(key, value) → id`` for str values, ``(key, True) → id`` and
-    ``(key, False) → ~id`` for number keys; :func:`per_key_memo` inverts it."""
-    pairs = {}
-    for key, ids in str_ids.items():
-        for value, idx in ids.items():
-            pairs[(key, value)] = idx
-    for key, idx in num_ids.items():
-        pairs[(key, True)] = idx
-        pairs[(key, False)] = ~idx
-    return pairs
-
-
-def per_key_memo(pairs):
-    """``(str_ids, num_ids)``: the pair memo as per-key dicts (what skops, JSON
-    and the corpus store can hold); :func:`pair_memo` rebuilds it."""
-    str_ids, num_ids = {}, {}
-    for (key, value), idx in pairs.items():
-        if type(value) is str:
-            str_ids.setdefault(key, {})[value] = idx
-        else:
-            num_ids[key] = idx if idx >= 0 else ~idx
-    return str_ids, num_ids
-
-
 #: per vectorizer: the memo encode reads, derived from its ``_pair_ids``: a
 #: vocabulary fitted on names alone (numeric features: a model read from a
 #: file through :meth:`CRFTagger.from_weights`) gets, at its first miss, a
@@ -319,36 +300,34 @@ _DERIVED_MEMOS = DerivedValues()
 
 def _derive_memo(vectorizer, pairs):
     """The memo derived from the names when ``pairs`` (the fitted memo) has no
-    str-valued pair, else None (the fitted memo stays); remembered.
+    str-valued item, else None (the fitted memo stays); remembered.
 
     ``(name, True)`` -> id, ``(name, False)`` -> ``~id`` and, at every ``":"``
     of a name, ``(before, after)`` -> id: the entries the rules give each of
     these items (a str value names :data:`str_attribute`), so a loaded model
     looks a token's items up as fast as a fitted one, with the same entries."""
     memo = pairs
-    if not any(type(key[1]) is str for key in pairs):
-        memo = dict(pairs)
-        keys = {}
+    if not any(type(value) is str for (_, value), _ in memo_items(pairs)):
+        memo = copy_memo(pairs)
         for name, idx in vectorizer.vocabulary_.items():
-            memo[(name, True)] = idx
-            memo[(name, False)] = ~idx
+            add_item(memo, name, True, idx)
+            add_item(memo, name, False, ~idx)
             for key, value in str_splits(name):
-                memo[(keys.setdefault(key, key), value)] = idx
-    _DERIVED_MEMOS.put(vectorizer, memo, (pairs,), (len(pairs),))
+                add_item(memo, key, value, idx)
+    _DERIVED_MEMOS.put(vectorizer, memo, (pairs,), (n_items(pairs),))
     return None if memo is pairs else memo
 
 
-def derived_lookup(vocab, tokens, n_items):
+def derived_lookup(vocab, tokens, count):
     """After a miss: switch ``vocab`` to its derived memo, if it gets one, and
-    return the ``n_items`` items of the dict ``tokens`` looked up in it (an
+    return the ``count`` items of the dict ``tokens`` looked up in it (an
     int32 array), else None (the items are read only then)."""
     derive, vocab.derive = vocab.derive, None
     memo = derive()
     if memo is None:
         return None
     vocab.pairs = memo
-    return np.fromiter(map(memo.get, chain.from_iterable(map(dict.items, tokens)),
-                           repeat(ABSENT)), np.int32, n_items)
+    return item_entries(memo, tokens, count)
 
 
 #: per fitted vectorizer: the open keys of its memo and names (:func:`open_keys`)
@@ -367,7 +346,7 @@ def open_keys(vectorizer, memo, compute=True):
     while the memo and the names are the same (a partial fit adds to both in
     place); without ``compute``, None unless kept."""
     names = vectorizer.vocabulary_
-    sizes = (len(memo), len(names))
+    sizes = (n_items(memo), len(names))
     if not compute:
         return _OPEN_KEYS.get(vectorizer, (memo,), sizes)
     return _OPEN_KEYS.kept(vectorizer, lambda: _open_keys(names, memo), (memo,), sizes)
@@ -382,38 +361,35 @@ def _open_keys(names, memo):
     the item itself; its other splits are at the ``":"`` within ``k`` and
     within ``v``. A split whose key is no key of the memo is not in it: such
     a key is open at once, for every item of ``k``. The names no item gives
-    (a nested value's) have their every split looked up. The items are
-    sorted out in C loops (``map``, ``compress``); Python code runs only for
-    keys with a ``":"`` and the few items that need a look-up."""
-    items = list(memo)
-    item_keys = list(map(itemgetter(0), items))
-    memo_keys = dict.fromkeys(item_keys)
+    (a nested value's) have their every split looked up. The values are
+    sorted out in C loops (``map``, ``compress``) key by key; Python code runs
+    only for keys with a ``":"`` and the few items that need a look-up."""
     found = set()
     within_key = {}  # key -> its splits whose part before the ":" is a memo key
-    for k in memo_keys:
+    for k in memo:
         if type(k) is str and ":" in k:
             splits = []
             for before, after in str_splits(k):
-                if before in memo_keys:
+                if before in memo:
                     splits.append((before, after))
                 else:
                     found.add(before)
             if splits:
                 within_key[k] = splits
-    if within_key:
-        for k, v in compress(items, map(within_key.__contains__, item_keys)):
-            for before, after in within_key[k]:
-                if (before, f"{after}:{v}" if type(v) is str else after) not in memo:
+    for k, splits in within_key.items():
+        for v in memo[k]:
+            for before, after in splits:
+                if not has_item(memo, before, f"{after}:{v}" if type(v) is str else after):
                     found.add(before)
-    str_items = list(compress(items, map(isinstance, map(itemgetter(1), items),
-                                         repeat(str))))
-    for k, v in compress(str_items, map(contains, map(itemgetter(1), str_items),
-                                        repeat(":"))):
-        for before, after in str_splits(v):
-            key = f"{k}:{before}"
-            if (key, after) not in memo:
-                found.add(key)
-    ids = np.fromiter(memo.values(), np.int64, len(memo))
+    for k, values in memo.items():
+        str_values = list(compress(values, map(isinstance, values, repeat(str))))
+        for v in compress(str_values, map(contains, str_values, repeat(":"))):
+            for before, after in str_splits(v):
+                key = f"{k}:{before}"
+                if not has_item(memo, key, after):
+                    found.add(key)
+    ids = np.fromiter(chain.from_iterable(map(dict.values, memo.values())), np.int64,
+                      n_items(memo))
     np.invert(ids, out=ids, where=ids < 0)  # a zero's entry is ~id
     name_ids = np.fromiter(names.values(), np.int64, len(names))
     others = np.flatnonzero(~np.isin(name_ids, ids))
@@ -421,5 +397,5 @@ def _open_keys(names, memo):
         name_list = list(names)
         for i in others.tolist():
             name = name_list[i]
-            found.update(k for k, value in str_splits(name) if (k, value) not in memo)
+            found.update(k for k, value in str_splits(name) if not has_item(memo, k, value))
     return frozenset(found)

@@ -26,6 +26,7 @@ from sklearn_crf import (
     load_model,
     save_model,
 )
+from sklearn_crf._features.memo import memo_items
 from sklearn_crf.datasets import load_conll2002
 
 FIELDS = ("tok_ptr", "tok_attr", "tok_val", "seq_ptr", "zero_tok", "zero_attr")
@@ -92,7 +93,7 @@ def test_the_encoded_corpus_is_the_vectorizers_on_the_dicts(params, data):
     assert featurizer.vectorizer_.feature_names_ == vec.feature_names_
     assert featurizer.vectorizer_.vocabulary_ == vec.vocabulary_
     memo = featurizer.vectorizer_._pair_ids
-    assert all(memo[pair] == idx for pair, idx in vec._pair_ids.items())
+    assert all(memo[key][value] == idx for (key, value), idx in memo_items(vec._pair_ids))
     # fit then transform: the same; on other sentences: encode of their dicts
     assert_same_corpus(clone(featurizer).fit(X).transform(X), want)
     other = [s[::-1] for s in X[::-1]] + [X[0][:1], []]

@@ -4,6 +4,7 @@ import pytest
 
 from sklearn_crf import SequenceVectorizer
 from sklearn_crf._features.attributes import str_splits
+from sklearn_crf._features.memo import has_item
 from sklearn_crf._features.vocabulary import _open_keys, open_keys
 
 from test_vectorizer import many_forms
@@ -13,7 +14,7 @@ def naive_open_keys(names, memo):
     """The definition: the part before a ":" of any name whose split there is
     not in the memo."""
     return frozenset(k for name in names if ":" in name
-                     for k, value in str_splits(name) if (k, value) not in memo)
+                     for k, value in str_splits(name) if not has_item(memo, k, value))
 
 
 COLONS = [
