@@ -102,6 +102,7 @@ from .scores import (
 )
 from .viterbi import (
     ViterbiWorkspace,
+    best_path_of_entries,
     best_paths_sparse,
     first_dead_tokens,
     list_viterbi,

@@ -283,6 +283,48 @@ def best_paths_sparse(w, attr_ptr, attr_label, tok_ptr, tok_attr, tok_val, trans
 
 
 @kernel
+def best_path_of_entries(w, attr_ptr, attr_label, item_ptr, entries, trans):
+    """The best path of one sentence straight from its items' entries, in one
+    call with nothing to prepare (serving a sentence): ``entries`` (int32) an
+    attribute id for an item of value 1, anything else (a negative ``~id``
+    for a value of 0, an unknown attribute's entry at or above the number of
+    attributes) adds nothing; the tokens' items start at ``item_ptr``. The
+    state scores of :func:`best_paths_sparse` (each label's products added
+    in the order of the entries; the parameter lists' cache lines asked for
+    first) and its Viterbi, so the same labels. Returns the labels, int32
+    (n_tokens,)."""
+    n = item_ptr.shape[0] - 1
+    L = trans.shape[0]
+    n_attr = attr_ptr.shape[0] - 1
+    k0 = item_ptr[0]
+    k1 = item_ptr[n]
+    for k in range(k0, k1):  # the parameter offsets on their way at once
+        a = np.int64(entries[k])
+        if 0 <= a < n_attr:
+            prefetch(attr_ptr, a)
+    for k in range(k0, k1):  # then their labels and weights
+        a = np.int64(entries[k])
+        if 0 <= a < n_attr:
+            p = element(attr_ptr, a)
+            prefetch(attr_label, p)
+            prefetch(w, p)
+    scores = np.zeros((n, L))
+    for t in range(n):
+        for k in range(item_ptr[t], item_ptr[t + 1]):
+            a = entries[k]
+            if 0 <= a < n_attr:
+                for p in range(attr_ptr[a], attr_ptr[a + 1]):
+                    scores[t, attr_label[p]] += w[p]
+    seq_ptr = np.empty(2, dtype=np.int64)
+    seq_ptr[0] = 0
+    seq_ptr[1] = n
+    paths = np.empty(n, dtype=np.int32)
+    path_scores = np.empty(1)
+    viterbi_finite_range(scores, trans, seq_ptr, 0, 1, paths, path_scores)
+    return paths
+
+
+@kernel
 def best_paths_dense(w_attr, tok_ptr, tok_attr, tok_val, trans, seq_ptr, first, stop, scores,
                      paths, path_scores):
     """:func:`best_paths_sparse` from the dense (n_attributes, L) state

@@ -212,9 +212,20 @@ def scoring_entries(X, vocab, vectorizer, sink):
     return ScoringEntries(tok_ptr, tok_attr, UNIT_VALUES, seq_ptr)
 
 
+def sentence_entries(tokens, vocab, vectorizer):
+    """``(ids, item_ptr)`` of one sentence of dict ``tokens`` (a list) under a
+    fitted vocabulary by name that does not grow (:func:`_token_ids`): what
+    its best path reads straight
+    (:func:`~sklearn_crf._engine.viterbi.best_path_of_entries`), with no
+    entry pointed elsewhere. None when the general loop must encode it."""
+    if type(tokens) is not list:
+        return None
+    return _token_ids([tokens], None, tokens, vocab, vectorizer)
+
+
 def _token_ids(X, seq_ptr, tokens, vocab, vectorizer):
     """``(ids, item_ptr)`` of ``tokens``, the dict tokens of X (of sequences
-    ``seq_ptr``), under a vocabulary by name that does not grow: the int32
+    ``seq_ptr``; None: X is one sequence), under a vocabulary by name that does not grow: the int32
     entry of each ``(key, value)`` item (an id, ``~id`` for a value of 0,
     :data:`ABSENT` for an unknown attribute) and the start of each token's
     items (int64); None when the general loop must do it (another token
@@ -384,7 +395,9 @@ def _as_int64(part):
 
 def _where(seq_ptr, tokens):
     """Lists of (sequence, token within it) of token indices ``tokens`` (an
-    array) of X, of sequences ``seq_ptr``."""
+    array) of X, of sequences ``seq_ptr`` (None: one sequence)."""
+    if seq_ptr is None:
+        return [0] * len(tokens), tokens.tolist()
     s = np.searchsorted(seq_ptr, tokens, side="right") - 1
     return s.tolist(), (tokens - seq_ptr[s]).tolist()
 

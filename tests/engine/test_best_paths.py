@@ -40,6 +40,59 @@ def test_best_paths_sparse_matches_brute_force_and_the_batch_viterbi(n_labels):
     np.testing.assert_array_equal(_engine.unconstrained_best_paths(*args, 3), codes)
 
 
+def _sentences_of_entries(n_attributes, n_seq, seed):
+    """Random sentences of item entries as the memo gives them (int32): ids,
+    ``~id`` (a value of 0) and unknown attributes (at and far above
+    ``n_attributes``), tokens without items too; ``(item_ptr, entries)`` each."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_seq):
+        counts = rng.integers(0, 5, size=int(rng.integers(1, 7)))
+        entries = rng.integers(0, n_attributes, size=int(counts.sum())).astype(np.int32)
+        kind = rng.integers(0, 4, size=len(entries))
+        entries[kind == 1] = ~entries[kind == 1]
+        entries[kind == 2] = n_attributes
+        entries[kind == 3] = np.iinfo(np.int32).max
+        out.append((np.concatenate(([0], np.cumsum(counts))).astype(np.int64), entries))
+    return out
+
+
+@pytest.mark.parametrize("n_labels", [1, 3, 9, 17])
+def test_best_path_of_entries_is_the_best_path_of_its_ids(n_labels):
+    """One sentence straight from its entries: the brute-force best path of
+    the state scores of its ids (``~id`` and unknown attributes add
+    nothing), and bitwise the labels of best_paths_sparse on the entries
+    pointed at a sink attribute without weights (predict's batch route)."""
+    from conftest import corpus_arrays, random_corpus
+
+    from sklearn_crf._engine.viterbi import best_path_of_entries
+
+    X, y = random_corpus(n_labels, n_seq=12, max_len=5, n_labels=n_labels)
+    _, layout, _ = corpus_arrays(X, y)
+    L, n_attr = layout.n_labels, layout.n_attributes
+    rng = np.random.default_rng(n_labels)
+    w = rng.normal(size=layout.n_params)
+    trans = layout.transition_matrix(w)
+    sink_ptr = np.append(layout.attr_ptr, layout.attr_ptr[-1:]).astype(np.int64)
+    for item_ptr, entries in _sentences_of_entries(n_attr, 20, n_labels):
+        n = len(item_ptr) - 1
+        codes = best_path_of_entries(w, layout.attr_ptr, layout.attr_label, item_ptr,
+                                     entries, trans)
+        scores = np.zeros((n, L))
+        for t in range(n):
+            for a in entries[item_ptr[t]:item_ptr[t + 1]].tolist():
+                if 0 <= a < n_attr:
+                    for p in range(layout.attr_ptr[a], layout.attr_ptr[a + 1]):
+                        scores[t, layout.attr_label[p]] += w[p]
+        path, _ = _naive.best_path(scores, trans)
+        np.testing.assert_array_equal(codes, path)
+        sunk = np.minimum(entries.view(np.uint32), n_attr).view(np.int32)
+        batch = _engine.unconstrained_best_paths(
+            w, sink_ptr, layout.attr_label, item_ptr, sunk, np.zeros(0), trans,
+            np.array([0, n], dtype=np.int64))
+        np.testing.assert_array_equal(codes, batch)
+
+
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("n_jobs", [1, None])
 def test_predict_in_one_call_equals_the_decoding_problem_route(n_jobs, monkeypatch):
@@ -56,7 +109,8 @@ def test_predict_in_one_call_equals_the_decoding_problem_route(n_jobs, monkeypat
         return tagger._labels(tagger._decode(problem), problem.seq_ptr)
 
     calls = []
-    for name in ("unconstrained_best_paths", "unconstrained_best_paths_dense"):
+    for name in ("unconstrained_best_paths", "unconstrained_best_paths_dense",
+                 "best_path_of_entries"):
         one_call = getattr(_engine, name)
         monkeypatch.setattr(_engine, name, lambda *args, f=one_call, name=name:
                             calls.append(name) or f(*args))
@@ -64,6 +118,10 @@ def test_predict_in_one_call_equals_the_decoding_problem_route(n_jobs, monkeypat
     assert calls == ["unconstrained_best_paths_dense"]  # more entries than weights
     assert [tagger.predict([x])[0] for x in X] == problem_route(X)
     assert len(calls) == 1 + len(X)
+    unit = [[{k: v for k, v in tok.items() if k != "x"} for tok in x] for x in X]
+    del calls[:]  # values of 1 and 0 only: a sentence's entries as they are
+    assert [tagger.predict([x])[0] for x in unit] == problem_route(unit)
+    assert calls == ["best_path_of_entries"] * len(X)
 
 
 @pytest.mark.parametrize("n_labels", [2, 5, 9])
