@@ -210,7 +210,7 @@ from sklearn_crf import (  # noqa: E402
 )
 from sklearn_crf._features import base as _base  # noqa: E402
 from sklearn_crf._features.corpus import FeatureDicts  # noqa: E402
-from sklearn_crf._features.memo import n_items  # noqa: E402
+from sklearn_crf._features.memo import memo_items, n_items  # noqa: E402
 from sklearn_crf._features.vocabulary import _DERIVED_MEMOS  # noqa: E402
 from sklearn_crf.datasets import load_conll2002  # noqa: E402
 
@@ -300,6 +300,47 @@ def test_token_route_gives_the_corpus_of_the_dicts(name, ner):
             a, b = getattr(fast, field), getattr(slow, field)
             assert a.dtype == b.dtype, field
             np.testing.assert_array_equal(a, b, err_msg=field)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("hashing", [None, 256])
+@pytest.mark.parametrize("name", list(FEATURIZERS) + ["columns"])
+def test_fit_on_unread_feature_dicts_learns_from_the_tokens(name, hashing, ner):
+    """A tagger fitted on a featurizer's output that nobody read (a Pipeline's
+    fit) learns its vocabulary from the tokens, building no dict: the
+    vectorizer's fitted state and the model of the fit on the dicts, bitwise.
+    Dicts once read are fitted on as they are."""
+    train, _ = ner
+    if name == "columns":
+        featurizer = SequenceFeaturizer(window=2, columns=("pos", None))
+        X = [[(w, "N" if w.istitle() else "V", "x") for w in s] for s in train.sentences]
+    else:
+        featurizer = clone(FEATURIZERS[name])
+        X = train.sentences
+    X, y = X[:120] + [[]], train.tags[:120] + [[]]
+    out = featurizer.transform(X)
+    params = dict(c2=0.1, max_iter=5, hashing=hashing)
+    tokens = CRFTagger(**params).fit(out, y)
+    assert out._list is None  # no dict was built
+    dicts = CRFTagger(**params).fit(list(featurizer.transform(X)), y)
+    np.testing.assert_array_equal(tokens.coef_, dicts.coef_)
+    state = sorted(k for k in vars(dicts.vectorizer_) if k.endswith("_") or k.startswith("_"))
+    assert sorted(k for k in vars(tokens.vectorizer_)
+                  if k.endswith("_") or k.startswith("_")) == state
+    for key in state:
+        a, b = getattr(tokens.vectorizer_, key), getattr(dicts.vectorizer_, key)
+        if key == "_pair_ids":  # the tokens' memo holds every pair of the corpus
+            assert dict(memo_items(b)).items() <= dict(memo_items(a)).items()
+        elif isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+        else:
+            assert a == b, key
+    read = featurizer.transform(X)
+    read[0][0].clear()  # read and changed in place: fitted on as it is
+    changed = list(featurizer.transform(X))
+    changed[0][0] = {}
+    np.testing.assert_array_equal(CRFTagger(**params).fit(read, y).coef_,
+                                  CRFTagger(**params).fit(changed, y).coef_)
 
 
 def test_feature_dicts_behave_as_their_list(ner):

@@ -152,7 +152,18 @@ class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         if self.vectors is not None:
             return self._dicts(checked)
         return FeatureDicts(len(checked[1]), lambda: self._dicts(checked),
-                            lambda vectorizer: self._token_ids(checked, vectorizer))
+                            lambda vectorizer: self._token_ids(checked, vectorizer),
+                            lambda vectorizer: self._fit_tokens(checked, vectorizer))
+
+    def _fit_tokens(self, checked, vectorizer):
+        """The corpus of the ``output="dicts"`` result (without word vectors)
+        with ``vectorizer``, a new :class:`~sklearn_crf.SequenceVectorizer`,
+        fitted on it, from the tokens (the encoded route's interned ids, no
+        dict built): the corpus and vocabulary of its ``fit_encode`` of the
+        dicts."""
+        rows, seq_ptr, interned, max_entries = self._encoded_rows(checked)
+        return encode_interned(rows, seq_ptr, interned, n_features=vectorizer.n_features,
+                               max_entries=max_entries, fit_into=vectorizer)
 
     def _encode(self, X, fitting):
         """The encoded path: X as an EncodedCorpus, never building feature

@@ -25,7 +25,8 @@ class FeatureDicts(Sequence):
     a :class:`~sklearn_crf.SequenceVectorizer` (so a :class:`~sklearn_crf.CRFTagger`,
     e.g. the next step of a Pipeline) that gets X before that encodes the
     sentences' tokens straight to its attribute ids, never building the
-    dicts: the same corpus, in less time.
+    dicts, and one that is fitted on X learns its vocabulary from the tokens
+    the same way: the same corpus and vocabulary, in less time.
 
     Parameters
     ----------
@@ -38,6 +39,10 @@ class FeatureDicts(Sequence):
         under a fitted vectorizer's vocabulary (unknown attributes dropped),
         without building them, or None (then the vectorizer encodes the
         dicts).
+    fit_encode : callable
+        ``fit_encode(vectorizer)``: the :class:`EncodedCorpus` of those dicts
+        with ``vectorizer`` (not fitted) fitted on them, as its ``fit_encode``
+        of the dicts fits it, without building them.
 
     Examples
     --------
@@ -49,20 +54,28 @@ class FeatureDicts(Sequence):
     (True, <class 'list'>)
     """
 
-    __slots__ = ("_n", "_build", "_encode_by", "_list")
+    __slots__ = ("_n", "_build", "_encode_by", "_fit_by", "_list")
 
-    def __init__(self, n_sequences, build, encode):
+    def __init__(self, n_sequences, build, encode, fit_encode):
         self._n = n_sequences
         self._build = build
         self._encode_by = encode
+        self._fit_by = fit_encode
         self._list = None
 
     def _dicts(self):
         """The list of the sentences' dicts (built once)."""
         if self._list is None:
             self._list = self._build()
-            self._build = self._encode_by = None
+            self._build = self._encode_by = self._fit_by = None
         return self._list
+
+    def _fit_encoded(self, vectorizer):
+        """The corpus of the tokens with ``vectorizer`` fitted on them (None
+        once the dicts exist: they may have been changed in place)."""
+        if self._list is not None:
+            return None
+        return self._fit_by(vectorizer)
 
     def _encoded(self, vectorizer):
         """The corpus of the tokens under ``vectorizer`` (None once the dicts

@@ -38,7 +38,7 @@ def first_seen_ids(values):
 
 
 def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
-                    n_features=None, dense=None, max_entries=0):
+                    n_features=None, dense=None, max_entries=0, fit_into=None):
     """An :class:`EncodedCorpus` from entries given as interned ids: the encoded
     path of the featurizers, which never build feature dicts.
 
@@ -79,6 +79,9 @@ def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
         A bound on the number of entries, if known (the rows' total size):
         the arrays start at that capacity, of which only the part filled is
         ever touched (so resident), then trimmed.
+    fit_into : SequenceVectorizer or None
+        When fitting, the vectorizer that becomes the fitted one (its
+        ``n_features`` is ``n_features``); None: a new one.
 
     Returns
     -------
@@ -149,7 +152,7 @@ def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
                 chunk[...] = table[chunk]
         if n_features is None:
             vocab.pairs = memo_of_items(pairs, np.where(zero, ~new, new).tolist())
-        vectorizer = SequenceVectorizer(n_features=n_features)
+        vectorizer = SequenceVectorizer(n_features=n_features) if fit_into is None else fit_into
         set_fitted_vocabulary(vectorizer, vocab, 0 if dense is None else dense.shape[1])
     tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
     np.cumsum(nz_counts, out=tok_ptr[1:])

@@ -448,7 +448,9 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                 )
             return self._map_corpus(X)
         if type(X) is FeatureDicts:
-            corpus = None if fitting else X._encoded(self)
+            # fitting anew: the vocabulary learnt from the tokens (the same)
+            corpus = (X._fit_encoded(self) if fitting is True and len(X)
+                      else None if fitting else X._encoded(self))
             if corpus is not None:
                 return corpus
             X = X._dicts()

@@ -78,7 +78,7 @@ def assert_same_corpus(got, want):
 def dict_route(params, X, n_features=None):
     params = {k: v for k, v in params.items() if k not in ("output", "hashing")}
     vec = SequenceVectorizer(n_features=n_features)
-    return vec, vec.fit_encode(SequenceFeaturizer(**params).transform(X)), params
+    return vec, vec.fit_encode(list(SequenceFeaturizer(**params).transform(X))), params
 
 
 @pytest.mark.parametrize("params", SETTINGS)

@@ -107,7 +107,7 @@ def test_stream_from_a_conll_file(tmp_path):
     featurizer = SequenceFeaturizer()
     data = read_conll(TESTB)
     vec = SequenceVectorizer()
-    want = vec.fit_encode(featurizer.transform(data.sentences))
+    want = vec.fit_encode(list(featurizer.transform(data.sentences)))
     batches = ((featurizer.transform(chunk.sentences), chunk.tags)
                for chunk in iter_conll(TESTB, chunk_size=400))
     corpus, y = encode_stream(batches, directory=tmp_path)

@@ -1027,7 +1027,7 @@ def test_encoded_featurizer_writes_the_fitted_state_of_fit(hashing):
 
     sentences = [["Juan", "vive", "en", "Madrid", "."], ["El", "río", "Ebro"], []]
     by_dicts = SequenceVectorizer(n_features=hashing).fit(
-        SequenceFeaturizer().transform(sentences))
+        list(SequenceFeaturizer().transform(sentences)))
     encoded = SequenceFeaturizer(output="encoded", hashing=hashing).fit(sentences).vectorizer_
     want = [(n, v) for n, v in _fitted_state(by_dicts) if n != "_pair_ids"]
     assert [(n, v) for n, v in _fitted_state(encoded) if n != "_pair_ids"] == want
