@@ -822,35 +822,31 @@ class CRFTagger(BaseEstimator):
 
     def _sink_labels(self, X):
         """The best label sequences of X, a list of sequences of dict tokens
-        (or read :class:`FeatureDicts`), without constraints, from its entries
-        (:meth:`SequenceVectorizer._scoring_entries`: an entry per item, those
-        without one at an attribute without weights) in one kernel call per
-        range of sequences: the labels of :meth:`_best_paths` on its corpus,
-        without taking entries out or splitting zeros off. One sentence (a
-        list of one) in one call of
-        :func:`~sklearn_crf._engine.viterbi.best_path_of_entries` on its
-        entries as they are (:meth:`SequenceVectorizer._sentence_entries`).
-        None when X takes the general route (another form, dense features,
-        values other than 0 and 1)."""
+        or a featurizer's :class:`FeatureDicts`, without constraints, from
+        its entries as they are
+        (:meth:`SequenceVectorizer._scoring_entries`): one sentence in one
+        call of :func:`~sklearn_crf._engine.viterbi.best_path_of_entries`, a
+        batch through :meth:`_best_paths` with the items without an entry at
+        an attribute without weights (one kernel call per range of
+        sequences); no entry taken out, no zero split off. None when X takes
+        the general route (another form, dense features, values other than 0
+        and 1)."""
         if "coef_" not in self.__dict__:  # check_is_fitted costs more than a sentence
             check_is_fitted(self)
         layout = self.layout_
         if layout.n_dense:
             return None
-        if type(X) is list and len(X) == 1:  # one sentence: one kernel call, nothing to prepare
-            found = self.vectorizer_._sentence_entries(X[0], layout.n_attributes)
-            if found is None:
-                return None
-            _note_compilation()
-            ids, item_ptr = found
-            return [self._label_list(_engine.best_path_of_entries(
-                self.coef_, layout.attr_ptr, layout.attr_label, item_ptr, ids,
-                _transitions(layout, self.coef_)))]
         entries = self.vectorizer_._scoring_entries(X, layout.n_attributes)
         if entries is None:
             return None
+        trans = _transitions(layout, self.coef_)
+        if len(entries.seq_ptr) == 2:  # one sentence: one kernel call, nothing to prepare
+            _note_compilation()
+            return [self._label_list(_engine.best_path_of_entries(
+                self.coef_, layout.attr_ptr, layout.attr_label, entries.tok_ptr,
+                entries.tok_attr, trans))]
         with _n_threads(self.n_jobs, len(entries.tok_ptr) - 1) as n_threads:
-            codes = self._best_paths(entries, _transitions(layout, self.coef_), n_threads)
+            codes = self._best_paths(entries.sunk(layout.n_attributes), trans, n_threads)
         return self._labels(codes, entries.seq_ptr)
 
     def _problem(self, X, allowed):

@@ -103,7 +103,8 @@ def test_the_sink_attribute_leaves_the_scores_bitwise(taggers, name):
     attr_ptr = _sink_attr_ptr(layout)
     assert len(attr_ptr) == len(layout.attr_ptr) + 1 and attr_ptr[-1] == attr_ptr[-2]
     for x in X[:50]:
-        entries = crf.vectorizer_._scoring_entries([x], len(attr_ptr) - 2)
+        entries = crf.vectorizer_._scoring_entries([x], len(attr_ptr) - 2).sunk(
+            len(attr_ptr) - 2)
         corpus = crf._encode([x])
         np.testing.assert_array_equal(
             _engine.state_scores_sparse(crf.coef_, attr_ptr, layout.attr_label,
@@ -131,7 +132,8 @@ def test_the_dense_weights_give_the_codes_of_the_parameter_vector(taggers, monke
     models, X = taggers
     crf = pickle.loads(pickle.dumps(models["fitted"]))
     X = X * 5
-    entries = crf.vectorizer_._scoring_entries(X, crf.layout_.n_attributes)
+    entries = crf.vectorizer_._scoring_entries(X, crf.layout_.n_attributes).sunk(
+        crf.layout_.n_attributes)
     assert len(entries.tok_attr) >= crf.layout_.n_state
     trans = _transitions(crf.layout_, crf.coef_)
     sparse = _engine.unconstrained_best_paths(

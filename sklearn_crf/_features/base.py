@@ -44,6 +44,30 @@ def _frozen(value):
     return tuple(map(_frozen, value)) if type(value) is list else value
 
 
+class _Sentences:
+    """A featurizer's checked sentences, as a
+    :class:`~sklearn_crf._features.corpus.FeatureDicts` reads them: their
+    dicts, or their tokens encoded under (or fitting) a vectorizer."""
+
+    __slots__ = ("featurizer", "checked")
+
+    def __init__(self, featurizer, checked):
+        self.featurizer = featurizer
+        self.checked = checked
+
+    def dicts(self):
+        return self.featurizer._dicts(self.checked)
+
+    def encode(self, vectorizer):
+        return self.featurizer._token_ids(self.checked, vectorizer)
+
+    def fit_encode(self, vectorizer):
+        return self.featurizer._fit_tokens(self.checked, vectorizer)
+
+    def entries(self, vectorizer):
+        return self.featurizer._token_entries(self.checked, vectorizer)
+
+
 class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """The base of the featurizers (not public).
 
@@ -73,6 +97,10 @@ class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         None; without word vectors, ``transform`` returns a
         :class:`~sklearn_crf._features.corpus.FeatureDicts` that a tagger
         encodes through it.
+    ``_token_entries(checked, vectorizer)``
+        The :class:`~sklearn_crf._features.encode_dicts.ScoringEntries` of
+        that result under a fitted vectorizer, from the tokens, or None
+        (then a tagger's predict encodes it).
     """
 
     def _plan(self):
@@ -151,9 +179,7 @@ class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         checked = self._checked(X)
         if self.vectors is not None:
             return self._dicts(checked)
-        return FeatureDicts(len(checked[1]), lambda: self._dicts(checked),
-                            lambda vectorizer: self._token_ids(checked, vectorizer),
-                            lambda vectorizer: self._fit_tokens(checked, vectorizer))
+        return FeatureDicts(len(checked[1]), _Sentences(self, checked))
 
     def _fit_tokens(self, checked, vectorizer):
         """The corpus of the ``output="dicts"`` result (without word vectors)

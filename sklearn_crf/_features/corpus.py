@@ -32,17 +32,16 @@ class FeatureDicts(Sequence):
     ----------
     n_sequences : int
         The number of sentences.
-    build : callable
-        ``build()``: the list of the sentences' lists of feature dicts.
-    encode : callable
-        ``encode(vectorizer)``: an :class:`EncodedCorpus` of those dicts
-        under a fitted vectorizer's vocabulary (unknown attributes dropped),
-        without building them, or None (then the vectorizer encodes the
-        dicts).
-    fit_encode : callable
-        ``fit_encode(vectorizer)``: the :class:`EncodedCorpus` of those dicts
-        with ``vectorizer`` (not fitted) fitted on them, as its ``fit_encode``
-        of the dicts fits it, without building them.
+    sentences : object
+        The featurizer's sentences, with ``dicts()``: the list of their lists
+        of feature dicts; ``encode(vectorizer)``: an :class:`EncodedCorpus` of
+        those dicts under a fitted vectorizer's vocabulary (unknown
+        attributes dropped), or None (then the vectorizer encodes the dicts);
+        ``fit_encode(vectorizer)``: the corpus of those dicts with
+        ``vectorizer`` (not fitted) fitted on them, as its ``fit_encode`` of
+        the dicts fits it; ``entries(vectorizer)``: the
+        :class:`~sklearn_crf._features.encode_dicts.ScoringEntries` of those
+        dicts under a fitted vectorizer, or None. None of them builds a dict.
 
     Examples
     --------
@@ -54,20 +53,18 @@ class FeatureDicts(Sequence):
     (True, <class 'list'>)
     """
 
-    __slots__ = ("_n", "_build", "_encode_by", "_fit_by", "_list")
+    __slots__ = ("_n", "_sentences", "_list")
 
-    def __init__(self, n_sequences, build, encode, fit_encode):
+    def __init__(self, n_sequences, sentences):
         self._n = n_sequences
-        self._build = build
-        self._encode_by = encode
-        self._fit_by = fit_encode
+        self._sentences = sentences
         self._list = None
 
     def _dicts(self):
         """The list of the sentences' dicts (built once)."""
         if self._list is None:
-            self._list = self._build()
-            self._build = self._encode_by = self._fit_by = None
+            self._list = self._sentences.dicts()
+            self._sentences = None
         return self._list
 
     def _fit_encoded(self, vectorizer):
@@ -75,14 +72,21 @@ class FeatureDicts(Sequence):
         once the dicts exist: they may have been changed in place)."""
         if self._list is not None:
             return None
-        return self._fit_by(vectorizer)
+        return self._sentences.fit_encode(vectorizer)
 
     def _encoded(self, vectorizer):
         """The corpus of the tokens under ``vectorizer`` (None once the dicts
         exist: they may have been changed in place)."""
         if self._list is not None:
             return None
-        return self._encode_by(vectorizer)
+        return self._sentences.encode(vectorizer)
+
+    def _entries(self, vectorizer):
+        """The scoring entries of the tokens under ``vectorizer`` (None once
+        the dicts exist, or when the featurizer gives none)."""
+        if self._list is not None:
+            return None
+        return self._sentences.entries(vectorizer)
 
     def __len__(self):
         return self._n

@@ -143,17 +143,20 @@ def encode_entries(X, vocab, vectorizer, dense=None):
 
 
 class ScoringEntries(NamedTuple):
-    """Sentences of dict tokens as the state scores read them
-    (:func:`scoring_entries`): an entry per ``(key, value)`` item, those
-    that give no entry (a value of 0, an unknown attribute) pointed at a
-    ``sink`` attribute without parameters, so that no entry is removed.
+    """Sentences of dict tokens as a prediction reads them
+    (:func:`scoring_entries`, or a featurizer's tokens): an entry per
+    ``(key, value)`` item, as it is, none taken out: the attribute id of a
+    value of 1, ``~id`` for a value of 0, :data:`ABSENT` for an unknown
+    attribute. One sentence's best path reads them so
+    (:func:`~sklearn_crf._engine.viterbi.best_path_of_entries`); the batch
+    kernels read them :meth:`sunk`.
 
     Attributes
     ----------
     tok_ptr : ndarray of shape (n_tokens + 1,), dtype int64
         Start of each token's entries.
     tok_attr : ndarray of shape (n_items,), dtype int32
-        Attribute id of each entry, ``sink`` for an item without one.
+        The entry of each item.
     tok_val : ndarray of shape (0,), dtype float64
         Empty: every value is 1, as the state scores read it (sentences
         with other values take the general loop).
@@ -165,6 +168,17 @@ class ScoringEntries(NamedTuple):
     tok_attr: np.ndarray
     tok_val: np.ndarray
     seq_ptr: np.ndarray
+
+    def sunk(self, sink):
+        """These entries with every one that is no id (``~id``, ABSENT)
+        pointed at the attribute ``sink`` (at least the number of
+        attributes), in place: with ``sink``'s weights empty, the scores of
+        :func:`encode_entries`' corpus, bitwise, without taking entries out
+        or splitting the zeros off. Returns them."""
+        # one comparison: ~id (a zero) and ABSENT are beyond every id as uint32
+        as_unsigned = self.tok_attr.view(np.uint32)
+        np.minimum(as_unsigned, sink, out=as_unsigned)
+        return self
 
 
 def encode_sentence(X, vocab, vectorizer, dense=None):
@@ -183,14 +197,10 @@ def encode_sentence(X, vocab, vectorizer, dense=None):
                           dense)
 
 
-def scoring_entries(X, vocab, vectorizer, sink):
+def scoring_entries(X, vocab, vectorizer):
     """The :class:`ScoringEntries` of X, a list of sequences of dict tokens,
-    under a fitted vocabulary by name that does not grow, its items without
-    an entry pointed at the attribute ``sink`` (at least the number of
-    attributes): with ``sink``'s weights empty, the scores of
-    :func:`encode_entries`' corpus, bitwise, without taking entries out or
-    splitting the zeros off. None when the general loop must encode X (see
-    :func:`_token_ids`)."""
+    under a fitted vocabulary by name that does not grow. None when the
+    general loop must encode X (see :func:`_token_ids`)."""
     if len(X) == 1:  # one sentence (serving): fewer steps
         tokens = X[0]
         if type(tokens) is not list:
@@ -206,26 +216,12 @@ def scoring_entries(X, vocab, vectorizer, sink):
     if found is None:
         return None
     tok_attr, tok_ptr = found
-    # one comparison: ~id (a zero) and ABSENT are beyond every id as uint32
-    as_unsigned = tok_attr.view(np.uint32)
-    np.minimum(as_unsigned, sink, out=as_unsigned)
     return ScoringEntries(tok_ptr, tok_attr, UNIT_VALUES, seq_ptr)
-
-
-def sentence_entries(tokens, vocab, vectorizer):
-    """``(ids, item_ptr)`` of one sentence of dict ``tokens`` (a list) under a
-    fitted vocabulary by name that does not grow (:func:`_token_ids`): what
-    its best path reads straight
-    (:func:`~sklearn_crf._engine.viterbi.best_path_of_entries`), with no
-    entry pointed elsewhere. None when the general loop must encode it."""
-    if type(tokens) is not list:
-        return None
-    return _token_ids([tokens], None, tokens, vocab, vectorizer)
 
 
 def _token_ids(X, seq_ptr, tokens, vocab, vectorizer):
     """``(ids, item_ptr)`` of ``tokens``, the dict tokens of X (of sequences
-    ``seq_ptr``; None: X is one sequence), under a vocabulary by name that does not grow: the int32
+    ``seq_ptr``), under a vocabulary by name that does not grow: the int32
     entry of each ``(key, value)`` item (an id, ``~id`` for a value of 0,
     :data:`ABSENT` for an unknown attribute) and the start of each token's
     items (int64); None when the general loop must do it (another token
@@ -395,9 +391,7 @@ def _as_int64(part):
 
 def _where(seq_ptr, tokens):
     """Lists of (sequence, token within it) of token indices ``tokens`` (an
-    array) of X, of sequences ``seq_ptr`` (None: one sequence)."""
-    if seq_ptr is None:
-        return [0] * len(tokens), tokens.tolist()
+    array) of X, of sequences ``seq_ptr``."""
     s = np.searchsorted(seq_ptr, tokens, side="right") - 1
     return s.tolist(), (tokens - seq_ptr[s]).tolist()
 

@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import InvalidParameterError, Interval, Str
 
 from .base import _check_sentence_list, _Featurizer
 from .attributes import str_attribute
+from .encode_dicts import UNIT_VALUES, ScoringEntries
 from .interned import first_seen_ids
 from .vocabulary import ABSENT, fitted_lookup
 from .word_vectors import LOOKUPS, WordVectors
@@ -539,11 +540,39 @@ class _TokenIds:
 
     def encode(self, sentences, vectorizer):
         """The :class:`~sklearn_crf.EncodedCorpus` of the checked sentences
-        (their lists of columns); one thread at a time."""
-        with self.lock:
-            return self._encode(sentences, vectorizer)
+        (their lists of columns)."""
+        cells, seq_ptr = self.cells(sentences)
+        n_tok = len(cells)
+        # the entries: ids (of value 1) and ~ids (a value of 0), taken apart as
+        # the vectorizer does; ABSENT cells dropped
+        flat = cells.ravel()
+        ones = flat.view(np.uint32) < ABSENT  # ~ids are >= 2**31 as uint32
+        tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
+        np.cumsum(ones.reshape(n_tok, self.width).sum(axis=1), out=tok_ptr[1:])
+        zero_tok, zero_attr = _NO_TOK, _NO_ATTR
+        if self.has_zeros:
+            zero = flat < 0
+            if zero.any():
+                zero_tok = zero.reshape(n_tok, self.width).nonzero()[0]
+                zero_attr = ~flat[zero]
+        return vectorizer._corpus_of_ids(tok_ptr, flat[ones], seq_ptr, zero_tok, zero_attr)
 
-    def _encode(self, sentences, vectorizer):
+    def entries(self, sentences):
+        """The :class:`~sklearn_crf._features.encode_dicts.ScoringEntries` of
+        the checked sentences: each token's cells, as they are."""
+        cells, seq_ptr = self.cells(sentences)
+        width = self.width
+        return ScoringEntries(np.arange(0, len(cells) * width + 1, width, dtype=np.int64),
+                              cells.ravel(), UNIT_VALUES, seq_ptr)
+
+    def cells(self, sentences):
+        """``(cells, seq_ptr)``: the cells of each token of the checked
+        sentences (their lists of columns), (n_tokens, width) int32, and the
+        sentences' offsets; one thread at a time (the table grows)."""
+        with self.lock:
+            return self._cells(sentences)
+
+    def _cells(self, sentences):
         n_seq = len(sentences)
         if n_seq == 1:
             words = sentences[0][0]
@@ -583,24 +612,14 @@ class _TokenIds:
             column[place] = self._column_cells(memo, prefix, list(
                 chain.from_iterable(cols[j] for cols in sentences if cols[0])))
             cells[:, lo] = column[place + offset]
-        # the entries: ids (of value 1) and ~ids (a value of 0), taken apart as
-        # the vectorizer does; ABSENT cells dropped
-        flat = cells.ravel()
-        ones = flat.view(np.uint32) < ABSENT  # ~ids are >= 2**31 as uint32
-        tok_ptr = np.zeros(n_tok + 1, dtype=np.int64)
-        np.cumsum(ones.reshape(n_tok, self.width).sum(axis=1), out=tok_ptr[1:])
-        zero_tok, zero_attr = _NO_TOK, _NO_ATTR
-        if self.has_zeros:
-            zero = flat < 0
-            if zero.any():
-                zero_tok = zero.reshape(n_tok, self.width).nonzero()[0]
-                zero_attr = ~flat[zero]
-        return vectorizer._corpus_of_ids(tok_ptr, flat[ones], seq_ptr, zero_tok, zero_attr)
+        return cells, seq_ptr
 
 
-def _token_ids(plan, sentences, vectorizer):
-    """The corpus of the checked sentences under a fitted vectorizer, from
-    their tokens (:class:`_TokenIds`, made once per vocabulary and plan)."""
+def _token_table(plan, vectorizer):
+    """The :class:`_TokenIds` of a plan under a fitted vectorizer (made once
+    per vocabulary and plan), or None (word vectors: the dicts' route)."""
+    if plan.vectors is not None:
+        return None
     ids, lookup = fitted_lookup(vectorizer)
     tables = _TOKEN_IDS.get(vectorizer)
     if tables is None:
@@ -608,7 +627,7 @@ def _token_ids(plan, sentences, vectorizer):
     table = tables.get(plan.signature)
     if table is None or table.vocabulary is not ids or table.n_ids != len(ids):
         table = tables[plan.signature] = _TokenIds(plan, ids, lookup)
-    return table.encode(sentences, vectorizer)
+    return table
 
 
 #: tokens per block of the token-by-entry matrix of the encoded path (bounds
@@ -1106,10 +1125,13 @@ class SequenceFeaturizer(_Featurizer, auto_wrap_output_keys=None):
 
     @staticmethod
     def _token_ids(checked, vectorizer):
-        plan, sentences = checked
-        if plan.vectors is not None:
-            return None
-        return _token_ids(plan, sentences, vectorizer)
+        table = _token_table(checked[0], vectorizer)
+        return None if table is None else table.encode(checked[1], vectorizer)
+
+    @staticmethod
+    def _token_entries(checked, vectorizer):
+        table = _token_table(checked[0], vectorizer)
+        return None if table is None else table.entries(checked[1])
 
     @staticmethod
     def _encoded_rows(checked):

@@ -502,6 +502,10 @@ class TemplateFeaturizer(_Featurizer, auto_wrap_output_keys=None):
         return _template_token_ids(rows, templates, vectorizer)
 
     @staticmethod
+    def _token_entries(checked, vectorizer):
+        return None  # predict encodes the tokens (_token_ids)
+
+    @staticmethod
     def _encoded_rows(checked):
         templates, rows = checked
         return _encoded_template_rows(rows, templates)

@@ -29,7 +29,6 @@ from .encode_dicts import (
     encode_sentence,
     entries_corpus,
     scoring_entries,
-    sentence_entries,
 )
 from .forms import sequence_length
 from .memo import mark, memo_of_per_key, per_key_of_memo
@@ -377,39 +376,26 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
         the fitted state, read only (see :meth:`_encode`)."""
         return new_vocabulary(self.n_features) if fitting else fitted_vocabulary(self)
 
-    def _scoring_entries(self, X, sink):
-        """X, a list of lists of dict tokens (or a :class:`FeatureDicts` whose
-        dicts are built), as the state scores read it
-        (:class:`~sklearn_crf._features.encode_dicts.ScoringEntries`), under
-        this fitted vectorizer by name and without dense features: the
-        entries of :meth:`encode` on X, and an entry of attribute ``sink``
-        (at least ``n_attributes_``) for each item without one. None when X
-        takes the general route (:meth:`encode`; a FeatureDicts not read yet
-        goes from its tokens), which also raises the errors of bad input."""
-        if type(X) is FeatureDicts:
-            X = X._list
-        if type(X) is not list or not self._scored_by_name(sink):
-            return None
-        return scoring_entries(X, fitted_vocabulary(self), self, sink)
-
-    def _sentence_entries(self, tokens, n_attributes):
-        """One sentence of dict tokens as its best path reads it (``(ids,
-        item_ptr)`` of :func:`~sklearn_crf._features.encode_dicts.sentence_entries`),
-        under this fitted vectorizer by name with at most ``n_attributes``
-        attributes and without dense features. None when it takes the
-        general route (:meth:`encode`, which also raises the errors of bad
-        input)."""
-        if not self._scored_by_name(n_attributes):
-            return None
-        return sentence_entries(tokens, fitted_vocabulary(self), self)
-
-    def _scored_by_name(self, n_attributes):
-        """Whether predict may read this vectorizer's entries straight (the
-        scoring entries, a sentence's entries): fitted by name, without
-        dense features, with at most ``n_attributes`` attributes."""
+    def _scoring_entries(self, X, n_attributes):
+        """X as a prediction reads it
+        (:class:`~sklearn_crf._features.encode_dicts.ScoringEntries`: an entry
+        per item, none taken out) under this fitted vectorizer, with at most
+        ``n_attributes`` attributes and without dense features: a list of
+        lists of dict tokens (a vocabulary by name), or a featurizer's
+        :class:`FeatureDicts` (from its tokens until read, then its dicts).
+        None when X takes the general route (:meth:`encode`), which also
+        raises the errors of bad input."""
         state = self.__dict__
-        return ("vocabulary_" in state and not state.get("n_dense_features_")
-                and state["n_attributes_"] <= n_attributes)
+        if state.get("n_dense_features_") or state["n_attributes_"] > n_attributes:
+            return None
+        if type(X) is FeatureDicts:
+            entries = X._entries(self)
+            if entries is not None:
+                return entries
+            X = X._list
+        if type(X) is not list or "vocabulary_" not in state:
+            return None
+        return scoring_entries(X, fitted_vocabulary(self), self)
 
     def _corpus_of_entries(self, tok_ptr, entries, seq_ptr):
         """The :class:`EncodedCorpus`, under this fitted vectorizer and without

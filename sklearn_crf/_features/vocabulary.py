@@ -192,7 +192,7 @@ def fitted_vocabulary(vectorizer, grow=False):
     pairs = state.get("_pair_ids", {})
     if grow:
         return NameVocabulary(state["vocabulary_"], pairs, grow=True)
-    memo = _DERIVED_MEMOS.get(vectorizer, (pairs,), (n_items(pairs),))
+    memo = _DERIVED_MEMOS.get(vectorizer, (pairs,), (len(state["vocabulary_"]),))
     if memo is not None:
         return NameVocabulary(state["vocabulary_"], memo, grow=False)
     vocab = NameVocabulary(state["vocabulary_"], pairs, grow=False)
@@ -294,7 +294,10 @@ def checked_vocabulary(state, where):
 #: vocabulary fitted on names alone (numeric features: a model read from a
 #: file through :meth:`CRFTagger.from_weights`) gets, at its first miss, a
 #: memo derived from the names (:func:`_derive_memo`); kept outside the
-#: vectorizer, whose state it does not change
+#: vectorizer, whose state it does not change, while its memo is the same and
+#: its names as many (a derived memo holds every item the names give, so
+#: items added to the memo alone change no entry); checked at the cost of a
+#: len, whatever the memo's size
 _DERIVED_MEMOS = DerivedValues()
 
 
@@ -314,7 +317,7 @@ def _derive_memo(vectorizer, pairs):
             add_item(memo, name, False, ~idx)
             for key, value in str_splits(name):
                 add_item(memo, key, value, idx)
-    _DERIVED_MEMOS.put(vectorizer, memo, (pairs,), (n_items(pairs),))
+    _DERIVED_MEMOS.put(vectorizer, memo, (pairs,), (len(vectorizer.vocabulary_),))
     return None if memo is pairs else memo
 
 
@@ -343,10 +346,13 @@ def open_keys(vectorizer, memo, compute=True):
     that misses names no attribute, so it is dropped without building its
     name. Computed at the first call with ``compute`` (:func:`_open_keys`: C
     loops over the memo's items, Python code for the few that need it), kept
-    while the memo and the names are the same (a partial fit adds to both in
-    place); without ``compute``, None unless kept."""
+    while the memo is the same and the names as many (a partial fit adds to
+    both in place: new names may open keys; items added to the memo alone
+    only close keys, so the kept ones still hold every open key); without
+    ``compute``, None unless kept. The check costs the same whatever the
+    memo's size."""
     names = vectorizer.vocabulary_
-    sizes = (n_items(memo), len(names))
+    sizes = (len(names),)
     if not compute:
         return _OPEN_KEYS.get(vectorizer, (memo,), sizes)
     return _OPEN_KEYS.kept(vectorizer, lambda: _open_keys(names, memo), (memo,), sizes)

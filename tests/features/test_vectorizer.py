@@ -8,7 +8,7 @@ from sklearn.utils import murmurhash3_32
 
 from sklearn_crf import SequenceVectorizer
 from sklearn_crf._features.vectorizer import EncodedCorpus
-from sklearn_crf._features.memo import memo_items
+from sklearn_crf._features.memo import ABSENT, memo_items
 
 
 def test_crfsuite_semantics():
@@ -828,6 +828,7 @@ def _assert_batch_entries_are_the_nonzero_corpus(vec, X):
     entries = vec._scoring_entries(X, sink)
     if entries is None:
         return False
+    entries = entries.sunk(sink)
     corpus = _general_encode(vec, X)
     lengths = [len(t) for x in X for t in x]
     assert len(entries.tok_attr) == sum(lengths)
@@ -1061,18 +1062,29 @@ def test_corpora_pickled_under_the_vectorizer_module_still_load():
 
 
 def test_scoring_entries_of_feature_dicts_once_read():
-    """A featurizer's FeatureDicts: from its tokens (the general route) until
-    read, then its dicts, as a list of them."""
-    from sklearn_crf import SequenceFeaturizer
+    """A featurizer's FeatureDicts: from its tokens until read (a cell per
+    feature the token may have: its dict's entries in order, and ABSENT for
+    the others), then its dicts, as a list of them."""
+    from sklearn_crf import SequenceFeaturizer, TemplateFeaturizer
 
-    sentences = [["Hola", "mundo", "."], ["Adiós", "Juan"], ["nuevo"]]
+    sentences = [["Hola", "mundo", "."], ["Adiós", "Juan"], ["nuevo"], []]
     featurizer = SequenceFeaturizer()
-    vec = SequenceVectorizer().fit(featurizer.transform(sentences[:2]))
+    vec = SequenceVectorizer().fit(list(featurizer.transform(sentences[:2])))
     X = featurizer.transform(sentences)
     sink = vec.n_attributes_
-    assert vec._scoring_entries(X, sink) is None
+    tokens = vec._scoring_entries(X, sink)
+    dicts = vec._scoring_entries(list(X), sink)
+    np.testing.assert_array_equal(tokens.seq_ptr, dicts.seq_ptr)
+    assert len(tokens.tok_val) == len(dicts.tok_val) == 0
+    for t in range(len(dicts.tok_ptr) - 1):
+        cells = tokens.tok_attr[tokens.tok_ptr[t]:tokens.tok_ptr[t + 1]]
+        items = dicts.tok_attr[dicts.tok_ptr[t]:dicts.tok_ptr[t + 1]]
+        np.testing.assert_array_equal(cells[cells != ABSENT], items[items != ABSENT])
     list(X)  # read: the dicts are built
-    got, ref = vec._scoring_entries(X, sink), vec._scoring_entries(list(X), sink)
-    for a, b in zip(got, ref):
+    got = vec._scoring_entries(X, sink)
+    for a, b in zip(got, dicts):
         np.testing.assert_array_equal(a, b)
     assert _assert_batch_entries_are_the_nonzero_corpus(vec, list(X))
+    templates = TemplateFeaturizer()  # no entries from its tokens: its dicts'
+    vec = SequenceVectorizer().fit(list(templates.transform(sentences[:2])))
+    assert vec._scoring_entries(templates.transform(sentences), sink) is None
