@@ -195,25 +195,26 @@ class Corpus:
         return sum(map(len, self.y_test))
 
 
-def load_ner(n_train=None, n_test=None):
+def load_ner(n_train=None, n_test=None, files=None):
     """CoNLL-2002 Spanish esp.train / esp.testb with ``SequenceFeaturizer()`` features.
 
     The default ``SequenceFeaturizer`` produces the sklearn-crfsuite tutorial
     features, and both libraries get these very same lists of feature dicts.
+    ``files``: another NER task instead, ``{"train": path, "testb": path}``
+    of CoNLL files (:func:`read_conll_file`).
     """
     from sklearn_crf import SequenceFeaturizer
-    from sklearn_crf.datasets import load_conll2002
 
-    train = load_conll2002("train", n_sentences=n_train)
-    test = load_conll2002("testb", n_sentences=n_test)
+    train_sentences, y_train = read_ner("train", n_train, files)
+    test_sentences, y_test = read_ner("testb", n_test, files)
     featurizer = SequenceFeaturizer()
     return Corpus(
-        X_train=featurizer.transform(train.sentences),
-        y_train=train.tags,
-        X_test=featurizer.transform(test.sentences),
-        y_test=test.tags,
-        train_sentences=train.sentences,
-        test_sentences=test.sentences,
+        X_train=list(featurizer.transform(train_sentences)),
+        y_train=y_train,
+        X_test=list(featurizer.transform(test_sentences)),
+        y_test=y_test,
+        train_sentences=train_sentences,
+        test_sentences=test_sentences,
     )
 
 
@@ -302,6 +303,14 @@ def tiny_corpus():
     return [tutorial_features(s) for s in sentences], [tags.split() for _, tags in _TINY]
 
 
+def read_ner(subset, n_sentences=None, files=None):
+    """``(sentences, tags)`` of the NER task's ``subset`` ("train" or
+    "testb"): the bundled esp.<subset>, or the CoNLL file ``files[subset]``."""
+    if files is None:
+        return read_conll2002(subset, n_sentences)
+    return read_conll_file(files[subset], n_sentences)
+
+
 def read_conll2002(subset, n_sentences=None):
     """``(sentences, tags)`` of the bundled esp.<subset>, with the standard library only.
 
@@ -309,13 +318,31 @@ def read_conll2002(subset, n_sentences=None):
     measuring sklearn-crfsuite should not import: it would load numba), from
     the same file, located without importing the package.
     """
-    import gzip
     from importlib.util import find_spec
 
     package_dir = find_spec("sklearn_crf").submodule_search_locations[0]
-    path = os.path.join(package_dir, "datasets", "data", f"esp.{subset}.gz")
+    return read_conll_file(os.path.join(package_dir, "datasets", "data", f"esp.{subset}.gz"),
+                           n_sentences)
+
+
+def read_conll_file(path, n_sentences=None):
+    """``(sentences, tags)`` of a CoNLL file (gzip when its name ends in
+    ``.gz``; UTF-8, else Latin-1 as CoNLL-2002's Dutch files are): a token per
+    line, its word the first field and its label the last (separated by
+    spaces), a blank line (or ``-DOCSTART-``) between sentences; the first
+    ``n_sentences`` only, if given. The standard library only."""
+    try:
+        return _parse_conll(path, n_sentences, "utf-8")
+    except UnicodeDecodeError:
+        return _parse_conll(path, n_sentences, "latin-1")
+
+
+def _parse_conll(path, n_sentences, encoding):
+    import gzip
+
+    opener = gzip.open if str(path).endswith(".gz") else open
     sentences, tags, tokens, labels = [], [], [], []
-    with gzip.open(path, "rt", encoding="utf-8", newline="") as f:
+    with opener(path, "rt", encoding=encoding, newline="") as f:
         for line in f:
             if n_sentences is not None and len(sentences) >= n_sentences:
                 break
@@ -326,7 +353,7 @@ def read_conll2002(subset, n_sentences=None):
                     tags.append(labels)
                     tokens, labels = [], []
                 continue
-            fields = line.split(" ")
+            fields = line.split()
             tokens.append(fields[0])
             labels.append(fields[-1])
     if tokens and (n_sentences is None or len(sentences) < n_sentences):
@@ -507,9 +534,10 @@ def _child_floor():
             "cpu_s": cpu_seconds() - c0, "peak_rss_mb": peak_rss_mb()}
 
 
-def _child_rss(lib, n_train, n_test, max_iter, shape=False):
+def _child_rss(lib, n_train, n_test, max_iter, shape=False, files=None):
     """Load, featurize, fit, predict; peak RSS after each stage (``shape``:
-    on the many-label task, :func:`shape_labels`).
+    on the many-label task, :func:`shape_labels`; ``files``: the NER task of
+    :func:`read_ner`).
 
     Loading and featurizing use the same plain-Python code for both libraries
     (``read_conll2002``, ``tutorial_features``), so the process of each
@@ -519,8 +547,8 @@ def _child_rss(lib, n_train, n_test, max_iter, shape=False):
     t0 = time.perf_counter()
     make_estimator(lib, max_iter=1)  # imports the library
     out["rss_after_import_mb"] = peak_rss_mb()
-    train_sentences, y_train = read_conll2002("train", n_train)
-    test_sentences, _ = read_conll2002("testb", n_test)
+    train_sentences, y_train = read_ner("train", n_train, files)
+    test_sentences, _ = read_ner("testb", n_test, files)
     if shape:
         y_train = shape_labels(train_sentences, y_train)
     X_train = [tutorial_features(s) for s in train_sentences]
@@ -552,14 +580,17 @@ def _main():
     p.add_argument("--max-iter", type=int, default=100)
     p.add_argument("--shape-labels", action="store_true",
                    help="the many-label task (shape_labels) instead of the NER tags")
+    p.add_argument("--train", default=None, help="a CoNLL file instead of esp.train")
+    p.add_argument("--test", default=None, help="a CoNLL file instead of esp.testb")
     args = parser.parse_args()
     if args.command == "startup":
         result = _child_startup(args.lib)
     elif args.command == "floor":
         result = _child_floor()
     else:
+        files = None if args.train is None else {"train": args.train, "testb": args.test}
         result = _child_rss(args.lib, args.n_train or None, args.n_test or None,
-                            args.max_iter, args.shape_labels)
+                            args.max_iter, args.shape_labels, files)
     print(json.dumps(result))
 
 

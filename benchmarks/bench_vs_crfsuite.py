@@ -82,6 +82,7 @@ class Config:
     labels_n_train: int | None  # training sentences of the labels measure
     quick: bool = False
     rev: str = "main"  # the git revision of the regression measure
+    files: dict | None = None  # another NER task: {"train": path, "testb": path}
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,20 @@ def parse_args(argv=None):
                         help="first N training sentences for the labels measure only "
                              "(default: as the others; ~4 min a sklearn-crfsuite fit "
                              "on all of esp.train)")
+    parser.add_argument("--train", metavar="FILE", default=None,
+                        help="another NER task: its training CoNLL file (a token per "
+                             "line, word first, label last), instead of esp.train; "
+                             "with --test, for the measures fit100, predict, labels and rss")
+    parser.add_argument("--test", metavar="FILE", default=None,
+                        help="that task's test CoNLL file, instead of esp.testb")
     args = parser.parse_args(argv)
+    if (args.train is None) != (args.test is None):
+        parser.error("--train and --test go together")
+    other = set(args.only and ",".join(args.only).split(",") or MEASURES) - {
+        "fit100", "predict", "labels", "rss", "rss_labels"}
+    if args.train is not None and {m.strip() for m in other} - {""}:
+        parser.error("--train and --test take --only with fit100, predict, labels, rss, "
+                     "rss_labels")
     if args.only:
         selected = [m.strip() for item in args.only for m in item.split(",") if m.strip()]
         unknown = sorted(set(selected) - set(MEASURES))
@@ -410,7 +424,9 @@ def measure_rss(cfg, data, state, shape=False):
         "is warm) ==")
     ensure_warm(state, state["info"])  # the children's numba cache
     args = ["--n-train", n_train or 0, "--n-test", cfg.n_test or 0,
-            "--max-iter", cfg.max_iter, *(["--shape-labels"] if shape else [])]
+            "--max-iter", cfg.max_iter, *(["--shape-labels"] if shape else []),
+            *([] if cfg.files is None else ["--train", cfg.files["train"],
+                                            "--test", cfg.files["testb"]])]
     env = wl.child_env()
     runs = {lib: [] for lib in wl.LIBS}
     runs["floor"] = []
@@ -755,6 +771,7 @@ def main(argv=None):
         labels_n_train=args.labels_n_train,
         quick=quick,
         rev=args.rev,
+        files=None if args.train is None else {"train": args.train, "testb": args.test},
     )
     command = " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv])
     info = wl.machine_info()
@@ -785,8 +802,11 @@ def main(argv=None):
     state = {"info": info}
     data = None
     if IN_PROCESS & set(args.measures):
-        seconds, data = wl.timed(wl.load_ner, cfg.n_train, cfg.n_test)
-        say(f"data: {len(data.X_train)} training sentences ({data.n_train_tokens} tokens), "
+        seconds, data = wl.timed(wl.load_ner, cfg.n_train, cfg.n_test, cfg.files)
+        source = ("the bundled esp.train, esp.testb" if cfg.files is None
+                  else f"{cfg.files['train']}, {cfg.files['testb']}")
+        say(f"data ({source}): {len(data.X_train)} training sentences "
+            f"({data.n_train_tokens} tokens), "
             f"{len(data.X_test)} test sentences ({data.n_test_tokens} tokens); loaded and "
             f"featurized in {seconds:.1f} s")
         ensure_warm(state, info)

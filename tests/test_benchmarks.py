@@ -32,6 +32,30 @@ def test_encode_benchmark_quick():
     assert result.returncode == 0, result.stderr[-3000:]
 
 
+def test_vs_crfsuite_benchmark_on_other_conll_files(tmp_path):
+    """``--train FILE --test FILE``: another NER task's CoNLL files (here a
+    Latin-1 one and a gzip one, three columns) for the data of every measure
+    that takes it, the rss children's included."""
+    import gzip
+
+    from sklearn_crf.datasets import load_conll2002
+
+    def lines(data):
+        return "".join("".join(f"{w} X {t}\n" for w, t in zip(s, ts)) + "\n"
+                       for s, ts in zip(data.sentences, data.tags))
+
+    train, test = tmp_path / "ner.train", tmp_path / "ner.test.gz"
+    train.write_bytes(("-DOCSTART- X O\n\n" + lines(load_conll2002("train", n_sentences=60))
+                       + "Ñandú X B-MISC\n").encode("latin-1"))
+    with gzip.open(test, "wt", encoding="utf-8") as f:
+        f.write(lines(load_conll2002("testb", n_sentences=40)))
+    result = run_script("benchmarks/bench_vs_crfsuite.py", "--quick", "--only", "predict,rss",
+                        "--train", train, "--test", test)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "61 training sentences" in result.stdout and "40 test sentences" in result.stdout
+    assert "peak RSS" in result.stdout
+
+
 def test_vs_crfsuite_benchmark_quick():
     # the regression measure is bench_regression.py's functions, smoke-tested
     # above; the default-stopping measure is a long sklearn-crfsuite fit
