@@ -188,8 +188,8 @@ class _Featurizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         dict built): the corpus and vocabulary of its ``fit_encode`` of the
         dicts."""
         rows, seq_ptr, interned, max_entries = self._encoded_rows(checked)
-        return encode_interned(rows, seq_ptr, interned, n_features=vectorizer.n_features,
-                               max_entries=max_entries, fit_into=vectorizer)
+        return encode_interned(rows, seq_ptr, interned, max_entries=max_entries,
+                               fit_into=vectorizer)
 
     def _encode(self, X, fitting):
         """The encoded path: X as an EncodedCorpus, never building feature

@@ -72,7 +72,8 @@ def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
     vectorizer : SequenceVectorizer or None
         A fitted vectorizer to encode with; None fits a new one.
     n_features : int or None
-        The new vectorizer's ``n_features`` (when fitting).
+        The new vectorizer's ``n_features`` (when fitting; ``fit_into``'s
+        own when it is given).
     dense : ndarray of shape (n_tokens, n_dense) or None
         The dense block.
     max_entries : int, default=0
@@ -80,8 +81,8 @@ def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
         the arrays start at that capacity, of which only the part filled is
         ever touched (so resident), then trimmed.
     fit_into : SequenceVectorizer or None
-        When fitting, the vectorizer that becomes the fitted one (its
-        ``n_features`` is ``n_features``); None: a new one.
+        When fitting, the vectorizer that becomes the fitted one, with its
+        ``n_features``; None: a new one.
 
     Returns
     -------
@@ -139,6 +140,8 @@ def encode_interned(matrix_chunks, seq_ptr, interned, *, vectorizer=None,
         names, pairs, zero = interned.info(used)
         order = np.argsort(first[used], kind="stable").tolist()  # first appearance
         del first
+        if fit_into is not None:
+            n_features = fit_into.n_features
         vocab = new_vocabulary(n_features)
         new = np.empty(len(order), dtype=np.int64)
         new[order] = vocab.add([names[i] for i in order])

@@ -434,9 +434,12 @@ class SequenceVectorizer(TransformerMixin, BaseEstimator):
                 )
             return self._map_corpus(X)
         if type(X) is FeatureDicts:
-            # fitting anew: the vocabulary learnt from the tokens (the same)
-            corpus = (X._fit_encoded(self) if fitting is True and len(X)
-                      else None if fitting else X._encoded(self))
+            if not fitting:
+                corpus = X._encoded(self)
+            elif fitting is True and len(X):  # fitting anew: the vocabulary from the tokens
+                corpus = X._fit_encoded(self)
+            else:  # growing, or nothing to fit on (check_sequences says so)
+                corpus = None
             if corpus is not None:
                 return corpus
             X = X._dicts()
